@@ -1,0 +1,62 @@
+"""The library API the CLI, tests and other programs call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from diag.diagnosis import evaluate
+from diag.report import Report
+from diag.rules import RuleSet, load_rules
+from diag.scan import Scanner
+from diag.sources import CHUNK_BYTES, MemorySource, Source, discover
+
+
+def diagnose_sources(
+    sources: Sequence[Source], rules: RuleSet, job: str | None = None, chunk_bytes: int = CHUNK_BYTES
+) -> Report:
+    scan = Scanner(rules, chunk_bytes).scan(sources)
+    findings = evaluate(rules, scan)
+    return Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job)
+
+
+def diagnose(
+    paths: Iterable[str],
+    *,
+    rule_dirs: Iterable[str] = (),
+    disabled: Iterable[str] = (),
+    rules: RuleSet | None = None,
+    per_file: bool = False,
+    job: str | None = None,
+) -> list[Report] | Report:
+    """Diagnose the logs at ``paths`` as one job (or one report per file with ``per_file``).
+
+    Raises :class:`diag.rules.RuleError` for a bad rule file. Input problems (missing files,
+    unreadable gzip...) never raise: they are listed in ``Report.problems``.
+    """
+    rules = rules or load_rules(rule_dirs, disabled)
+    found = discover(paths)
+    if per_file:
+        reports = []
+        for source in found.sources:
+            report = diagnose_sources([source], rules, job)
+            reports.append(report)
+        if reports:
+            reports[0].problems = found.problems
+        return reports
+    report = diagnose_sources(found.sources, rules, job)
+    report.problems = found.problems
+    return report
+
+
+def diagnose_bytes(
+    data: bytes | Sequence[bytes],
+    rules: RuleSet | None = None,
+    *,
+    names: Sequence[str] | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Report:
+    """Diagnose logs already in memory (one bytes object, or several files of one job)."""
+    blobs = [data] if isinstance(data, (bytes, bytearray)) else list(data)
+    names = names or [f"<memory-{i}>" for i in range(len(blobs))]
+    sources = [MemorySource(n, bytes(b)) for n, b in zip(names, blobs)]
+    return diagnose_sources(sources, rules or load_rules(), chunk_bytes=chunk_bytes)

@@ -1,0 +1,175 @@
+"""Command line: a thin layer over :mod:`diag.api`.
+
+Exit codes: 0 no finding at or above ``--fail-on``; 1 at least one; 2 usage, rule or input error
+(nothing could be read). Reports go to stdout (or ``-o``); messages go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from diag import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+FORMATS = ("text", "json", "markdown")
+FAIL_ON = ("info", "warning", "error", "critical", "never")
+
+
+class DefaultGroup(click.Group):
+    """``slurmdiag PATH...`` means ``slurmdiag diagnose PATH...``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["diagnose", *args]
+        return super().parse_args(ctx, args)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"slurmdiag: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _load_rules(rule_dirs: tuple[str, ...], disabled: tuple[str, ...]):
+    from diag.rules import RuleError, load_rules
+
+    try:
+        return load_rules(rule_dirs, disabled)
+    except RuleError as exc:
+        _fail(str(exc))
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="slurmdiag", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Name the root cause of a failed or slow multi-node GPU job from its logs.
+
+    \b
+    slurmdiag /pfs/logs/job-123.err            diagnose (files, dirs, globs, .gz, - for stdin)
+    slurmdiag rules                            list the rules
+    slurmdiag explain ib-devices-not-mounted   one rule in full
+    """
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
+              help="Exit 1 when a finding has this severity or worse.")  # fmt: skip
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="Extra rule directory (repeatable; also $SLURMDIAG_RULES).")  # fmt: skip
+@click.option("--disable", multiple=True, metavar="ID", help="Turn a rule off (repeatable).")
+@click.option("--per-file", is_flag=True, help="Diagnose each file on its own instead of as one job.")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
+def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, color) -> None:
+    """Diagnose the job whose logs are at PATHS."""
+    from diag.api import diagnose_sources
+    from diag.causes import severity_rank
+    from diag.sources import discover
+
+    if not paths:
+        if sys.stdin.isatty():
+            _fail("no input: give log files, directories or globs, or - for standard input (see --help)")
+        paths = ("-",)
+    rules = _load_rules(rule_dirs, disable)
+    found = discover(paths)
+    groups = [[s] for s in found.sources] if per_file else [found.sources]
+    reports = [diagnose_sources(group, rules) for group in groups if group]
+    for problem in found.problems:
+        click.echo(problem.message(), err=True)
+    read_any = False
+    for report in reports:
+        report.problems = found.problems
+        for stats in report.inputs:
+            if stats.error:
+                click.echo(f"slurmdiag: {stats.path}: {stats.error}", err=True)
+            if stats.bytes_read or not stats.error:
+                read_any = True
+    if not read_any:
+        _fail("nothing could be read")
+    color = (output is None and sys.stdout.isatty()) if color is None else color
+    text = _render(reports, fmt, color, per_file)
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        _write_stdout(text)
+    if fail_on == "never":
+        sys.exit(EXIT_CLEAN)
+    threshold = severity_rank(fail_on)
+    worst = [severity_rank(f.severity) for r in reports for f in r.findings]
+    sys.exit(EXIT_FINDINGS if worst and max(worst) >= threshold else EXIT_CLEAN)
+
+
+def _render(reports, fmt: str, color: bool, per_file: bool) -> str:
+    if fmt == "json":
+        if per_file:
+            return json.dumps([r.to_json() for r in reports], indent=2) + "\n"
+        return json.dumps(reports[0].to_json(), indent=2) + "\n"
+    if fmt == "markdown":
+        from diag.markdown import render_markdown
+
+        return "\n".join(render_markdown(r) for r in reports)
+    from diag.terminal import render_terminal
+
+    return "\n".join(render_terminal(r, color) for r in reports)
+
+
+def _write_stdout(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # A reader like `head` went away: not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+@cli.command("rules")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown")), default="text", show_default=True)
+def list_rules(rule_dirs, fmt) -> None:
+    """List the rules: id, severity, role, title."""
+    from diag.ruledoc import rules_table
+
+    rules = _load_rules(rule_dirs, ())
+    _write_stdout(rules_table(rules, fmt))
+
+
+@cli.command()
+@click.argument("rule_id")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
+def explain(rule_id, rule_dirs) -> None:
+    """Print one rule in full: what it means, what it matches, how to fix it."""
+    from diag.ruledoc import explain_rule
+
+    rules = _load_rules(rule_dirs, ()).by_id()
+    if rule_id not in rules:
+        _fail(f"no rule has the id {rule_id!r}; see 'slurmdiag rules'")
+    _write_stdout(explain_rule(rules[rule_id]))
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("slurmdiag: interrupted", err=True)
+        sys.exit(EXIT_ERROR)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        click.echo("slurmdiag: interrupted", err=True)
+        sys.exit(EXIT_ERROR)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - never show a traceback to the user
+        if os.environ.get("SLURMDIAG_DEBUG"):
+            raise
+        click.echo(f"slurmdiag: internal error: {type(exc).__name__}: {exc} (set SLURMDIAG_DEBUG=1 for details)",
+                   err=True)  # fmt: skip
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,241 @@
+"""Diagnosis: turn scan statistics and facts into ranked findings with causal links.
+
+Each rule either uses the default condition (enough matching lines, optional multi-node gate)
+or a named analyzer for what YAML cannot say. Rules run by phase so a late rule (the honest
+``unexplained-failure``) sees what earlier ones found. Then symptoms are folded under the root
+that explains them, and findings are ordered: severity, roots before symptoms, confidence,
+earliest evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from diag.causes import severity_rank
+from diag.evidence import Evidence
+from diag.facts import Facts
+from diag.report import Finding
+from diag.rules import Rule, RuleSet
+from diag.scan import ScanResult, SigStats
+
+MAX_EVIDENCE_SHOWN = 8
+MAX_VALUES_SHOWN = 6
+_PLACEHOLDER = re.compile(r"(?<!\$)\{([a-z_]+)\}")
+_NUM_SPLIT = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> list:
+    return [int(p) if p.isdigit() else p for p in _NUM_SPLIT.split(text)]
+
+
+@dataclass
+class Context:
+    """What an analyzer may look at: the scan, the facts and the findings of earlier phases."""
+
+    scan: ScanResult
+    facts: Facts
+    findings: dict[str, Finding] = field(default_factory=dict)
+    rules: dict[str, Rule] = field(default_factory=dict)
+
+    def stats(self, rule: Rule, names: Iterable[str] | None = None) -> list[tuple[str, SigStats]]:
+        if names is None:
+            names = rule.condition.any or [s.name for s in rule.signatures if not s.fact]
+        out = []
+        for name in names:
+            st = self.scan.stats.get((rule.id, name))
+            if st is not None and st.count:
+                out.append((name, st))
+        return out
+
+    def count(self, rule_id: str, names: Iterable[str] | None = None) -> int:
+        rule = self.rules.get(rule_id)
+        if rule is None:
+            return 0
+        return sum(st.count for _, st in self.stats(rule, names))
+
+    def samples(self, rule: Rule, names: Iterable[str]) -> list[tuple[Evidence, dict[str, str]]]:
+        out: list[tuple[Evidence, dict[str, str]]] = []
+        for _, st in self.stats(rule, names):
+            out.extend(st.samples)
+        out.sort(key=lambda s: s[0].order)
+        return out
+
+    def captures(self, rule: Rule, group: str, names: Iterable[str] | None = None) -> list[str]:
+        seen: dict[str, None] = {}
+        for _, st in self.stats(rule, names):
+            for value in st.captures.get(group, {}):
+                seen[value] = None
+        return list(seen)
+
+    def host_for(self, ev: Evidence) -> str | None:
+        """The host that printed ``ev``: its prefix, else the host NCCL placed its rank on."""
+        if ev.host is not None:
+            return ev.host
+        if ev.rank is not None:
+            return self.facts.host_of_rank.get(ev.rank)
+        return None
+
+    def job_failed(self) -> bool:
+        return self.count("unexplained-failure") > 0
+
+    def make_finding(
+        self,
+        rule: Rule,
+        names: Iterable[str] | None = None,
+        *,
+        severity: str | None = None,
+        confidence: float | None = None,
+        detail: str | None = None,
+        values: dict[str, str] | None = None,
+        hosts: Iterable[str] | None = None,
+        ranks: Iterable[int] | None = None,
+        evidence: list[Evidence] | None = None,
+    ) -> Finding:
+        """A finding for ``rule`` from the named signatures' hits (default: the condition's)."""
+        chosen = self.stats(rule, names)
+        if evidence is None:
+            evidence = pick_evidence(ev for _, st in chosen for ev, _ in st.samples)
+        found_hosts: dict[str, None] = {}
+        found_ranks: set[int] = set()
+        for _, st in chosen:
+            for h in st.hosts:
+                found_hosts[h] = None
+            found_ranks |= st.ranks
+            for h in st.captures.get("host", {}):
+                found_hosts[h] = None
+            for r in st.captures.get("rank", {}):
+                if r.isdigit():
+                    found_ranks.add(int(r))
+        fill = {}
+        for _, st in chosen:
+            for group, vals in st.captures.items():
+                fill.setdefault(group, {}).update(vals)
+        merged = {k: _join(list(v)) for k, v in fill.items()}
+        merged.update(values or {})
+        rank_list = sorted(ranks if ranks is not None else found_ranks)
+        if hosts is None:
+            for ev in evidence:
+                host = self.host_for(ev)
+                if host:
+                    found_hosts[host] = None
+        host_list = sorted(hosts if hosts is not None else found_hosts, key=natural_key)
+        task_list = sorted({ev.task for ev in evidence if ev.task is not None})
+        merged.setdefault("hosts", _join(host_list) if host_list else "the nodes of this job")
+        count = sum(st.count for _, st in chosen)
+        if detail is None:
+            first = evidence[0].text.strip() if evidence else rule.title
+            detail = f"{count} matching line(s); first: {_shorten(first)}"
+        return Finding(
+            id=rule.id,
+            title=rule.title,
+            severity=severity or rule.severity,
+            role=rule.role,
+            confidence=rule.confidence if confidence is None else confidence,
+            detail=_fill(detail, merged),
+            remediation=_fill(rule.remediation, merged),
+            hosts=host_list,
+            ranks=rank_list,
+            tasks=task_list,
+            evidence=evidence,
+            settings=[_fill(s, merged) for s in rule.settings],
+            references=list(rule.references),
+            count=count,
+        )
+
+
+def _join(values: list[str]) -> str:
+    shown = values[:MAX_VALUES_SHOWN]
+    more = len(values) - len(shown)
+    return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values.get(m[1], f"<{m[1]}>"), template)
+
+
+def pick_evidence(items: Iterable[Evidence], limit: int = MAX_EVIDENCE_SHOWN) -> list[Evidence]:
+    """The first line of each host/rank first (so every culprit is shown), then the earliest rest."""
+    ordered = sorted(set(items), key=lambda e: e.order)
+    chosen: list[Evidence] = []
+    seen_where: set = set()
+    for ev in ordered:
+        where = (ev.host, ev.rank, ev.task)
+        if where not in seen_where:
+            seen_where.add(where)
+            chosen.append(ev)
+        if len(chosen) >= limit:
+            break
+    for ev in ordered:
+        if len(chosen) >= limit:
+            break
+        if ev not in chosen:
+            chosen.append(ev)
+    return sorted(chosen, key=lambda e: e.order)
+
+
+def default_condition(rule: Rule, ctx: Context) -> list[Finding]:
+    cond = rule.condition
+    chosen = ctx.stats(rule)
+    if sum(st.count for _, st in chosen) < cond.min_count:
+        return []
+    if cond.multi_node and not ctx.facts.multi_node():
+        return []
+    return [ctx.make_finding(rule)]
+
+
+def evaluate(rules: RuleSet, scan: ScanResult) -> list[Finding]:
+    from diag.analyzers import ANALYZERS
+
+    ctx = Context(scan=scan, facts=scan.facts, rules=rules.by_id())
+    single_node = not scan.facts.multi_node()
+    for phase in sorted({r.condition.phase for r in rules.rules}):
+        for rule in (r for r in rules.rules if r.condition.phase == phase):
+            if rule.condition.analyzer:
+                found = ANALYZERS[rule.condition.analyzer](rule, ctx)
+            else:
+                found = default_condition(rule, ctx)
+            for finding in found:
+                if single_node and rule.condition.single_node_severity:
+                    if rule.condition.single_node_severity == "none":
+                        continue
+                    if severity_rank(rule.condition.single_node_severity) < severity_rank(finding.severity):
+                        finding.severity = rule.condition.single_node_severity
+                prior = ctx.findings.get(finding.id)
+                if prior is None or finding.sort_key() < prior.sort_key():
+                    ctx.findings[finding.id] = finding
+    return rank(list(ctx.findings.values()), ctx.rules)
+
+
+def rank(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
+    """Fold symptoms under the best root that explains them, then order roots and their children."""
+    present = {f.id: f for f in findings}
+    for f in findings:
+        f.explains = []
+    roots_first = sorted(findings, key=_order_key)
+    for f in roots_first:
+        if f.role == "root":
+            continue
+        for parent in roots_first:
+            if parent is f or parent.explained_by is not None:
+                continue
+            rule = rules.get(parent.id)
+            if rule and f.id in rule.explains and parent.role == "root":
+                f.explained_by = parent.id
+                parent.explains.append(f.id)
+                break
+    ordered: list[Finding] = []
+    for f in sorted((f for f in findings if f.explained_by is None), key=_order_key):
+        ordered.append(f)
+        ordered.extend(sorted((c for c in findings if c.explained_by == f.id), key=_order_key))
+    assert len(ordered) == len(present)
+    return ordered
+
+
+def _order_key(f: Finding) -> tuple:
+    return (-severity_rank(f.severity), f.role != "root", -f.confidence, f.first_order(), f.id)

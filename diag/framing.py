@@ -1,0 +1,195 @@
+"""Framing: read what a line's prefixes say about where it came from, and strip them.
+
+Prefixes stack outside-in (log-signatures §0.6): srun ``--label`` → torchrun ``[default1]:`` /
+PyTorch ``[rank1]:`` → C++ glog header → NCCL ``host:pid:tid [dev]``. Each layer is peeled in a
+loop; what remains is the payload rules match against. Framing never drops or rejects a line:
+a line nothing recognises comes back unchanged, with no context.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+ANSI_BYTES_RE = re.compile(ANSI_RE.pattern.encode())
+
+# Names that precede ": " on a line but are programs, not pdsh/deepspeed host prefixes.
+_NOT_HOSTS = re.compile(
+    r"^(?:srun|sbatch|salloc|scontrol|sacct|slurmstepd|slurmd|pyxis|enroot|libibverbs|mpirun|orterun|prterun"
+    r"|torchrun|python\d*(?:\.\d+)?|bash|sh|warning|error|info|debug|note|nccl|ucx|pmix|opal|ompi|cuda|http|https"
+    r"|rank|task|step|epoch|iter|loss|gpu|time|host|file|line|stdout|stderr)\d*$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One line with its context. ``payload`` is what is left after the prefixes."""
+
+    text: str
+    payload: str
+    host: str | None = None
+    pid: int | None = None
+    rank: int | None = None  # global rank ([rankN]:, Open MPI tag)
+    local_rank: int | None = None  # torchrun tee [defaultN]:
+    task: int | None = None  # srun --label task id
+    level: str | None = None  # INFO/WARN/TRACE/ERROR/...
+    timestamp: str | None = None
+    emitter: str | None = None  # nccl, torch, slurm, ompi, ucx, enroot
+
+
+_SRUN_LABEL = re.compile(r"^ *(?:P\d+ +)?(?P<task>\d+): ")
+_TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
+_TORCHRUN_TEE = re.compile(r"^\[(?P<role>[A-Za-z_][A-Za-z_]*?)(?P<local>\d+)\]:")
+_OMPI_TAG = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>: ?")
+_MPICH_LABEL = re.compile(r"^\[(?P<rank>\d+)\] ")
+_GLOG_BRACKET = re.compile(
+    r"^\[(?P<lvl>[EWIF])(?:(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?))? ?(?:\d+ )?[\w./-]+:\d+\] "
+)
+_GLOG_BARE = re.compile(r"^(?P<lvl>[EWIF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d+) +(?:\d+ )?[\w./-]+:\d+\] ")
+_ISO_TS = re.compile(r"^\[?(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]?(?: |$)")
+_SYSLOG = re.compile(
+    r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (?P<host>[\w.-]+) (?P<prog>[\w./-]+)(?:\[\d+\])?: "
+)
+_DMESG_TS = re.compile(r"^\[ *(?P<ts>\d+\.\d+)\] ")
+_UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d+):\w+\] +\S+:\d+ +UCX +(?P<level>[A-Z]+) +")
+_OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+)\] ")
+_PDSH = re.compile(r"^(?P<host>[A-Za-z][\w.-]*\d[\w.-]*): ")
+_NCCL = re.compile(
+    r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?"
+    r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) "
+    r"(?:\[(?P<dev>\d+)\] )?(?:\d+(?:\.\d+)? )?"
+    r"(?:(?P<src>\S+:\d+) (?:\([^)\s]*\) )?)?"
+    r"NCCL (?P<level>INFO|WARN|TRACE|CALL|ERROR) ?"
+)
+_STEPD_HOST = re.compile(r"slurmstepd-(?P<host>[\w.-]+): ")
+_SLURM_LEVEL = re.compile(r"^(?:srun|sbatch|salloc|slurmstepd(?:-[\w.-]+)?): (?P<lvl>error|warning|fatal)?")
+
+_GLOG_LEVELS = {"E": "ERROR", "W": "WARNING", "I": "INFO", "F": "FATAL"}
+_MAX_LAYERS = 12
+
+
+def strip_ansi(text: str) -> str:
+    return ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+def frame(line: str) -> Frame:
+    """Parse ``line`` (without its terminator) into a :class:`Frame`."""
+    text = strip_ansi(line)
+    payload = text
+    ctx: dict = {}
+
+    for _ in range(_MAX_LAYERS):
+        m = _SRUN_LABEL.match(payload)
+        if m:
+            ctx.setdefault("task", int(m["task"]))
+            payload = payload[m.end() :]
+            continue
+        if payload.startswith("["):
+            m = _TORCH_RANK.match(payload)
+            if m:
+                ctx.setdefault("rank", int(m["rank"]))
+                ctx.setdefault("emitter", "torch")
+                payload = payload[m.end() :]
+                continue
+            m = _OMPI_TAG.match(payload)
+            if m:
+                ctx.setdefault("rank", int(m["rank"]))
+                payload = payload[m.end() :]
+                continue
+            m = _TORCHRUN_TEE.match(payload)
+            if m:
+                ctx.setdefault("local_rank", int(m["local"]))
+                payload = payload[m.end() :]
+                continue
+            m = _GLOG_BRACKET.match(payload)
+            if m:
+                ctx.setdefault("level", _GLOG_LEVELS[m["lvl"]])
+                if m["time"]:
+                    ctx.setdefault("timestamp", f"{m['md']} {m['time']}")
+                ctx.setdefault("emitter", "torch")
+                payload = payload[m.end() :]
+                continue
+            m = _UCX.match(payload)
+            if m:
+                ctx.setdefault("host", m["host"])
+                ctx.setdefault("pid", int(m["pid"]))
+                ctx.setdefault("level", m["level"])
+                ctx.setdefault("timestamp", m["ts"])
+                ctx["emitter"] = "ucx"
+                payload = payload[m.end() :]
+                continue
+            m = _NCCL.match(payload)  # 2.26+ WARN: "[date time] host:pid:tid ..."
+            if m:
+                _take_nccl(ctx, m)
+                payload = payload[m.end() :]
+                break
+            m = _ISO_TS.match(payload) or _DMESG_TS.match(payload)
+            if m:
+                ctx.setdefault("timestamp", m["ts"])
+                payload = payload[m.end() :]
+                continue
+            m = _OMPI_HOST.match(payload)
+            if m:
+                ctx.setdefault("host", m["host"])
+                ctx.setdefault("pid", int(m["pid"]))
+                ctx.setdefault("emitter", "ompi")
+                payload = payload[m.end() :]
+                continue
+            m = _MPICH_LABEL.match(payload)
+            if m:
+                ctx.setdefault("rank", int(m["rank"]))
+                payload = payload[m.end() :]
+                continue
+            break
+        m = _NCCL.match(payload)
+        if m:
+            _take_nccl(ctx, m)
+            payload = payload[m.end() :]
+            break
+        m = _GLOG_BARE.match(payload)
+        if m:
+            ctx.setdefault("level", _GLOG_LEVELS[m["lvl"]])
+            ctx.setdefault("timestamp", f"{m['md']} {m['time']}")
+            payload = payload[m.end() :]
+            continue
+        m = _ISO_TS.match(payload)
+        if m:
+            ctx.setdefault("timestamp", m["ts"])
+            payload = payload[m.end() :]
+            continue
+        m = _SYSLOG.match(payload)
+        if m:
+            ctx.setdefault("timestamp", m["ts"])
+            ctx.setdefault("host", m["host"])
+            payload = payload[m.end() :]
+            continue
+        m = _PDSH.match(payload)
+        if m and not _NOT_HOSTS.match(m["host"]) and not m["host"].startswith("slurmstepd"):
+            ctx.setdefault("host", m["host"])
+            payload = payload[m.end() :]
+            continue
+        break
+
+    if "emitter" not in ctx:
+        m = _SLURM_LEVEL.match(payload)
+        if m:
+            ctx["emitter"] = "slurm"
+            if m["lvl"]:
+                ctx.setdefault("level", m["lvl"].upper())
+            step = _STEPD_HOST.match(payload)
+            if step:
+                ctx.setdefault("host", step["host"])
+        elif payload.startswith("NCCL version "):
+            ctx["emitter"] = "nccl"
+    return Frame(text=text, payload=payload, **ctx)
+
+
+def _take_nccl(ctx: dict, m: re.Match) -> None:
+    ctx["emitter"] = "nccl"
+    ctx["host"] = m["host"]
+    ctx["pid"] = int(m["pid"])
+    ctx["level"] = m["level"]
+    if m["ts"]:
+        ctx.setdefault("timestamp", m["ts"])

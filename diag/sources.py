@@ -1,0 +1,224 @@
+"""Inputs: turn the paths a user gives into byte streams, and byte streams into blocks of whole lines.
+
+Nothing here loads a file whole or writes to it. Lines longer than ``MAX_LINE_BYTES`` are cut
+(the cut is counted and reported) so a 500 MB line with no newline costs bounded memory.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import os
+import sys
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+CHUNK_BYTES = 1 << 20
+MAX_LINE_BYTES = 64 * 1024
+LOG_SUFFIXES = (".out", ".err", ".log", ".txt")
+GLOB_CHARS = set("*?[")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: a file path, or ``-`` for standard input."""
+
+    path: str
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path == "-"
+
+    @property
+    def is_gzip(self) -> bool:
+        return self.path.endswith(".gz")
+
+    def open(self) -> BinaryIO:
+        if self.is_stdin:
+            return sys.stdin.buffer
+        if self.is_gzip:
+            return gzip.open(self.path, "rb")  # type: ignore[return-value]
+        return open(self.path, "rb")
+
+
+class MemorySource(Source):
+    """Bytes held in memory under a display name (tests, and programs that already hold a log)."""
+
+    def __init__(self, path: str, data: bytes):
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "data", data)
+
+    @property
+    def is_stdin(self) -> bool:
+        return False
+
+    def open(self) -> BinaryIO:
+        return io.BytesIO(self.data)  # type: ignore[attr-defined]
+
+
+@dataclass
+class InputStats:
+    """What was read from one source; reported in every report's ``inputs``."""
+
+    path: str
+    bytes_read: int = 0
+    lines: int = 0
+    truncated_lines: int = 0
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "bytes": self.bytes_read,
+            "lines": self.lines,
+            "truncated_lines": self.truncated_lines,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    path: str
+    reason: str
+
+    def message(self) -> str:
+        return f"slurmdiag: {self.path}: {self.reason}"
+
+
+@dataclass
+class Discovery:
+    sources: list[Source] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+
+
+def _is_log_name(name: str) -> bool:
+    base = name[:-3] if name.endswith(".gz") else name
+    return base.endswith(LOG_SUFFIXES)
+
+
+def _walk_logs(directory: str) -> list[str]:
+    found: list[str] = []
+    for root, dirs, files in os.walk(directory, onerror=None):
+        dirs.sort()
+        found.extend(os.path.join(root, name) for name in sorted(files) if _is_log_name(name))
+    return found
+
+
+def discover(paths: Iterable[str]) -> Discovery:
+    """Expand files, directories, unexpanded globs and ``-`` into sources, in the order given."""
+    result = Discovery()
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        key = path if path == "-" else os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            result.sources.append(Source(path))
+
+    for raw in paths:
+        if raw == "-":
+            add(raw)
+            continue
+        if os.path.isdir(raw):
+            if not os.access(raw, os.R_OK | os.X_OK):
+                result.problems.append(InputProblem(raw, "permission denied"))
+                continue
+            logs = _walk_logs(raw)
+            if not logs:
+                result.problems.append(
+                    InputProblem(raw, "directory holds no *.out, *.err, *.log or *.txt files (or their .gz)")
+                )
+            for path in logs:
+                add(path)
+            continue
+        if os.path.exists(raw):
+            add(raw)
+            continue
+        if GLOB_CHARS & set(raw):
+            matches = sorted(glob.glob(raw, recursive=True))
+            files = [m for m in matches if os.path.isfile(m)]
+            for directory in (m for m in matches if os.path.isdir(m)):
+                files.extend(_walk_logs(directory))
+            if not files:
+                result.problems.append(InputProblem(raw, "no file matches this pattern"))
+            for path in files:
+                add(path)
+            continue
+        result.problems.append(InputProblem(raw, "no such file or directory"))
+    return result
+
+
+def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    if isinstance(exc, EOFError):
+        return "truncated gzip file (read up to the damage)"
+    if isinstance(exc, (gzip.BadGzipFile, zlib.error)):
+        return f"not a valid gzip file ({exc})"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc) or type(exc).__name__
+
+
+def read_blocks(source: Source, stats: InputStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Yield blocks of whole lines (each ends with a line terminator or is the file's tail).
+
+    Line terminators are ``\\n``, ``\\r\\n`` and a lone ``\\r`` (progress bars). Any I/O or
+    decompression error ends the source and is recorded in ``stats.error``; what was read
+    before it is still yielded.
+    """
+    carry = b""
+    cut_line = False  # the current (unterminated) line already exceeded the cap
+    try:
+        stream = source.open()
+    except Exception as exc:  # noqa: BLE001 - any open failure is an input problem, never a crash
+        stats.error = _describe_error(exc)
+        return
+    try:
+        while True:
+            try:
+                chunk = stream.read(chunk_bytes)
+            except Exception as exc:  # noqa: BLE001
+                stats.error = _describe_error(exc)
+                break
+            if not chunk:
+                break
+            stats.bytes_read += len(chunk)
+            end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+            if end < 0:
+                if cut_line:
+                    continue
+                carry += chunk
+                if len(carry) > MAX_LINE_BYTES:
+                    carry = carry[:MAX_LINE_BYTES]
+                    cut_line = True
+                    stats.truncated_lines += 1
+                continue
+            head, tail = chunk[: end + 1], chunk[end + 1 :]
+            if cut_line:
+                # Drop the rest of the over-long line, up to its terminator.
+                first = min(i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0)
+                block = carry + head[first:]
+                cut_line = False
+            else:
+                # A line inside one chunk is bounded by the chunk size; only the carried tail is capped.
+                block = carry + head
+            stats.lines += block.count(b"\n")
+            yield block
+            carry = tail[:MAX_LINE_BYTES]
+            if len(tail) > MAX_LINE_BYTES:
+                cut_line = True
+                stats.truncated_lines += 1
+        if carry:
+            stats.lines += 1
+            yield carry
+    finally:
+        if not source.is_stdin:
+            stream.close()

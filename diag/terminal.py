@@ -1,0 +1,83 @@
+"""Terminal report: one block per finding. Log text is always printed as plain text."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from diag.report import Finding, Report, where
+from diag.textsafe import safe_text
+
+SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "bold yellow", "info": "cyan"}
+SEVERITY_MARK = {"critical": "!!", "error": "✖", "warning": "▲", "info": "ℹ"}
+MAX_EVIDENCE_TERMINAL = 5
+
+
+def _header(report: Report) -> list[tuple[str, str]]:
+    lines = sum(i.lines for i in report.inputs)
+    files = len(report.inputs)
+    facts = report.facts
+    bits = [f"{files} file{'s' if files != 1 else ''}", f"{lines:,} lines"]
+    if facts.node_count():
+        bits.append(f"{facts.node_count()} node{'s' if facts.node_count() != 1 else ''}")
+    if facts.max_nranks:
+        bits.append(f"{facts.max_nranks} ranks")
+    if facts.versions:
+        bits.append("NCCL " + ", ".join(sorted(facts.versions)))
+    head = "slurmdiag: " + (f"job {report.job}: " if report.job else "") + ", ".join(bits)
+    return [("bold", head), ("", "")]
+
+
+def _finding_lines(f: Finding, nested: bool) -> list[tuple[str, str]]:
+    pad = "    " if nested else ""
+    out: list[tuple[str, str]] = []
+    mark = SEVERITY_MARK[f.severity]
+    label = "└─ caused by the above: " if nested else ""
+    out.append(
+        (
+            SEVERITY_STYLE[f.severity],
+            f"{pad}{label}{mark} {f.severity.upper()}  {f.title}  [{f.id}, confidence {f.confidence:.2f}]",
+        )
+    )
+    loc = where(f)
+    if loc:
+        out.append(("bold", f"{pad}   where: {loc}"))
+    out.append(("", f"{pad}   what:  {safe_text(f.detail)}"))
+    shown = f.evidence[: (1 if nested else MAX_EVIDENCE_TERMINAL)]
+    if shown:
+        out.append(("dim", f"{pad}   evidence:"))
+        for ev in shown:
+            out.append(("dim", f"{pad}     {safe_text(ev.path)}:{ev.line}: {safe_text(ev.text.strip())[:300]}"))
+        more = len(f.evidence) - len(shown)
+        if more > 0 or f.count > len(shown):
+            out.append(("dim", f"{pad}     … {max(more, f.count - len(shown))} more matching line(s)"))
+    if not nested:
+        out.append(("green", f"{pad}   fix:   {safe_text(f.remediation)}"))
+        for s in f.settings:
+            out.append(("green", f"{pad}   set:   {safe_text(s)}"))
+    out.append(("", ""))
+    return out
+
+
+def report_lines(report: Report) -> list[tuple[str, str]]:
+    out = _header(report)
+    if not report.findings:
+        out.append(("bold green", f"✔ {report.summary()}"))
+        return out
+    for f in report.findings:
+        out.extend(_finding_lines(f, nested=f.explained_by is not None))
+    truncated = sum(i.truncated_lines for i in report.inputs)
+    if truncated:
+        out.append(("yellow", f"note: {truncated} over-long line(s) were cut at 64 KiB before matching"))
+    return out
+
+
+def render_terminal(report: Report, color: bool, width: int | None = None) -> str:
+    lines = report_lines(report)
+    if not color:
+        return "\n".join(text for _, text in lines).rstrip() + "\n"
+    console = Console(color_system="standard", force_terminal=True, width=width or 120, highlight=False)
+    with console.capture() as cap:
+        for style, text in lines:
+            console.print(Text(text, style=style), soft_wrap=True)
+    return cap.get()
