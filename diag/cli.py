@@ -132,11 +132,18 @@ def _write_stdout(text: str) -> None:
 @cli.command("rules")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(("text", "markdown")), default="text", show_default=True)
-def list_rules(rule_dirs, fmt) -> None:
+@click.option("--export-patterns", is_flag=True, help="Print every signature regex, one per line (for grep/rg -f).")
+def list_rules(rule_dirs, fmt, export_patterns) -> None:
     """List the rules: id, severity, role, title."""
     from diag.ruledoc import rules_table
 
     rules = _load_rules(rule_dirs, ())
+    if export_patterns:
+        from diag.facts import FACT_SIGNATURES
+
+        sigs = [s for r in rules.rules for s in r.signatures] + list(FACT_SIGNATURES)
+        _write_stdout("".join(f"{p}\n" for p in dict.fromkeys(s.pattern for s in sigs)))
+        return
     _write_stdout(rules_table(rules, fmt))
 
 
