@@ -243,13 +243,23 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     if ctx.job_failed():
-        waited_for = ctx.captures(
-            rule, "host", ["wait_contrib", "dmdx_timeout", "cannot_connect", "unexpected_contrib"]
-        )
-        hosts = sorted({h for v in waited_for for h in v.replace(",", " ").split() if h})
+        hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
     return [ctx.make_finding(rule, severity="info", confidence=0.4,
                              detail="PMIx reported errors but the job shows no failure: harmless noise.")]  # fmt: skip
+
+
+def _awaited_hosts(rule: Rule, ctx: Context) -> list[str]:
+    """The nodes PMIx waited for: common to every "wait contrib" list (a ring dump lists the
+    laggard and everything after it), plus those named by timeouts and failed connections."""
+    from diag.hostlist import expand
+
+    waits = [set(expand(v)) for v in ctx.captures(rule, "host", ["wait_contrib"])]
+    hosts = set.intersection(*waits) if waits else set()
+    hosts |= set(ctx.captures(rule, "host", ["dmdx_timeout", "cannot_connect", "unexpected_contrib"]))
+    from diag.diagnosis import natural_key
+
+    return sorted(hosts, key=natural_key)
 
 
 @register("unexplained_failure")

@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 CHUNK_BYTES = 1 << 20
 MAX_LINE_BYTES = 64 * 1024
+GZIP_READ_BYTES = 64 * 1024
 LOG_SUFFIXES = (".out", ".err", ".log", ".txt")
 GLOB_CHARS = set("*?[")
 
@@ -181,6 +182,9 @@ def read_blocks(source: Source, stats: InputStats, chunk_bytes: int = CHUNK_BYTE
     except Exception as exc:  # noqa: BLE001 - any open failure is an input problem, never a crash
         stats.error = _describe_error(exc)
         return
+    if source.is_gzip:
+        # A truncated gzip raises at the damage; small reads keep what came before it.
+        chunk_bytes = min(chunk_bytes, GZIP_READ_BYTES)
     try:
         while True:
             try:

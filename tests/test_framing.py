@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from diag.framing import frame
+
+CASES = [
+    # (line, payload, expected context)
+    (" 3: [default1]:node02:1234:1290 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB", "NET/IB : Using [0]mlx5_0:1/IB",
+     {"host": "node02", "pid": 1234, "task": 3, "local_rank": 1, "level": "INFO"}),
+    ("[2026-12-02 10:49:30] vm:717:717 [0] bootstrap.cc:114 NCCL WARN Bootstrap : no socket interface found",
+     "Bootstrap : no socket interface found", {"host": "vm", "level": "WARN", "timestamp": "2026-12-02 10:49:30"}),
+    ("n1:9:9 [0] transport/net_ib.cc:1 (ncclIbInit) NCCL WARN NET/IB : Unable to open device mlx5_0",
+     "NET/IB : Unable to open device mlx5_0", {"host": "n1", "level": "WARN"}),
+    ("[rank3]:[E1202 10:49:30.014446102 ProcessGroupNCCL.cpp:1575] [Rank 3] Watchdog caught",
+     "[Rank 3] Watchdog caught", {"rank": 3, "level": "ERROR"}),
+    ("[rank0]: Traceback (most recent call last):", "Traceback (most recent call last):", {"rank": 0}),
+    ("[E ProcessGroupNCCL.cpp:456] Some NCCL operations have failed", "Some NCCL operations have failed",
+     {"level": "ERROR"}),
+    ("E1202 10:49:31.172000 696 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1)",
+     "failed (exitcode: 1)", {"level": "ERROR"}),
+    ("[1,3]<stdout>:hello", "hello", {"rank": 3}),
+    ("0: [n0:08369] OPAL ERROR: Unreachable", "OPAL ERROR: Unreachable", {"host": "n0", "task": 0}),
+    ("node07: step 10 loss 2.0", "step 10 loss 2.0", {"host": "node07"}),
+    ("2024-05-01T12:34:56.123Z srun: error: n2: task 2: Exited with exit code 3",
+     "srun: error: n2: task 2: Exited with exit code 3", {"level": "ERROR"}),
+    ("slurmstepd-n0: error: *** JOB 46 ON n0 CANCELLED AT 2026-12-02T11:00:01 DUE TO TIME LIMIT ***",
+     "slurmstepd-n0: error: *** JOB 46 ON n0 CANCELLED AT 2026-12-02T11:00:01 DUE TO TIME LIMIT ***", {"host": "n0"}),
+    ("[1712345678.123456] [node01:12345:0]     ucp_context.c:1508 UCX  WARN  network device 'x' is not available",
+     "network device 'x' is not available", {"host": "node01", "level": "WARN"}),
+    ("\x1b[34m[INFO]\x1b[0m Querying registry", "[INFO] Querying registry", {}),
+    ("NCCL version 2.18.3+cuda12.2", "NCCL version 2.18.3+cuda12.2", {"emitter": "nccl"}),
+    ("srun: error: Invalid MPI type 'pmix_v9'", "srun: error: Invalid MPI type 'pmix_v9'", {"host": None}),
+    ("step 10: loss 2.0", "step 10: loss 2.0", {"host": None, "task": None}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("line", "payload", "ctx"), CASES, ids=[c[0][:40] for c in CASES])
+def test_prefixes_are_read_and_stripped(line, payload, ctx):
+    fr = frame(line)
+    assert fr.payload == payload
+    for key, value in ctx.items():
+        assert getattr(fr, key) == value, key
+
+
+@given(st.text(max_size=300))
+def test_framing_never_drops_text(line):
+    fr = frame(line)
+    assert fr.payload in fr.text  # the payload is a suffix of the line, never invented
+    assert fr.text.endswith(fr.payload)
+
+
+@given(st.sampled_from([c[0] for c in CASES]), st.sampled_from(["", " 12: ", "[default3]:", " 3: [default1]:"]))
+def test_outer_prefixes_do_not_change_the_payload(line, prefix):
+    assert frame(prefix + line).payload == frame(line).payload

@@ -1,0 +1,109 @@
+"""Properties: how the bytes arrive must never change the diagnosis; no bytes may crash it."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diag.api import diagnose_bytes
+
+from .conftest import case_logs, corpus_cases
+
+CASES = [c for c in corpus_cases() if not c.name.startswith("real-nccl-02")]  # keep examples small
+SMALL = [c for c in CASES if sum(os.path.getsize(p) for p in case_logs(c)) < 60_000]
+PROFILE = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _blobs(case) -> list[bytes]:
+    return [Path(p).read_bytes() for p in case_logs(case)]
+
+
+def _ids(report) -> set[str]:
+    return {f.id for f in report.findings}
+
+
+def _baseline(rules, blobs):
+    return _ids(diagnose_bytes(blobs, rules))
+
+
+@PROFILE
+@given(case=st.sampled_from(SMALL), chunk=st.integers(min_value=1, max_value=4096))
+def test_chunk_boundaries_do_not_change_findings(rules, case, chunk):
+    blobs = _blobs(case)
+    assert _ids(diagnose_bytes(blobs, rules, chunk_bytes=chunk)) == _baseline(rules, blobs)
+
+
+@PROFILE
+@given(case=st.sampled_from(SMALL))
+def test_crlf_and_lf_give_the_same_findings(rules, case):
+    blobs = _blobs(case)
+    crlf = [b.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n") for b in blobs]
+    assert _ids(diagnose_bytes(crlf, rules)) == _baseline(rules, blobs)
+
+
+@PROFILE
+@given(case=st.sampled_from(SMALL), seed=st.integers(0, 2**32 - 1))
+def test_interleaving_processes_does_not_change_findings(rules, case, seed):
+    """Lines of different processes interleave arbitrarily in a Slurm file; each keeps its own order."""
+    rng = random.Random(seed)
+    blobs = []
+    for blob in _blobs(case):
+        lines = blob.splitlines(keepends=True)
+        if lines and not lines[-1].endswith((b"\n", b"\r")):
+            lines[-1] += b"\n"
+        half_a, half_b = lines[::2], lines[1::2]
+        merged = []
+        while half_a or half_b:
+            take = half_a if (half_a and (not half_b or rng.random() < 0.5)) else half_b
+            merged.append(take.pop(0))
+        blobs.append(b"".join(merged))
+    assert _ids(diagnose_bytes(blobs, rules)) == _baseline(rules, _blobs(case))
+
+
+NOISE = st.sampled_from(
+    [
+        b"Epoch 3 step 1200 loss 1.9321 lr 2.9e-4",
+        b"  3: [default3]:[2024-11-02 10:00:01,123] INFO - iteration 1200/50000 | tokens/s 3.1e5",
+        b'{"step": 1200, "loss": 1.93, "grad_norm": 0.41, "msg": "ok"}',
+        b"/usr/lib/python3/dist-packages/torch/utils/data.py:12: UserWarning: this is a warning",
+        b"train:  42%|####2     | 420/1000 [01:02<01:26,  6.72it/s]\r",
+        b"slinky-0:1234:1234 [0] NCCL INFO Channel 03/32 :    0   1   2   3",
+        b"\x1b[32mINFO\x1b[0m checkpoint saved to /pfs/proj/ckpt/step_1200",
+        b"",
+    ]
+)
+
+
+@PROFILE
+@given(case=st.sampled_from(SMALL), noise=st.lists(NOISE, min_size=1, max_size=30), seed=st.integers(0, 999))
+def test_unrelated_noise_does_not_change_findings(rules, case, noise, seed):
+    rng = random.Random(seed)
+    blobs = []
+    for blob in _blobs(case):
+        lines = blob.split(b"\n")
+        for n in noise:
+            lines.insert(rng.randrange(len(lines) + 1), n)
+        blobs.append(b"\n".join(lines))
+    assert _ids(diagnose_bytes(blobs, rules)) == _baseline(rules, _blobs(case))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=4096), chunk=st.integers(min_value=1, max_value=512))
+def test_arbitrary_bytes_never_raise(rules, data, chunk):
+    report = diagnose_bytes(data, rules, chunk_bytes=chunk)
+    report.to_json()
+
+
+@settings(max_examples=100, deadline=None)
+@given(lines=st.lists(st.text(max_size=200), max_size=40))
+def test_arbitrary_text_never_raises_and_renders(rules, lines):
+    from diag.markdown import render_markdown
+    from diag.terminal import render_terminal
+
+    report = diagnose_bytes("\n".join(lines).encode("utf-8", "surrogatepass"), rules)
+    render_terminal(report, color=True)
+    render_markdown(report)
