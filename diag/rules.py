@@ -108,11 +108,14 @@ _FORBIDDEN_SYNTAX = re.compile(r"\(\?[=!<]|\\[1-9]|\(\?P=")
 
 
 def builtin_rules_dir() -> Path:
-    """The rules shipped in the wheel (``diag.rules``), or ``rules/`` of a source checkout."""
+    """The rules shipped in the wheel (``diag/builtin_rules``), or ``rules/`` of a source checkout."""
+    installed = Path(__file__).resolve().parent / "builtin_rules"
+    if installed.is_dir():
+        return installed
     checkout = Path(__file__).resolve().parent.parent / "rules"
     if checkout.is_dir():
         return checkout
-    return Path(str(resources.files("diag.rules")))
+    return Path(str(resources.files("diag") / "builtin_rules"))
 
 
 def _str_list(value, path: str, rid: str | None, name: str) -> tuple[str, ...]:
