@@ -83,14 +83,21 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
 
 @register("ib_expected")
 def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
-    """A fabric problem that matters only where IB was expected: info on an Ethernet-only job."""
+    """A fabric problem that matters only where IB was expected: a warning when nothing shows IB."""
     if not ctx.stats(rule):
         return []
-    if ctx.facts.multi_node() and not ib_evidence(ctx) and not ctx.facts.ib_in_use_somewhere():
-        socket_everywhere = all(h.uses_socket() for h in ctx.facts.hosts.values()) and ctx.facts.hosts
-        if not socket_everywhere:
-            return [ctx.make_finding(rule, severity="info", confidence=0.4)]
-    return [ctx.make_finding(rule)]
+    reasons = ib_evidence(ctx)
+    if reasons or not ctx.facts.multi_node():
+        return [ctx.make_finding(rule)]
+    return [
+        ctx.make_finding(
+            rule,
+            severity="warning",
+            confidence=0.5,
+            detail="InfiniBand is unavailable to NCCL, and nothing in the logs shows this cluster has IB; "
+            "if it has, this is why NCCL uses TCP between nodes.",
+        )
+    ]
 
 
 @register("ib_hca_wrong")
