@@ -94,8 +94,11 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, color) -
     color = (output is None and sys.stdout.isatty()) if color is None else color
     text = _render(reports, fmt, color, per_file)
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
         _write_stdout(text)
     if fail_on == "never":

@@ -6,6 +6,10 @@ from diag.report import Finding, Report, where
 from diag.textsafe import safe_text
 
 
+def _cell(text: str) -> str:
+    return safe_text(text).replace("|", "\\|")
+
+
 def _code(text: str) -> str:
     text = safe_text(text).replace("`", "'")
     return f"`{text}`"
@@ -50,8 +54,8 @@ def render_markdown(report: Report) -> str:
         for name, h in sorted(facts.hosts.items())[:64]:
             nets = ", ".join(sorted(h.nets | h.channel_nets)) or "?"
             out.append(
-                f"| {safe_text(name)} | {safe_text(nets)} | {safe_text(', '.join(h.hcas)) or '-'} "
-                f"| {', '.join(sorted(h.versions)) or '-'} |"
+                f"| {_cell(name)} | {_cell(nets)} | {_cell(', '.join(h.hcas)) or '-'} "
+                f"| {_cell(', '.join(sorted(h.versions))) or '-'} |"
             )
         out.append("")
     if not report.findings:
