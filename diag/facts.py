@@ -144,9 +144,6 @@ class Facts:
             self.slurm_task_hosts.add(m["host"])
 
     # --- questions the diagnosis asks -------------------------------------------------------
-    def nccl_hosts(self) -> list[str]:
-        return sorted(self.hosts)
-
     def node_count(self) -> int:
         return max(self.max_nnodes, len(self.hosts), self.slurm_nodes, len(self.slurm_task_hosts))
 
@@ -155,9 +152,6 @@ class Facts:
 
     def env_values(self, var: str) -> list[str]:
         return self.env.get(var, [])
-
-    def ib_in_use_somewhere(self) -> bool:
-        return any(h.uses_ib() for h in self.hosts.values())
 
     def rank_for(self, host: str | None, pid: int | None) -> int | None:
         if host is None or pid is None:

@@ -70,17 +70,6 @@ class Report:
     def top(self) -> Finding | None:
         return self.findings[0] if self.findings else None
 
-    def worst_severity(self) -> str | None:
-        if not self.findings:
-            return None
-        return max((f.severity for f in self.findings), key=severity_rank)
-
-    def roots(self) -> list[Finding]:
-        return [f for f in self.findings if f.explained_by is None]
-
-    def children(self, parent: Finding) -> list[Finding]:
-        return [f for f in self.findings if f.explained_by == parent.id]
-
     def summary(self) -> str:
         top = self.top()
         if top is None:

@@ -48,9 +48,6 @@ class SigStats:
             if len(values) < MAX_DISTINCT:
                 values[value] = None
 
-    def first_order(self) -> tuple[int, int]:
-        return min(ev.order for ev, _ in self.samples) if self.samples else (1 << 30, 0)
-
 
 @dataclass
 class ScanResult:
