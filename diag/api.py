@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from diag.diagnosis import evaluate
+from diag.facts import Facts
 from diag.report import Report
 from diag.rules import RuleSet, load_rules
 from diag.scan import Scanner
-from diag.sources import CHUNK_BYTES, MemorySource, Source, discover
+from diag.sources import CHUNK_BYTES, InputProblem, MemorySource, Source, discover
 
 
 def diagnose_sources(
@@ -17,6 +18,19 @@ def diagnose_sources(
     scan = Scanner(rules, chunk_bytes).scan(sources)
     findings = evaluate(rules, scan)
     return Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job)
+
+
+def diagnose_paths(
+    paths: Iterable[str], rules: RuleSet, *, per_file: bool = False, job: str | None = None
+) -> tuple[list[Report], list[InputProblem]]:
+    """One report for the job at ``paths`` (one per file with ``per_file``), and the inputs that
+    could not even be found. Every report carries those problems too."""
+    found = discover(paths)
+    groups = [[s] for s in found.sources] if per_file else [found.sources]
+    reports = [diagnose_sources(group, rules, job) for group in groups if group]
+    for report in reports:
+        report.problems = list(found.problems)
+    return reports, found.problems
 
 
 def diagnose(
@@ -34,18 +48,10 @@ def diagnose(
     unreadable gzip...) never raise: they are listed in ``Report.problems``.
     """
     rules = rules or load_rules(rule_dirs, disabled)
-    found = discover(paths)
+    reports, problems = diagnose_paths(paths, rules, per_file=per_file, job=job)
     if per_file:
-        reports = []
-        for source in found.sources:
-            report = diagnose_sources([source], rules, job)
-            reports.append(report)
-        if reports:
-            reports[0].problems = found.problems
         return reports
-    report = diagnose_sources(found.sources, rules, job)
-    report.problems = found.problems
-    return report
+    return reports[0] if reports else Report(findings=[], inputs=[], facts=Facts(), problems=problems, job=job)
 
 
 def diagnose_bytes(

@@ -67,23 +67,19 @@ def cli() -> None:
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, color) -> None:
     """Diagnose the job whose logs are at PATHS."""
-    from diag.api import diagnose_sources
+    from diag.api import diagnose_paths
     from diag.causes import severity_rank
-    from diag.sources import discover
 
     if not paths:
         if sys.stdin.isatty():
             _fail("no input: give log files, directories or globs, or - for standard input (see --help)")
         paths = ("-",)
     rules = _load_rules(rule_dirs, disable)
-    found = discover(paths)
-    groups = [[s] for s in found.sources] if per_file else [found.sources]
-    reports = [diagnose_sources(group, rules) for group in groups if group]
-    for problem in found.problems:
+    reports, problems = diagnose_paths(paths, rules, per_file=per_file)
+    for problem in problems:
         click.echo(problem.message(), err=True)
     read_any = False
     for report in reports:
-        report.problems = found.problems
         for stats in report.inputs:
             if stats.error:
                 click.echo(f"slurmdiag: {stats.path}: {stats.error}", err=True)
