@@ -293,3 +293,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     first = evidence[0].text.strip() if evidence else ""
     detail = f"The job failed and no known cause matched. First error: {first[:200]}"
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
+
+# Catalogue analyzers live in their own modules; importing them registers them.
+from diag import analyzers_fabric, analyzers_launch  # noqa: E402,F401
