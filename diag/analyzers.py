@@ -19,6 +19,7 @@ ANALYZERS: dict[str, Analyzer] = {}
 
 NODE_LOCAL_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/", "/scratch/local/", "/local/", "/raid/", "/run/user/")
 NOT_ROUTABLE_IFACES = ("lo", "docker", "virbr", "veth", "br-")
+SIGNAL_ENDINGS = (": Terminated", ": Killed")  # srun's task lines for tasks a cancel ended
 IB_ROOT_IDS = ("ib-devices-not-mounted", "ib-verbs-library-missing", "nccl-ib-hca-wrong", "nccl-ib-disabled")
 
 
@@ -280,17 +281,23 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     for f in ctx.findings.values():
         if f.role == "root" and severity_rank(f.severity) >= severity_rank("error"):
             return []
+    # A plain scancel (reported as info by `preempted` only when nothing failed before it): the
+    # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.
+    if "preempted" in ctx.findings:
+        return []
     # The most telling line per host/rank: the exception or exit line, not "Traceback".
     telling = [
         ev
         for ev, _ in ctx.samples(
-            rule, ["exception", "exception_other", "task_exit", "agent_exit", "banner", "terminate"]
+            rule, ["exception", "exception_other", "task_exit", "agent_exit", "banner", "terminate", "mpi_abort"]
         )
     ]
     evidence = pick_evidence(telling or [ev for _, st in failed for ev, _ in st.samples], limit=10)
     hosts = {h for e in evidence if (h := ctx.host_for(e))} | set(ctx.captures(rule, "host", ["task_exit", "banner"]))
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
-    first = evidence[0].text.strip() if evidence else ""
+    # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first.
+    causes = [e for e in evidence if "CANCELLED AT" not in e.text and not e.text.rstrip().endswith(SIGNAL_ENDINGS)]
+    first = (causes or evidence)[0].text.strip() if evidence else ""
     detail = f"The job failed and no known cause matched. First error: {first[:200]}"
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
 
