@@ -183,12 +183,12 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     }
     if not bad:
         return []
-    failures = ctx.stats(rule, ["connect_failed"])
+    failures = ctx.stats(rule, ["connect_failed", "connect_exceeded"])
     ifaces = sorted(set(bad.values()))
     detail = (
         f"NCCL bootstrap uses {', '.join(ifaces)} on {_hosts_text(list(bad))}, an interface other nodes cannot reach"
     )
-    names = ["bootstrap_on", "connect_failed"]
+    names = ["bootstrap_on", "connect_failed", "connect_exceeded"]
     if failures:
         return [ctx.make_finding(rule, names, detail=detail + "; connections between ranks then failed.",
                                  hosts=list(bad), values={"iface": ", ".join(ifaces)}, confidence=0.85)]  # fmt: skip
@@ -289,11 +289,11 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     telling = [
         ev
         for ev, _ in ctx.samples(
-            rule, ["exception", "exception_other", "task_exit", "agent_exit", "banner", "terminate", "mpi_abort"]
+            rule, ["exception", "exception_other", "task_exit", "agent_exit", "banner", "banner_failed", "terminate", "mpi_abort"]
         )
     ]
     evidence = pick_evidence(telling or [ev for _, st in failed for ev, _ in st.samples], limit=10)
-    hosts = {h for e in evidence if (h := ctx.host_for(e))} | set(ctx.captures(rule, "host", ["task_exit", "banner"]))
+    hosts = {h for e in evidence if (h := ctx.host_for(e))} | set(ctx.captures(rule, "host", ["task_exit", "banner", "banner_failed"]))
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
     # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first.
     causes = [e for e in evidence if "CANCELLED AT" not in e.text and not e.text.rstrip().endswith(SIGNAL_ENDINGS)]

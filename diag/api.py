@@ -13,21 +13,25 @@ from diag.sources import CHUNK_BYTES, InputProblem, MemorySource, Source, discov
 
 
 def diagnose_sources(
-    sources: Sequence[Source], rules: RuleSet, job: str | None = None, chunk_bytes: int = CHUNK_BYTES
+    sources: Sequence[Source],
+    rules: RuleSet,
+    job: str | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+    engine: str = "auto",
 ) -> Report:
-    scan = Scanner(rules, chunk_bytes).scan(sources)
+    scan = Scanner(rules, chunk_bytes, engine).scan(sources)
     findings = evaluate(rules, scan)
     return Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job)
 
 
 def diagnose_paths(
-    paths: Iterable[str], rules: RuleSet, *, per_file: bool = False, job: str | None = None
+    paths: Iterable[str], rules: RuleSet, *, per_file: bool = False, job: str | None = None, engine: str = "auto"
 ) -> tuple[list[Report], list[InputProblem]]:
     """One report for the job at ``paths`` (one per file with ``per_file``), and the inputs that
     could not even be found. Every report carries those problems too."""
     found = discover(paths)
     groups = [[s] for s in found.sources] if per_file else [found.sources]
-    reports = [diagnose_sources(group, rules, job) for group in groups if group]
+    reports = [diagnose_sources(group, rules, job, engine=engine) for group in groups if group]
     for report in reports:
         report.problems = list(found.problems)
     return reports, found.problems
@@ -60,9 +64,10 @@ def diagnose_bytes(
     *,
     names: Sequence[str] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    engine: str = "auto",
 ) -> Report:
     """Diagnose logs already in memory (one bytes object, or several files of one job)."""
     blobs = [data] if isinstance(data, (bytes, bytearray)) else list(data)
     names = names or [f"<memory-{i}>" for i in range(len(blobs))]
     sources = [MemorySource(n, bytes(b)) for n, b in zip(names, blobs)]
-    return diagnose_sources(sources, rules or load_rules(), chunk_bytes=chunk_bytes)
+    return diagnose_sources(sources, rules or load_rules(), chunk_bytes=chunk_bytes, engine=engine)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 MAX_EVIDENCE_TEXT = 1000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One log line that supports a finding: where it is, what it says, who printed it."""
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 import regex
 
-from diag.evidence import Evidence
 from diag.framing import Frame
 from diag.literals import best_literal
 from diag.rules import Signature
@@ -91,9 +90,9 @@ class Facts:
         if frame.host and frame.emitter in ("nccl", "ucx", "ompi") and len(self.hosts) < 10_000:
             self.host(frame.host, order)
 
-    def observe(self, sig: Signature, m, frame: Frame, ev: Evidence) -> None:
+    def observe(self, sig: Signature, m, frame: Frame, order: tuple[int, int]) -> None:
         name = sig.name
-        hf = self.host(frame.host, ev.order) if frame.host else None
+        hf = self.host(frame.host, order) if frame.host else None
         if name == "using_network" or name == "assigned_net":
             if hf:
                 hf.nets.add(m["net"])

@@ -23,7 +23,7 @@ _NOT_HOSTS = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Frame:
     """One line with its context. ``payload`` is what is left after the prefixes."""
 

@@ -8,10 +8,10 @@ statistics: counts, distinct hosts/ranks/captures, and the first few evidence li
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from diag.engines import Pattern, line_end, make_engine
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
 from diag.facts import FACT_SIGNATURES, Facts
 from diag.framing import ANSI_BYTES_RE, frame
@@ -62,18 +62,18 @@ class ScanResult:
 class Scanner:
     """All signatures of a rule set (plus the fact signatures), compiled once."""
 
-    def __init__(self, rules: RuleSet, chunk_bytes: int = CHUNK_BYTES):
+    def __init__(self, rules: RuleSet, chunk_bytes: int = CHUNK_BYTES, engine: str = "auto"):
         self.chunk_bytes = chunk_bytes
         entries: list[tuple[str, Signature]] = [(FACTS_OWNER, s) for s in FACT_SIGNATURES]
         for rule in rules.rules:
             entries.extend((rule.id, s) for s in rule.signatures)
-        by_literal: dict[str, list[tuple[str, Signature]]] = {}
-        for owner, sig in entries:
-            by_literal.setdefault(sig.literal, []).append((owner, sig))
+        by_literal: dict[str, list[int]] = {}
+        for i, (_, sig) in enumerate(entries):
+            by_literal.setdefault(sig.literal, []).append(i)
         self.by_literal = by_literal
         self.literals = sorted(by_literal, key=len, reverse=True)
-        # One alternation of the literals, longest first; bytes so blocks need no decoding.
-        self.prefilter = re.compile(b"|".join(re.escape(lit.encode()) for lit in self.literals))
+        self.entries = entries
+        self.engine = make_engine(engine, [Pattern(sig.pattern, sig.literal) for _, sig in entries])
 
     def scan(self, sources: Iterable[Source]) -> ScanResult:
         result = ScanResult()
@@ -84,29 +84,37 @@ class Scanner:
         return result
 
     def _scan_source(self, index: int, source: Source, stats: InputStats, result: ScanResult) -> None:
-        base_line = 0
-        search = self.prefilter.search
+        engine = self.engine
+        base_line = 0  # lines before this block (read_blocks counts them as it yields)
         for block in read_blocks(source, stats, self.chunk_bytes):
             if b"\x1b" in block:
                 block = ANSI_BYTES_RE.sub(b"", block)
-            pos, counted_to, line_no = 0, 0, base_line
-            size = len(block)
-            while True:
-                m = search(block, pos)
-                if m is None:
-                    break
-                hit = m.start()
-                start = max(block.rfind(b"\n", 0, hit), block.rfind(b"\r", 0, hit)) + 1
-                nl = block.find(b"\n", hit)
-                cr = block.find(b"\r", hit)
-                end = min(i for i in (nl, cr, size) if i >= 0)
+            done_to, counted_to, line_no = -1, 0, base_line
+            hits = engine.hits(block) if hasattr(engine, "hits") else [(p, None) for p in engine.positions(block)]
+            for hit, members in hits:
+                if hit <= done_to:
+                    continue  # same line as the previous candidate
+                nl_before = block.rfind(b"\n", 0, hit)
+                start = max(nl_before, block.rfind(b"\r", nl_before + 1, hit)) + 1
+                end = line_end(block, hit)
                 line_no += block.count(b"\n", counted_to, start)
                 counted_to = start
-                self._line(block[start:end], source.path, index, line_no + 1, result)
-                pos = end + 1
-            base_line += block.count(b"\n")
+                self._line(block[start:end], source.path, index, line_no + 1, result, members)
+                done_to = end
+            base_line = stats.lines
 
-    def _line(self, raw: bytes, path: str, index: int, line_no: int, result: ScanResult) -> None:
+    def _candidates(self, payload: str, members: set[int] | None) -> list[tuple[str, Signature]]:
+        """The signatures to try on a line, facts first then rules in load order (so the result never
+        depends on the engine): those the engine saw match, else those whose literal is there."""
+        if members is None:
+            by_literal = self.by_literal
+            members = {i for lit in self.literals if lit in payload for i in by_literal[lit]}
+        entries = self.entries
+        return [entries[i] for i in sorted(members)]
+
+    def _line(
+        self, raw: bytes, path: str, index: int, line_no: int, result: ScanResult, members: set[int] | None = None
+    ) -> None:
         text = raw.decode("utf-8", "replace")
         fr = frame(text)
         payload = fr.payload
@@ -114,25 +122,22 @@ class Scanner:
         facts = result.facts
         facts.observe_frame(fr, order)
         ev: Evidence | None = None
-        for literal in self.literals:
-            if literal not in payload:
+        for owner, sig in self._candidates(payload, members):
+            m = sig.match(payload, fr.level)
+            if m is None:
                 continue
-            for owner, sig in self.by_literal[literal]:
-                m = sig.match(payload, fr.level)
-                if m is None:
-                    continue
-                if ev is None:
-                    rank = fr.rank if fr.rank is not None else facts.rank_for(fr.host, fr.pid)
-                    host = fr.host if fr.host is not None or rank is None else facts.host_of_rank.get(rank)
-                    ev = Evidence(
-                        path=path, line=line_no, text=fr.text[:MAX_EVIDENCE_TEXT], order=order, host=host,
-                        rank=rank, task=fr.task, local_rank=fr.local_rank, pid=fr.pid, timestamp=fr.timestamp,
-                    )  # fmt: skip
-                if owner == FACTS_OWNER:
-                    facts.observe(sig, m, fr, ev)
-                else:
-                    key = (owner, sig.name)
-                    stats = result.stats.get(key)
-                    if stats is None:
-                        stats = result.stats[key] = SigStats()
-                    stats.add(ev, {k: v for k, v in m.groupdict().items() if v is not None})
+            if owner == FACTS_OWNER:
+                facts.observe(sig, m, fr, order)
+                continue
+            if ev is None:
+                rank = fr.rank if fr.rank is not None else facts.rank_for(fr.host, fr.pid)
+                host = fr.host if fr.host is not None or rank is None else facts.host_of_rank.get(rank)
+                ev = Evidence(
+                    path=path, line=line_no, text=fr.text[:MAX_EVIDENCE_TEXT], order=order, host=host,
+                    rank=rank, task=fr.task, local_rank=fr.local_rank, pid=fr.pid, timestamp=fr.timestamp,
+                )  # fmt: skip
+            key = (owner, sig.name)
+            stats = result.stats.get(key)
+            if stats is None:
+                stats = result.stats[key] = SigStats()
+            stats.add(ev, {k: v for k, v in m.groupdict().items() if v is not None})

@@ -1,0 +1,225 @@
+"""Engines that locate candidate lines in a block of whole lines, as fast as the machine allows.
+
+An engine only answers "where might a signature match?": it returns byte offsets inside lines
+that may hold a hit. The scanner then runs every signature whose literal is on such a line, with
+the same Python regexes whatever the engine, so the diagnosis never depends on the engine.
+Engines may over-report (a candidate that does not confirm costs a little time), never
+under-report.
+
+* ``hyperscan`` (optional extra ``slurmdiag[fast]``): all signatures in one database.
+* ``re2`` (``google-re2``, a default dependency where wheels exist): one alternation of all
+  signatures, searched with ``(?m)`` over the block.
+* ``python`` (always there): the distinct required literals, each found with ``bytes.find``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ENGINE_NAMES = ("auto", "hyperscan", "re2", "python")
+
+
+class EngineUnavailable(Exception):
+    """The requested engine's library is not installed or cannot compile the signatures."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    regex: str  # Python syntax, matched against a line's payload
+    literal: str  # required literal of every match
+
+
+def line_end(block: bytes, pos: int) -> int:
+    """Offset of the terminator (``\\n`` or ``\\r``) of the line holding ``pos``, or len(block)."""
+    nl = block.find(b"\n", pos)
+    cr = block.find(b"\r", pos, nl if nl >= 0 else len(block))
+    if cr >= 0:
+        return cr
+    return nl if nl >= 0 else len(block)
+
+
+def prefilter_regex(pattern: str) -> str:
+    """The signature as a pattern over the raw line: the payload is a suffix of the line, so a
+    leading ``^`` must go; a trailing unbounded tail adds nothing to *where* a line matches."""
+    text = pattern[1:] if pattern.startswith("^") else pattern
+    text = re.sub(r"(?:\(\?P<\w+>\.[*+]\??\)|\.[*+]\??)\$?$", "", text)  # trailing (?P<x>.*) / .* / .+
+    text = re.sub(r"\\s\*\$$|\$$", "", text)
+    return text or re.escape(pattern)
+
+
+class PythonEngine:
+    """Each distinct literal located with ``bytes.find``: C speed per literal, no regex at all."""
+
+    name = "python"
+
+    def __init__(self, patterns: Sequence[Pattern]):
+        literals = {p.literal.encode() for p in patterns}
+        # A literal containing another adds nothing: wherever it occurs, the shorter one does.
+        self.literals = sorted(
+            (lit for lit in literals if not any(other != lit and other in lit for other in literals)),
+            key=len,
+            reverse=True,
+        )
+
+    def positions(self, block: bytes) -> list[int]:
+        found: list[int] = []
+        for lit in self.literals:
+            find = block.find
+            pos = find(lit)
+            while pos >= 0:
+                found.append(pos)
+                pos = find(lit, line_end(block, pos) + 1)  # only the line matters
+        found.sort()
+        return found
+
+
+class RE2Engine:
+    """One alternation of every signature, compiled by RE2 into a linear-time automaton."""
+
+    name = "re2"
+
+    def __init__(self, patterns: Sequence[Pattern]):
+        try:
+            import re2
+        except ImportError as exc:
+            raise EngineUnavailable("google-re2 is not installed (pip install google-re2)") from exc
+        parts = sorted({_no_groups(prefilter_regex(p.regex)) for p in patterns})
+        options = re2.Options()
+        options.max_mem = 256 << 20
+        try:
+            self.regex = re2.compile(("(?m)(?:" + "|".join(parts) + ")").encode(), options)
+        except re2.error as exc:  # type: ignore[attr-defined]
+            raise EngineUnavailable(f"RE2 cannot compile the signatures: {exc}") from exc
+
+    def positions(self, block: bytes) -> list[int]:
+        found: list[int] = []
+        search = self.regex.search
+        pos, size = 0, len(block)
+        while pos < size:
+            m = search(block, pos)
+            if m is None:
+                break
+            start = m.start()
+            found.append(start)
+            pos = line_end(block, start) + 1
+        return found
+
+
+class HyperscanEngine:
+    """All signatures in one Hyperscan database, scanned in block mode."""
+
+    name = "hyperscan"
+
+    def __init__(self, patterns: Sequence[Pattern]):
+        try:
+            import hyperscan
+        except ImportError as exc:
+            raise EngineUnavailable("hyperscan is not installed (pip install 'slurmdiag[fast]')") from exc
+        by_expr: dict[bytes, list[int]] = {}
+        for index, p in enumerate(patterns):
+            by_expr.setdefault(_no_groups(prefilter_regex(p.regex)).encode(), []).append(index)
+        exprs = sorted(by_expr)
+        # Which patterns a database id stands for: the scanner then tries only those on the line.
+        self.members = [tuple(by_expr[e]) for e in exprs]
+        self.db = _cached_database(hyperscan, exprs)
+        self.scratch = hyperscan.Scratch(self.db)
+
+    def positions(self, block: bytes) -> list[int]:
+        return [pos for pos, _ in self.hits(block)]
+
+    def hits(self, block: bytes) -> list[tuple[int, set[int]]]:
+        """Candidate lines as (offset, indexes of the patterns that matched there)."""
+        found: list[tuple[int, set[int]]] = []
+        last_line_end = -1
+        members = self.members
+
+        def on_match(expr_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            nonlocal last_line_end
+            if end <= last_line_end:
+                found[-1][1].update(members[expr_id])  # same line: one more pattern to try
+                return None
+            hit = max(end - 1, 0)
+            last_line_end = line_end(block, hit)
+            found.append((hit, set(members[expr_id])))
+            return None
+
+        self.db.scan(block, match_event_handler=on_match, scratch=self.scratch)
+        return found
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("SLURMDIAG_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "slurmdiag"
+    )
+    return Path(base)
+
+
+def _cached_database(hyperscan, exprs: list[bytes]):
+    """Compiling the database costs far more than a small log's scan: keep it, keyed by content."""
+    key = hashlib.sha256(b"\0".join([str(hyperscan.__version__).encode(), *exprs])).hexdigest()[:32]
+    path = _cache_dir() / f"hyperscan-{key}.db"
+    try:
+        return hyperscan.loadb(path.read_bytes(), mode=hyperscan.HS_MODE_BLOCK)
+    except Exception:  # noqa: BLE001 - a missing or stale cache is simply rebuilt
+        pass
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(
+            expressions=exprs,
+            ids=list(range(len(exprs))),
+            elements=len(exprs),
+            flags=[hyperscan.HS_FLAG_ALLOWEMPTY] * len(exprs),
+        )
+    except hyperscan.error as exc:
+        raise EngineUnavailable(f"Hyperscan cannot compile the signatures: {exc}") from exc
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(hyperscan.dumpb(db))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # read-only home (an epilog, a container): compile every time
+    return db
+
+
+def _no_groups(pattern: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
+
+
+_ENGINES: dict[str, Callable[[Sequence[Pattern]], object]] = {
+    "hyperscan": HyperscanEngine,
+    "re2": RE2Engine,
+    "python": PythonEngine,
+}
+
+
+def make_engine(name: str, patterns: Iterable[Pattern]):
+    """The named engine, or for ``auto`` the fastest one that is installed and compiles."""
+    patterns = list(patterns)
+    if name != "auto":
+        if name not in _ENGINES:
+            raise EngineUnavailable(f"unknown engine {name!r}; one of {', '.join(ENGINE_NAMES)}")
+        return _ENGINES[name](patterns)
+    for candidate in ("hyperscan", "re2"):
+        try:
+            return _ENGINES[candidate](patterns)
+        except EngineUnavailable:
+            continue
+    return PythonEngine(patterns)
+
+
+def available_engines() -> list[str]:
+    names = []
+    probe = [Pattern("probe literal", "probe literal")]
+    for name in ("hyperscan", "re2", "python"):
+        try:
+            _ENGINES[name](probe)
+            names.append(name)
+        except EngineUnavailable:
+            pass
+    return names
