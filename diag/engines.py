@@ -15,11 +15,11 @@ under-report.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+
+from diag import cache
 
 ENGINE_NAMES = ("auto", "hyperscan", "re2", "python")
 
@@ -152,21 +152,16 @@ class HyperscanEngine:
         return found
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("SLURMDIAG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "slurmdiag"
-    )
-    return Path(base)
-
-
 def _cached_database(hyperscan, exprs: list[bytes]):
     """Compiling the database costs far more than a small log's scan: keep it, keyed by content."""
     key = hashlib.sha256(b"\0".join([str(hyperscan.__version__).encode(), *exprs])).hexdigest()[:32]
-    path = _cache_dir() / f"hyperscan-{key}.db"
-    try:
-        return hyperscan.loadb(path.read_bytes(), mode=hyperscan.HS_MODE_BLOCK)
-    except Exception:  # noqa: BLE001 - a missing or stale cache is simply rebuilt
-        pass
+    name = f"hyperscan-{key}.db"
+    cached = cache.read_bytes(name)
+    if cached is not None:
+        try:
+            return hyperscan.loadb(cached, mode=hyperscan.HS_MODE_BLOCK)
+        except Exception:  # noqa: BLE001 - a damaged cache entry is simply rebuilt
+            pass
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:
         db.compile(
@@ -177,13 +172,7 @@ def _cached_database(hyperscan, exprs: list[bytes]):
         )
     except hyperscan.error as exc:
         raise EngineUnavailable(f"Hyperscan cannot compile the signatures: {exc}") from exc
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(hyperscan.dumpb(db))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # read-only home (an epilog, a container): compile every time
+    cache.write_bytes(name, hyperscan.dumpb(db))
     return db
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import regex
-
 from diag.framing import Frame
 from diag.literals import best_literal
 from diag.rules import Signature
@@ -22,7 +20,7 @@ MAX_VALUES = 64
 def _sig(name: str, pattern: str, literal: str | None = None) -> Signature:
     lit = literal or best_literal(pattern)
     assert lit, pattern
-    return Signature(name, pattern, lit, regex.compile(pattern), (), True)
+    return Signature(name, pattern, lit, None, (), True)
 
 
 FACT_SIGNATURES: tuple[Signature, ...] = (

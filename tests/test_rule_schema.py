@@ -78,3 +78,27 @@ def test_builtin_rules_cover_the_core_causes():
                 "nccl-ib-disabled", "nccl-socket-ifname", "pmix-plugin-missing", "pmix-not-used",
                 "pmix-runtime-error", "node-local-path", "unexplained-failure"):  # fmt: skip
         assert cid in ids
+
+
+def test_rule_cache_never_serves_a_stale_rule(tmp_path, monkeypatch):
+    monkeypatch.setenv("SLURMDIAG_CACHE", str(tmp_path / "cache"))
+    rules_dir = tmp_path / "rules"
+    rules_dir.mkdir()
+    rule = rules_dir / "x-demo.yaml"
+    rule.write_text(yaml.safe_dump(GOOD))
+    first = load_rules([str(rules_dir)]).by_id()["x-demo"]
+    assert list((tmp_path / "cache").glob("rules-*.pickle")), "the parsed rules were not cached"
+    again = load_rules([str(rules_dir)]).by_id()["x-demo"]
+    assert again.title == first.title == "demo"
+    rule.write_text(yaml.safe_dump(_with(title="changed")))
+    assert load_rules([str(rules_dir)]).by_id()["x-demo"].title == "changed"
+    rule.write_text(yaml.safe_dump(_with(severity="fatal")))
+    with pytest.raises(RuleError, match="severity"):
+        load_rules([str(rules_dir)])
+
+
+def test_unwritable_cache_is_not_an_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("SLURMDIAG_CACHE", str(blocker / "sub"))  # cannot be created
+    assert load_rules().ids()
