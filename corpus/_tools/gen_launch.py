@@ -122,6 +122,60 @@ REAL: dict[str, tuple] = {
         "unexplained-failure", ["unexplained-failure"], others("unexplained-failure"), False,
         {"unexplained-failure": {"hosts": ["n2"]}},
     ),
+    "real-nccl-09-rendezvous-missing-rank": (
+        ["nccl-2.28.9-h200/09-rendezvous-missing-rank.log"],
+        "torchrun --nnodes=2 started on one node only: the static TCPStore on rank 0 gives up, "
+        "'Timed out after 21 seconds waiting for clients. 1/2 clients joined.'",
+        "rendezvous-failure", ["rendezvous-failure"], others("rendezvous-failure"), False, None,
+    ),
+    "real-nccl-10-master-addr-bad": (
+        ["nccl-2.28.9-h200/10-master-addr-bad.log"],
+        "MASTER_ADDR=no-such-host.invalid: gai error -3 warnings, TCPStore retries (not failures by themselves), "
+        "then 'The client socket has timed out after 15000ms' and DistNetworkError",
+        "rendezvous-failure", ["rendezvous-failure"], others("rendezvous-failure"), False, None,
+    ),
+    "real-nccl-11-port-in-use": (
+        ["nccl-2.28.9-h200/11-port-in-use.log"],
+        "torchrun's master port already bound by another process: libuv store 'code: -98, name: EADDRINUSE'",
+        "port-in-use", ["port-in-use"], others("port-in-use"), False, None,
+    ),
+    "real-nccl-12-cuda-oom": (
+        ["nccl-2.28.9-h200/12-cuda-oom.log"],
+        "torch.empty of 400 GiB on a 139.80 GiB H200: torch.OutOfMemoryError with the sizes (PyTorch 2.9 wording)",
+        "cuda-oom", ["cuda-oom"], others("cuda-oom"), False, None,
+    ),
+    "real-slurm-container-image-srun": (
+        ["slurm-22.05/container-image-srun/container-srun-42.out", "slurm-22.05/container-image-srun/container-srun-42.err"],
+        "srun --container-image on a cluster without pyxis: 'srun: unrecognized option '--container-image=...'', "
+        "exit 255",
+        "container-runtime-error", ["container-runtime-error"], others("container-runtime-error"), False, None,
+    ),
+    "real-slurm-container-image-sbatch": (
+        ["slurm-22.05/container-image-sbatch/sbatch.stderr"],
+        "#SBATCH --container-image=nvcr.io#... without pyxis: sbatch rejects the option, cut at '#' "
+        "(the rest of an #SBATCH line after # is a comment)",
+        "container-runtime-error", ["container-runtime-error"], others("container-runtime-error"), False, None,
+    ),
+    "real-slurm-step-more-nodes-than-allocation": (
+        ["slurm-22.05/step-more-nodes-than-allocation/step-nodes-48.out",
+         "slurm-22.05/step-more-nodes-than-allocation/step-nodes-48.err"],
+        "srun --nodes=4 inside a 2-node job: 'can't run 2 processes on 4 nodes, setting nnodes to 2'; the step runs "
+        "(a silent layout change: a warning, not an error)",
+        "world-size-mismatch", ["world-size-mismatch"], others("world-size-mismatch"), True, None,
+    ),
+    "real-slurm-step-more-nodes-than-allocation-n4": (
+        ["slurm-22.05/step-more-nodes-than-allocation-n4/step-nodes-n4-51.out",
+         "slurm-22.05/step-more-nodes-than-allocation-n4/step-nodes-n4-51.err"],
+        "srun --nodes=4 --ntasks=4 inside 2 nodes: 'srun: error: Only allocated 2 nodes asked for 4'",
+        "world-size-mismatch", ["world-size-mismatch"], others("world-size-mismatch"), False, None,
+    ),
+    "real-slurm-step-more-tasks-than-cpus": (
+        ["slurm-22.05/step-more-tasks-than-cpus/step-tasks-49.out",
+         "slurm-22.05/step-more-tasks-than-cpus/step-tasks-49.err"],
+        "srun --ntasks=16 inside --ntasks=2: 'Unable to create step for job 49: More processors requested than "
+        "permitted'",
+        "world-size-mismatch", ["world-size-mismatch"], others("world-size-mismatch"), False, None,
+    ),
 }  # fmt: skip
 
 

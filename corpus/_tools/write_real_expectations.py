@@ -203,10 +203,10 @@ CASES = {
     ),
     "real-slurm-task-nonzero-exit": (
         "slurm-22.05/task-nonzero-exit",
-        "rank 2 (n2) raises a Python RuntimeError and exits 3; no known cause",
+        "rank 2 (n2) raises RuntimeError 'CUDA error: an illegal memory access was encountered (simulated)' and exits 3; an illegal memory access with no Xid line is the program's own fault as often as the GPU's (Xid 13/31 territory), and this one is labelled simulated: not gpu-xid, no known cause",
         "unexplained-failure",
         ["unexplained-failure"],
-        FAB + PMIX + ["node-local-path"],
+        FAB + PMIX + ["node-local-path", "gpu-xid", "cuda-oom", "job-oom", "preempted"],
         False,
         {"unexplained-failure": {"hosts": ["n2"], "ranks": [2]}},
     ),
