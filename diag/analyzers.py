@@ -285,6 +285,11 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.
     if "preempted" in ctx.findings:
         return []
+    # A collective timeout that names the rank which fell behind is the better answer when every
+    # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
+    errors = [ev.text for ev, _ in ctx.samples(rule, ["exception", "exception_other", "terminate", "mpi_abort"])]
+    if errors and analyzers_fabric.failure_is_timeout_cascade(ctx, errors):
+        return []
     # The most telling line per host/rank: the exception or exit line, not "Traceback".
     telling = [
         ev

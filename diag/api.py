@@ -18,20 +18,29 @@ def diagnose_sources(
     job: str | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     engine: str = "auto",
+    expect_busbw: float | None = None,
 ) -> Report:
     scan = Scanner(rules, chunk_bytes, engine).scan(sources)
-    findings = evaluate(rules, scan)
+    findings = evaluate(rules, scan, expect_busbw=expect_busbw)
     return Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job)
 
 
 def diagnose_paths(
-    paths: Iterable[str], rules: RuleSet, *, per_file: bool = False, job: str | None = None, engine: str = "auto"
+    paths: Iterable[str],
+    rules: RuleSet,
+    *,
+    per_file: bool = False,
+    job: str | None = None,
+    engine: str = "auto",
+    expect_busbw: float | None = None,
 ) -> tuple[list[Report], list[InputProblem]]:
     """One report for the job at ``paths`` (one per file with ``per_file``), and the inputs that
     could not even be found. Every report carries those problems too."""
     found = discover(paths)
     groups = [[s] for s in found.sources] if per_file else [found.sources]
-    reports = [diagnose_sources(group, rules, job, engine=engine) for group in groups if group]
+    reports = [
+        diagnose_sources(group, rules, job, engine=engine, expect_busbw=expect_busbw) for group in groups if group
+    ]
     for report in reports:
         report.problems = list(found.problems)
     return reports, found.problems
@@ -45,6 +54,7 @@ def diagnose(
     rules: RuleSet | None = None,
     per_file: bool = False,
     job: str | None = None,
+    expect_busbw: float | None = None,
 ) -> list[Report] | Report:
     """Diagnose the logs at ``paths`` as one job (or one report per file with ``per_file``).
 
@@ -52,7 +62,7 @@ def diagnose(
     unreadable gzip...) never raise: they are listed in ``Report.problems``.
     """
     rules = rules or load_rules(rule_dirs, disabled)
-    reports, problems = diagnose_paths(paths, rules, per_file=per_file, job=job)
+    reports, problems = diagnose_paths(paths, rules, per_file=per_file, job=job, expect_busbw=expect_busbw)
     if per_file:
         return reports
     return reports[0] if reports else Report(findings=[], inputs=[], facts=Facts(), problems=problems, job=job)

@@ -38,6 +38,7 @@ class Context:
     facts: Facts
     findings: dict[str, Finding] = field(default_factory=dict)
     rules: dict[str, Rule] = field(default_factory=dict)
+    expect_busbw: float | None = None  # --expect-busbw: the nccl-tests bus bandwidth this fabric should give
 
     def stats(self, rule: Rule, names: Iterable[str] | None = None) -> list[tuple[str, SigStats]]:
         if names is None:
@@ -189,10 +190,10 @@ def default_condition(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule)]
 
 
-def evaluate(rules: RuleSet, scan: ScanResult) -> list[Finding]:
+def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None) -> list[Finding]:
     from diag.analyzers import ANALYZERS
 
-    ctx = Context(scan=scan, facts=scan.facts, rules=rules.by_id())
+    ctx = Context(scan=scan, facts=scan.facts, rules=rules.by_id(), expect_busbw=expect_busbw)
     single_node = not scan.facts.multi_node()
     for phase in sorted({r.condition.phase for r in rules.rules}):
         for rule in (r for r in rules.rules if r.condition.phase == phase):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+
 from diag.framing import Frame
 from diag.literals import best_literal
 from diag.rules import Signature
@@ -38,6 +39,16 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
     _sig("bootstrap_if", r"^Bootstrap ?: Using (?:\[\d+\])?(?P<iface>[^\s:]+):(?P<addr>\S+)", "Using "),
     _sig("slurm_nodes", r"\bSLURM_(?:JOB_NUM_NODES|NNODES)=(?P<n>\d+)", "SLURM_"),
     _sig("slurm_task_host", r"^srun: error: (?P<host>[\w.-]+): tasks? (?P<task>[\d,-]+): "),
+    # Fabric/collective facts (per rank or per test row; read by diag.analyzers_fabric).
+    _sig("work_nccl", r"WorkNCCL\((?:SeqNum=(?P<seq>-?\d+), )?OpType=(?P<op>\w+)(?:[^)]*?Timeout\(ms\)=(?P<timeout>\d+))?"),
+    _sig("pg_status", r"[Ll]ast enqueued (?:NCCL )?work: (?P<enq>-?\d+), last completed (?:NCCL )?work: (?P<done>-?\d+)",
+         "ast enqueued "),
+    _sig("nic_rate", r"\+ NET\[(?P<bw>\d+(?:\.\d+)?)\] - NET/(?P<dev>\S+)", "+ NET["),
+    _sig("busbw_row", r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>\w+)\s+(?P<redop>\w+)\s+-1\s+(?P<t1>[\d.]+)\s+"
+         r"(?P<algbw1>[\d.]+)\s+(?P<busbw1>[\d.]+)\s+(?P<wrong1>\d+|N/A)(?:\s+(?P<t2>[\d.]+)\s+(?P<algbw2>[\d.]+)\s+"
+         r"(?P<busbw2>[\d.]+)\s+(?P<wrong2>\d+|N/A))?\s*$", "      -1  "),
+    _sig("tests_device", r"#\s+Rank\s+(?P<rank>\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device\s+\d+\s+"
+         r"\[[^\]]+\]\s+(?P<gpu>.+?)\s*$", " Group "),
 )  # fmt: skip
 
 
@@ -55,6 +66,8 @@ class HostFacts:
     versions: set[str] = field(default_factory=set)
     bootstrap_ifaces: set[str] = field(default_factory=set)
     ranks: set[int] = field(default_factory=set)
+    roce: bool = False  # an HCA NCCL uses is RoCE ("NET/IB : Using [0]mlx5_0:1/RoCE")
+    nic_rate_gbs: float | None = None  # per-NIC GB/s from the topology dump ("+ NET[50.0] - NET/0")
 
     def uses_socket(self) -> bool:
         return "Socket" in self.nets or "Socket" in self.channel_nets
@@ -63,6 +76,32 @@ class HostFacts:
         return bool(self.hcas) or "IB" in self.nets or "IB" in self.channel_nets
 
 
+@dataclass
+class RankCollective:
+    """What the PyTorch watchdog said about one rank's collectives (first failure, progress)."""
+
+    order: tuple[int, int]
+    timestamp: str | None
+    kind: str | None = None  # "timeout" (watchdog caught) or "error" (async exception) of the first failure
+    seq: int | None = None  # SeqNum of the first failing collective
+    op: str | None = None
+    timeout_ms: int | None = None
+    min_enqueued: int | None = None
+    max_completed: int | None = None
+
+
+@dataclass
+class BusbwRow:
+    """One row of an nccl-tests result table: message size, best busbw of the row, wrong results."""
+
+    order: tuple[int, int]
+    text: str
+    size: int
+    busbw: float
+    wrong: int | None
+
+
+_PG_RANK_RE = re.compile(r"\bRank (\d+)\]")
 _HCA_RE = re.compile(r"\[\d+\]([\w.-]+:\d+)(?::\d+:\d+)?/(?:IB|RoCE)")
 
 
@@ -77,6 +116,10 @@ class Facts:
     rank_of_process: dict[tuple[str, int], int] = field(default_factory=dict)
     host_of_rank: dict[int, str] = field(default_factory=dict)
     versions: set[str] = field(default_factory=set)
+    collectives: dict[int, RankCollective] = field(default_factory=dict)
+    busbw_rows: list[BusbwRow] = field(default_factory=list)
+    tests_hosts: set[str] = field(default_factory=set)
+    tests_gpus: set[str] = field(default_factory=set)
 
     def host(self, name: str, order: tuple[int, int]) -> HostFacts:
         facts = self.hosts.get(name)
@@ -104,6 +147,7 @@ class Facts:
                         hf.plain_ib_channels += 1
         elif name == "ib_using":
             if hf:
+                hf.roce = hf.roce or "/RoCE" in m["devs"]
                 for hca in _HCA_RE.findall(m["devs"]):
                     if hca not in hf.hcas and len(hf.hcas) < MAX_VALUES:
                         hf.hcas.append(hca)
@@ -139,6 +183,46 @@ class Facts:
             self.slurm_nodes = max(self.slurm_nodes, int(m["n"]))
         elif name == "slurm_task_host" and len(self.slurm_task_hosts) < 10_000:
             self.slurm_task_hosts.add(m["host"])
+        elif name in ("work_nccl", "pg_status"):
+            self._observe_collective(name, m, frame, order)
+        elif name == "nic_rate":
+            if hf:
+                hf.nic_rate_gbs = max(hf.nic_rate_gbs or 0.0, float(m["bw"]))
+        elif name == "busbw_row" and len(self.busbw_rows) < 10_000:
+            busbw = max(float(m["busbw1"]), float(m["busbw2"] or 0))
+            wrongs = [int(w) for w in (m["wrong1"], m["wrong2"]) if w and w.isdigit()]
+            row = BusbwRow(order, frame.text[:300], int(m["size"]), busbw, sum(wrongs) if wrongs else None)
+            self.busbw_rows.append(row)
+        elif name == "tests_device" and len(self.tests_hosts) < 10_000:
+            self.tests_hosts.add(m["host"])
+            self.tests_gpus.add(m["gpu"])
+
+    def _observe_collective(self, name: str, m, frame: Frame, order: tuple[int, int]) -> None:
+        rank = frame.rank
+        if rank is None:
+            found = _PG_RANK_RE.search(frame.payload)
+            rank = int(found[1]) if found else None
+        if rank is None or (rank not in self.collectives and len(self.collectives) >= 100_000):
+            return
+        state = self.collectives.get(rank)
+        if state is None:
+            state = self.collectives[rank] = RankCollective(order, frame.timestamp)
+        if name == "work_nccl":
+            if state.kind is None and m["seq"] is not None:
+                text = frame.payload
+                if "Watchdog caught collective operation timeout" in text:
+                    state.kind = "timeout"
+                elif "raised the following async exception" in text or "exception" in text:
+                    state.kind = "error"
+                else:
+                    return
+                state.seq, state.op = int(m["seq"]), m["op"]
+                state.timeout_ms = int(m["timeout"]) if m["timeout"] else None
+                state.order, state.timestamp = order, frame.timestamp
+        else:
+            enq, done = int(m["enq"]), int(m["done"])
+            state.min_enqueued = enq if state.min_enqueued is None else min(state.min_enqueued, enq)
+            state.max_completed = done if state.max_completed is None else max(state.max_completed, done)
 
     # --- questions the diagnosis asks -------------------------------------------------------
     def node_count(self) -> int:
