@@ -193,5 +193,352 @@ def real() -> None:
         write_expected(d, exp)
 
 
+# ------------------------------------------------------------------------------------------------ synthetic
+def synthetic() -> None:  # noqa: C901 - one block per case reads best
+    import gen_synthetic as g
+
+    N = g.NODES
+
+    def job_of(name, seed, jobid, v="2.23.4", cuda=12060, cudastr="12.6", torch=(2, 6), label=False, merged=True):
+        job = g.Job(name, seed, label=label, merged=merged, jobid=jobid)
+        ver = g.V(v, cuda)
+        ver.cudastr = cudastr
+        return job, ver, g.T(torch)
+
+    def nccl(job, v, t, date, t0, stop_after=None, tee=False):
+        agents, ranks = g.make_ranks(job)
+        g.torch_job(job, v, t, ranks, 4, {n: "IB" for n in range(4)}, {n: {} for n in range(4)}, date, t0,
+                    stop_after=stop_after, tee=tee)  # fmt: skip
+        return agents, ranks
+
+    def steps(job, first, last, hms, task=None):
+        lines, end = g.step_lines(job.rng, first, last, 10, 612.0, 98.4, hms=hms)
+        job.o(lines, task=task)
+        return end
+
+    def sigterm(job, t, date, time, agents, ranks):
+        for n in range(4):
+            job.e(t.agent("WARNING", date, time, agents[n], "elastic.agent.server.api", 723,
+                          "Received Signals.SIGTERM death signal, shutting down workers"))  # fmt: skip
+            for lr in range(8):
+                job.e(t.agent("WARNING", date, time, agents[n], "elastic.multiprocessing.api", 897,
+                              f"Sending process {ranks[n * 8 + lr].pid} closing signal SIGTERM"))  # fmt: skip
+
+    def write(job, exp, stem="train"):
+        job.write(exp, stem=stem)
+
+    # ---------------------------------------------------------------- job-time-limit
+    job, v, t = job_of("syn-job-time-limit-long-2411", 301, 771204, "2.21.5", 12040, "12.4", (2, 4))
+    date = "2025-02-03"
+    job.o(["Job 771204: 4 nodes (slinky-[0-3]) x 8 GPUs, --time=04:00:00", "MASTER_ADDR=slinky-0 MASTER_PORT=29500"])
+    agents, ranks = nccl(job, v, t, date, "08:00:12")
+    steps(job, 10, 23000, (8, 1, 0))  # 2300 progress lines: the cause is one line among thousands
+    job.e("slurmstepd: error: *** STEP 771204.0 ON slinky-0 CANCELLED AT 2025-02-03T12:00:14 DUE TO TIME LIMIT ***")
+    job.e("slurmstepd: error: *** JOB 771204 ON slinky-0 CANCELLED AT 2025-02-03T12:00:14 DUE TO TIME LIMIT ***")
+    job.e("srun: Job step aborted: Waiting up to 32 seconds for job step to finish.")
+    sigterm(job, t, date, "12:00:14.330000", agents, ranks)
+    for n in range(4):
+        job.e(f"srun: error: {N[n]}: task {n}: Terminated")
+    job.e("srun: Force Terminated StepId=771204.0")
+    write(
+        job,
+        {
+            "description": "Slurm 24.11, torchrun on 4 nodes trains for 4 hours (2,300 progress lines after the NCCL "
+            "init) and is cancelled DUE TO TIME LIMIT; torchrun's SIGTERM shutdown and the Terminated tasks follow",
+            "top": "job-time-limit",
+            "expected": ["job-time-limit"],
+            "absent": others("job-time-limit"),
+        },
+    )
+
+    job, v, t = job_of("syn-job-time-limit-step-2011", 302, 31877, "2.18.5", 12020, "12.2", (2, 1), label=True)
+    date = "2023-11-20"
+    agents, ranks = nccl(job, v, t, date, "14:20:02")
+    steps(job, 10, 400, (14, 21, 0), task=0)
+    job.e("0: slurmstepd: error: *** STEP 31877.2 ON slinky-0 CANCELLED AT 2023-11-20T15:20:03 DUE TO TIME LIMIT ***")
+    for n in range(4):
+        job.e(f"srun: error: {N[n]}: task {n}: Terminated")
+    job.e("srun: launch/slurm: _step_signal: Terminating StepId=31877.2")
+    write(
+        job,
+        {
+            "description": "Slurm 20.11 with srun --label: an evaluation step started with srun --time=60 hits the "
+            "step's limit (STEP ... DUE TO TIME LIMIT only, no JOB line)",
+            "top": "job-time-limit",
+            "expected": ["job-time-limit"],
+            "absent": others("job-time-limit"),
+        },
+    )
+
+    job, v, t = job_of("near-job-time-limit-scancel-2505", 303, 902311, "2.27.3", 12080, "12.8", (2, 8))
+    date = "2025-08-12"
+    job.o("time limit for this run: 04:00:00")
+    agents, ranks = nccl(job, v, t, date, "09:30:00")
+    steps(job, 10, 300, (9, 31, 0))
+    job.e("srun: Job step aborted: Waiting up to 32 seconds for job step to finish.")
+    job.e(
+        "slurmstepd: error: *** STEP 902311.0 ON slinky-0 CANCELLED AT 2025-08-12T10:02:41 DUE to SIGNAL Terminated ***"
+    )
+    job.e("slurmstepd: error: *** JOB 902311 ON slinky-0 CANCELLED AT 2025-08-12T10:02:41 DUE to SIGNAL Terminated ***")
+    sigterm(job, t, date, "10:02:41.100000", agents, ranks)
+    for n in range(4):
+        job.e(f"srun: error: {N[n]}: task {n}: Terminated")
+    write(
+        job,
+        {
+            "description": "Slurm 25.05 user scancel ('DUE to SIGNAL Terminated', lower-case 'to') half an hour "
+            "into a 4-hour job: not a time limit; reported as an info-level cancel, nothing failed",
+            "top": "preempted",
+            "expected": ["preempted"],
+            "absent": others("preempted"),
+            "healthy": True,
+        },
+    )
+
+    # ---------------------------------------------------------------- job-oom
+    job, v, t = job_of("syn-job-oom-dataloader-2302", 311, 412099, "2.19.3", 12030, "12.3", (2, 2), label=True)
+    date = "2024-03-05"
+    agents, ranks = nccl(job, v, t, date, "11:00:03")
+    steps(job, 10, 120, (11, 1, 0), task=0)
+    job.o("[rank18]: RuntimeError: DataLoader worker (pid 231877) is killed by signal: Killed.", task=2)
+    job.e(
+        "2: slurmstepd: error: Detected 2 oom_kill events in StepId=412099.0. Some of the step tasks have been OOM Killed."
+    )
+    job.e("srun: error: slinky-2: task 2: Out Of Memory")
+    for n in (0, 1, 3):
+        job.e(f"srun: error: {N[n]}: task {n}: Terminated")
+    write(
+        job,
+        {
+            "description": "Slurm 23.02 cgroup v2: DataLoader workers on slinky-2 exhaust host RAM; "
+            "'Detected 2 oom_kill events ... OOM Killed' and 'task 2: Out Of Memory'",
+            "top": "job-oom",
+            "expected": ["job-oom"],
+            "absent": others("job-oom"),
+            "culprits": {"job-oom": {"hosts": ["slinky-2"]}},
+        },
+    )
+
+    job, v, t = job_of("syn-job-oom-cgroup-2011", 312, 22871, "2.18.3", 12020, "12.2", (2, 1))
+    date = "2023-10-02"
+    agents, ranks = nccl(job, v, t, date, "16:10:00")
+    job.e(
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=22871.batch cgroup. Some of your processes may "
+        "have been killed by the cgroup out-of-memory handler."
+    )
+    job.e(child := "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ")
+    job.e(g.child_failed(t, "train.py", "slinky-0", "2023-10-02_16:12:44", 3, 3, -9, ranks[3].pid,
+                         f"Signal 9 (SIGKILL) received by PID {ranks[3].pid}"))  # fmt: skip
+    del child
+    write(
+        job,
+        {
+            "description": "Slurm 20.11 wording 'oom-kill event(s) in StepId=... cgroup': torchrun launched in the "
+            "batch step shares the batch memory limit; a worker gets SIGKILL (exitcode -9)",
+            "top": "job-oom",
+            "expected": ["job-oom"],
+            "absent": others("job-oom"),
+        },
+    )
+
+    # ---------------------------------------------------------------- cuda-oom (also the near miss of job-oom)
+    job, v, t = job_of("syn-cuda-oom-rank5-capacty-2.1", 321, 50112, "2.18.5", 12020, "12.2", (2, 1))
+    date = "2023-12-01"
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    steps(job, 10, 60, (10, 1, 0))
+    job.o(["[rank5]: Traceback (most recent call last):",
+           '[rank5]:   File "/workspace/train.py", line 211, in <module>',
+           "[rank5]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total "
+           "capacty of 79.15 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 77.91 GiB "
+           "memory in use. Of the allocated memory 74.02 GiB is allocated by PyTorch, and 2.37 GiB is reserved by "
+           "PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to "
+           "avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"])  # fmt: skip
+    job.e("srun: error: slinky-0: task 0: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "PyTorch 2.1 ('total capacty' typo) on rank 5: CUDA OOM with the sizes stated; host "
+            "memory is fine (not job-oom)",
+            "top": "cuda-oom",
+            "expected": ["cuda-oom"],
+            "absent": others("cuda-oom"),
+            "culprits": {"cuda-oom": {"ranks": [5]}},
+        },
+    )
+
+    job, v, t = job_of("syn-cuda-oom-rank0-store-2.5", 322, 66120, "2.21.5", 12040, "12.4", (2, 5))
+    date = "2024-11-19"
+    job.o("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 11.72 GiB. GPU 0 has a total "
+          "capacity of 79.10 GiB of which 8.31 GiB is free. Process 40112 has 1.02 GiB memory in use. Including "
+          "non-PyTorch memory, this process has 69.76 GiB memory in use. Of the allocated memory 67.20 GiB is allocated "
+          "by PyTorch, and 1.05 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+          "try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
+          "Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")  # fmt: skip
+    for r in range(1, 32, 5):
+        job.o(f"[rank{r}]: torch.distributed.DistBackendError: [{r}] is setting up NCCL communicator and retrieving "
+              f"ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Failed to "
+              "recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?")  # fmt: skip
+    write(
+        job,
+        {
+            "description": "PyTorch 2.5: rank 0 loads the model onto GPU 0 and dies of CUDA OOM before creating the "
+            "NCCL communicator; the other ranks' store->get errors are consequences, not a rendezvous problem",
+            "top": "cuda-oom",
+            "expected": ["cuda-oom"],
+            "absent": others("cuda-oom"),
+            "culprits": {"cuda-oom": {"ranks": [0]}},
+        },
+    )
+
+    job, v, t = job_of("near-cuda-oom-memory-report", 323, 66121, "2.23.4", 12060, "12.6", (2, 6))
+    date = "2025-01-10"
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    steps(job, 10, 200, (10, 1, 0))
+    job.o(
+        [
+            "max memory allocated: 71.2 GiB of 79.1 GiB (CUDA out of memory avoided with activation checkpointing)",
+            "training finished: 200 steps",
+        ]
+    )
+    write(
+        job,
+        {
+            "description": "healthy run that prints a memory report mentioning 'CUDA out of memory' in prose",
+            "expected": [],
+            "absent": others(),
+            "healthy": True,
+        },
+    )
+
+    # ---------------------------------------------------------------- node-failure
+    job, v, t = job_of("syn-node-failure-2308", 331, 230881, "2.20.5", 12040, "12.4", (2, 3))
+    date = "2024-06-02"
+    agents, ranks = nccl(job, v, t, date, "02:00:00")
+    steps(job, 10, 800, (2, 1, 0))
+    for r in ranks[:24:3]:
+        job.o(g.warn(v, r, "2024-06-02 03:21:07", "misc/socket.cc:50",
+                     f"socketProgress: Connection closed by remote peer slinky-3.cluster<{40000 + r.rank}>")[0])  # fmt: skip
+    job.e("srun: error: Node failure on slinky-3")
+    job.e(
+        "slurmstepd: error: *** JOB 230881 ON slinky-0 CANCELLED AT 2024-06-02T03:21:40 DUE TO NODE FAILURE, SEE "
+        "SLURMCTLD LOG FOR DETAILS ***"
+    )
+    for n in range(3):
+        job.e(f"srun: error: {N[n]}: task {n}: Terminated")
+    write(
+        job,
+        {
+            "description": "Slurm 23.02: slinky-3 dies mid-training; NCCL on the others sees 'Connection closed by "
+            "remote peer slinky-3', srun says 'Node failure on slinky-3' and slinky-0 prints the NODE FAILURE banner",
+            "top": "node-failure",
+            "expected": ["node-failure"],
+            "absent": others("node-failure"),
+            "culprits": {"node-failure": {"hosts": ["slinky-3"]}},
+        },
+    )
+
+    job, v, t = job_of("syn-node-failure-launch-2011", 332, 19021, "2.18.3", 12020, "12.2", (2, 1))
+    job.e(
+        [
+            "srun: error: Task launch for StepId=19021.0 failed on node slinky-1: Communication connection failure",
+            "srun: error: Application launch failed: Communication connection failure",
+            "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+            "srun: error: Aborting, io error and missing step on node 1",
+            "srun: error: Timed out waiting for job step to complete",
+        ]
+    )
+    write(
+        job,
+        {
+            "description": "Slurm 20.11: slurmd on slinky-1 does not answer; task launch fails there and srun "
+            "aborts the step (io error on node index 1)",
+            "top": "node-failure",
+            "expected": ["node-failure"],
+            "absent": others("node-failure"),
+            "culprits": {"node-failure": {"hosts": ["slinky-1"]}},
+        },
+    )
+
+    job, v, t = job_of("near-node-failure-peer-crash", 333, 230882, "2.20.5", 12040, "12.4", (2, 3))
+    date = "2024-06-03"
+    agents, ranks = nccl(job, v, t, date, "02:00:00")
+    job.o(
+        [
+            "[rank24]: Traceback (most recent call last):",
+            "[rank24]: ValueError: loss is nan at step 310 (checking node failure domain: none)",
+        ]
+    )
+    for r in ranks[:8:2]:
+        job.o(g.warn(v, r, "2024-06-03 02:31:07", "misc/socket.cc:50",
+                     f"socketProgress: Connection closed by remote peer slinky-3.cluster<{40000 + r.rank}>")[0])  # fmt: skip
+    job.e("srun: error: slinky-3: task 3: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "rank 24 on slinky-3 exits with an exception; the others see the peer close its "
+            "connection: that is not a node failure",
+            "top": "unexplained-failure",
+            "expected": ["unexplained-failure"],
+            "absent": others("unexplained-failure"),
+        },
+    )
+
+    # ---------------------------------------------------------------- preempted
+    job, v, t = job_of("syn-preempted-2505", 341, 811002, "2.27.3", 12080, "12.8", (2, 8))
+    date = "2025-09-01"
+    agents, ranks = nccl(job, v, t, date, "20:00:00")
+    steps(job, 10, 500, (20, 1, 0))
+    job.e("slurmstepd: error: *** STEP 811002.0 ON slinky-0 CANCELLED AT 2025-09-01T21:02:11 DUE TO PREEMPTION ***")
+    job.e("slurmstepd: error: *** JOB 811002 ON slinky-0 CANCELLED AT 2025-09-01T21:02:11 DUE TO PREEMPTION ***")
+    sigterm(job, t, date, "21:02:11.004000", agents, ranks)
+    write(
+        job,
+        {
+            "description": "Slurm 25.05, PreemptMode=CANCEL: a higher-priority job preempts the training",
+            "top": "preempted",
+            "expected": ["preempted"],
+            "absent": others("preempted"),
+        },
+    )
+
+    job, v, t = job_of("syn-preempted-requeue-2102", 342, 41177, "2.18.5", 12020, "12.2", (2, 2))
+    job.e("slurmstepd: error: *** JOB 41177 ON slinky-0 CANCELLED AT 2023-05-14T04:10:00 DUE TO JOB REQUEUE ***")
+    job.e("srun: forcing job termination")
+    job.o("start: restart count 1, resuming from /lustre/proj/ckpt/step_4000.pt")
+    write(
+        job,
+        {
+            "description": "Slurm 21.02: the job is requeued (PreemptMode=REQUEUE) and restarts in the same "
+            "output file",
+            "top": "preempted",
+            "expected": ["preempted"],
+            "absent": others("preempted"),
+        },
+    )
+
+    job, v, t = job_of("near-preempted-kill-on-bad-exit", 343, 41178, "2.18.5", 12020, "12.2", (2, 2), label=True)
+    job.o(["1: Traceback (most recent call last):", "1: KeyError: 'labels'"])
+    job.e(
+        [
+            "srun: error: slinky-1: task 1: Exited with exit code 1",
+            "srun: launch/slurm: _step_signal: Terminating StepId=41178.0",
+            "0: slurmstepd: error: *** STEP 41178.0 ON slinky-0 CANCELLED AT 2023-05-15T09:00:00 ***",
+            "srun: error: slinky-0: task 0: Terminated",
+            "srun: error: slinky-2: task 2: Terminated",
+        ]
+    )
+    write(
+        job,
+        {
+            "description": "--kill-on-bad-exit: task 1 raises KeyError; srun cancels the step (plain banner) "
+            "- a failure, not a user's scancel",
+            "top": "unexplained-failure",
+            "expected": ["unexplained-failure"],
+            "absent": others("unexplained-failure"),
+        },
+    )
+
+
 if __name__ == "__main__":
     real()
+    synthetic()
