@@ -36,6 +36,16 @@ DATA = os.path.join(BENCH, "data")
 OUT = os.path.join(BENCH, "out")
 MB = 1e6
 SLURMDIAG = [sys.executable, "-m", "diag"]
+
+
+def _engines() -> list[str]:
+    sys.path.insert(0, ROOT)
+    from diag.engines import available_engines
+
+    return available_engines()
+
+
+ENGINES = _engines()
 C_ENV = {**os.environ, "LC_ALL": "C"}
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 RG_BASE = "rg --no-unicode -c -f"  # the "x rg" baseline: byte semantics, like LC_ALL=C grep
@@ -257,8 +267,10 @@ class Bench:
             run = measure(["grep", "-E", "-c", "-f", self.ere_patterns, path], self.timeout, f"grepU-{tag}")
             locale = os.environ.get("LC_ALL") or os.environ.get("LANG") or "default"
             rows.append(Row(f"grep -E -c -f ({locale})", label, size, run, _count_note(run)))
-        run = measure([*SLURMDIAG, "--format", "json", path], self.timeout, f"slurmdiag-{tag}")
-        rows.append(Row("slurmdiag --format json", label, size, run, _diag_note(run)))
+        for engine in ENGINES:
+            run = measure([*SLURMDIAG, "--format", "json", "--engine", engine, path], self.timeout,
+                          f"slurmdiag-{engine}-{tag}")  # fmt: skip
+            rows.append(Row(f"slurmdiag --format json --engine {engine}", label, size, run, _diag_note(run)))
         self.rows.extend(rows)
         return rows
 
@@ -387,12 +399,12 @@ def startup(bench: Bench, repeats: int = 3) -> None:
 
 # -- prefilter literals -------------------------------------------------------------------------------
 def literal_profile(path: str, sample: int = 20 << 20, top: int = 12) -> list[str]:
-    """Which prefilter literals of slurmdiag's scanner make lines candidates (share of lines, on a sample)."""
+    """Which required literals of slurmdiag's signatures occur most (lines that cost the python engine)."""
     sys.path.insert(0, ROOT)
     from diag.rules import load_rules
     from diag.scan import Scanner
 
-    scanner = Scanner(load_rules())
+    scanner = Scanner(load_rules(), engine="python")
     with open(path, "rb") as f:
         data = f.read(sample)
     lines = data.count(b"\n") or 1
@@ -400,31 +412,13 @@ def literal_profile(path: str, sample: int = 20 << 20, top: int = 12) -> list[st
     for lit in scanner.literals:
         n = data.count(lit.encode())
         if n:
-            owners = ", ".join(f"{o}/{s.name}" for o, s in scanner.by_literal[lit])
+            owners = ", ".join(f"{scanner.entries[i][0]}/{scanner.entries[i][1].name}" for i in scanner.by_literal[lit])
             counts.append((n, lit, owners))
     counts.sort(reverse=True)
-    speed = _prefilter_speed(scanner.literals, data)
-    weak = [lit for lit in scanner.literals if not lit[0].isalnum()]
-    strong = _prefilter_speed([lit for lit in scanner.literals if lit[0].isalnum()], data)
-    timing = (f"the prefilter alternation alone (`re`, {len(scanner.literals)} literals): {speed[0]:.1f} MB/s, "
-              f"{speed[1]:,} candidate lines; without the {len(weak)} literals that begin with a space or punctuation "
-              f"({', '.join(repr(w) for w in weak)}): {strong[0]:.1f} MB/s, {strong[1]:,} candidate lines")  # fmt: skip
     head = f"{len(scanner.literals)} distinct literals; occurrences in the first {len(data) / MB:.0f} MB ({lines:,} lines):"
-    return [timing, head] + [
+    return [head] + [
         f"`{lit!r}`: {n:,} ({100 * n / lines:.1f}% of lines) <- {owners}" for n, lit, owners in counts[:top]
     ]
-
-
-def _prefilter_speed(literals: list[str], data: bytes) -> tuple[float, int]:
-    """MB/s and candidate lines of one ``re`` alternation of ``literals`` (longest first), as scan.py builds it."""
-    ordered = sorted(literals, key=len, reverse=True)
-    rx = re.compile(b"|".join(re.escape(lit.encode()) for lit in ordered))
-    start, pos, hits = time.perf_counter(), 0, 0
-    while (m := rx.search(data, pos)) is not None:
-        hits += 1
-        end = data.find(b"\n", m.end())
-        pos = end + 1 if end >= 0 else len(data)
-    return len(data) / MB / (time.perf_counter() - start), hits
 
 
 # -- report --------------------------------------------------------------------------------------------
@@ -502,13 +496,20 @@ def main(argv: list[str] | None = None) -> int:
         logs.append(path)
         label = f"job log {size_arg}"
         rows = bench.tools(label, path)
-        bench.checks.append(check_planted(rows[-1], path + ".expected.json"))
+        for row in rows:
+            if row.tool.startswith("slurmdiag"):
+                bench.checks.append(f"{row.tool}: " + check_planted(row, path + ".expected.json"))
         _progress(rows)
     if not args.no_patho:
         for label, path in patho_inputs(args.quick, args.seed):
             _progress(bench.tools(label, path, full=False))
 
-    extras = ["## Prefilter literals (slurmdiag's scanner)", "", *[f"* {x}" for x in literal_profile(logs[0])], ""]
+    extras = [
+        "## Required literals (what the python engine searches for)",
+        "",
+        *[f"* {x}" for x in literal_profile(logs[0])],
+        "",
+    ]
     if dropped:
         extras += ["## Patterns grep -E cannot take", "", *[f"* `{d}`" for d in dropped], ""]
     md = report(bench, head, extras)
