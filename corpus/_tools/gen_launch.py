@@ -538,6 +538,425 @@ def synthetic() -> None:  # noqa: C901 - one block per case reads best
         },
     )
 
+    synthetic_launch(g, job_of, nccl, steps, write)
+
+
+def synthetic_launch(g, job_of, nccl, steps, write) -> None:  # noqa: C901
+    N = g.NODES
+    pyx = "slurmstepd: error: pyxis: "
+
+    # ---------------------------------------------------------------- rendezvous-failure
+    job, v, t = job_of("syn-rendezvous-localhost-2.1", 351, 12001, torch=(2, 1), label=True)
+    job.o("MASTER_ADDR=localhost MASTER_PORT=29500 SLURM_JOB_NUM_NODES=4")
+    for n in (1, 2, 3):
+        for _ in range(2):
+            job.e("[E socket.cpp:957] [c10d] The client socket has timed out after 1800s while trying to connect to "
+                  "(localhost, 29500).", task=n)  # fmt: skip
+        job.e(
+            "RuntimeError: The client socket has timed out after 1800s while trying to connect to (localhost, 29500).",
+            task=n,
+        )
+        job.e(f"srun: error: {N[n]}: task {n}: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "PyTorch 2.1, MASTER_ADDR=localhost in a 4-node job: ranks on slinky-1..3 wait 1800 s "
+            "for a store on their own node",
+            "top": "rendezvous-failure",
+            "expected": ["rendezvous-failure"],
+            "absent": others("rendezvous-failure"),
+        },
+    )
+
+    job, v, t = job_of("syn-rendezvous-gai-one-node-2.4", 352, 12002, torch=(2, 4), label=True)
+    job.o("MASTER_ADDR=slinky-0.ib.cluster MASTER_PORT=29500")
+    for i in range(6):
+        job.e(f"[W1001 10:00:{10 + i}.11000000 socket.cpp:697] [c10d] The IPv4 network addresses of (slinky-0.ib.cluster, "
+              "29500) cannot be retrieved (gai error: -2 - Name or service not known).", task=2)  # fmt: skip
+    job.e(
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+        "to (slinky-0.ib.cluster, 29500).",
+        task=2,
+    )
+    job.e("srun: error: slinky-2: task 2: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "PyTorch 2.4: slinky-2 cannot resolve the master's IPoIB name (gai error -2; its "
+            "resolv.conf lacks the ib domain); the others resolve it",
+            "top": "rendezvous-failure",
+            "expected": ["rendezvous-failure"],
+            "absent": others("rendezvous-failure"),
+        },
+    )
+
+    job, v, t = job_of("near-rendezvous-retry-recovered-2.6", 353, 12003, torch=(2, 6))
+    date = "2025-01-10"
+    for i in range(3):
+        job.e(f"[W0110 10:00:0{i}.11000000 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate to host "
+              f"slinky-0:29500 - retrying (try={i}, timeout=600000ms, delay=1000ms): Connection refused")  # fmt: skip
+    agents, ranks = nccl(job, v, t, date, "10:00:05")
+    steps(job, 10, 100, (10, 1, 0))
+    job.o("training finished: 100 steps")
+    write(
+        job,
+        {
+            "description": "TCPStore retry warnings while rank 0 starts, then a healthy run: retries are not a failure",
+            "expected": [],
+            "absent": others(),
+            "healthy": True,
+        },
+    )
+
+    # ---------------------------------------------------------------- port-in-use
+    job, v, t = job_of("syn-port-in-use-torchrun-per-gpu-2.5", 361, 12011, torch=(2, 5), label=True)
+    job.o("srun --ntasks-per-node=8 torchrun --nnodes=4 --nproc-per-node=8 --rdzv-endpoint=slinky-0:29500 train.py")
+    for task in range(1, 8):
+        job.e(f"[W1119 10:00:02.{task}1000000 socket.cpp:752] [c10d] The server socket has failed to listen on any "
+              "local network address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address "
+              "already in use", task=task)  # fmt: skip
+        job.e("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+              "address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use",
+              task=task)  # fmt: skip
+    job.e("srun: error: slinky-0: tasks 1-7: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "PyTorch 2.5: srun --ntasks-per-node=8 starts eight torchrun launchers per node; on "
+            "slinky-0 seven of them fail to bind the rendezvous port (libuv EADDRINUSE)",
+            "top": "port-in-use",
+            "expected": ["port-in-use"],
+            "absent": others("port-in-use"),
+        },
+    )
+
+    job, v, t = job_of("syn-port-in-use-shared-node-2.1", 362, 12012, torch=(2, 1))
+    job.e(["[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already "
+           "in use).",
+           "[W socket.cpp:436] [c10d] The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already "
+           "in use).",
+           "[E socket.cpp:472] [c10d] The server socket has failed to listen on any local network address.",
+           "RuntimeError: The server socket has failed to listen on any local network address. The server socket has "
+           "failed to bind to [::]:29500 (errno: 98 - Address already in use). The server socket has failed to bind to "
+           "0.0.0.0:29500 (errno: 98 - Address already in use)."])  # fmt: skip
+    write(
+        job,
+        {
+            "description": "PyTorch 2.1: another job on the same shared node already holds the default port 29500",
+            "top": "port-in-use",
+            "expected": ["port-in-use"],
+            "absent": others("port-in-use"),
+        },
+    )
+
+    job, v, t = job_of("near-port-in-use-listening-2.1", 363, 12013, torch=(2, 1))
+    date = "2023-12-01"
+    job.e("[I socket.cpp:480] [c10d] The server socket has started to listen on [::]:29500.")
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    job.o("training finished: port 29500 released")
+    write(
+        job,
+        {
+            "description": "the store listens on 29500 and the run is healthy",
+            "expected": [],
+            "absent": others(),
+            "healthy": True,
+        },
+    )
+
+    # ---------------------------------------------------------------- world-size-mismatch
+    job, v, t = job_of("syn-world-size-rank-count-2.18", 371, 12021, "2.18.5", 12020, "12.2", (2, 1))
+    agents, ranks = g.make_ranks(job)
+    for r in ranks[:16:4]:
+        job.o(g.warn(v, r, "", "bootstrap.cc:259", "Bootstrap Root : mismatch in rank count from procs 16 : 32")[0])
+    job.o("[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1251, internal error")
+    write(
+        job,
+        {
+            "description": "NCCL 2.18: half the nodes were started with WORLD_SIZE=16, the others 32 (a hard-coded "
+            "--nnodes on two nodes)",
+            "top": "world-size-mismatch",
+            "expected": ["world-size-mismatch"],
+            "absent": others("world-size-mismatch"),
+        },
+    )
+
+    job, v, t = job_of("syn-world-size-checked-in-2.23", 372, 12022, "2.23.4", 12060, "12.6", (2, 6), label=True)
+    agents, ranks = g.make_ranks(job)
+    job.o("srun --ntasks-per-node=8 python train.py   # RANK taken from LOCAL_RANK")
+    for r in ranks[:3]:
+        job.o(g.warn(v, r, "2025-01-14 09:12:44", "bootstrap.cc:270",
+                     "Bootstrap Root : rank 0 of 32 ranks has already checked in")[0], task=0)  # fmt: skip
+    job.e("srun: error: slinky-0: task 0: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "NCCL 2.23: every node's task 0 sets RANK=LOCAL_RANK, so rank 0 checks in four times",
+            "top": "world-size-mismatch",
+            "expected": ["world-size-mismatch"],
+            "absent": others("world-size-mismatch"),
+        },
+    )
+
+    job, v, t = job_of("near-world-size-step-created", 373, 12023, "2.23.4", 12060, "12.6", (2, 6))
+    date = "2025-01-14"
+    job.e(
+        [
+            "srun: Job 12023 step creation temporarily disabled, retrying (Requested nodes are busy)",
+            "srun: Step created for job 12023",
+        ]
+    )
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    job.o("training finished")
+    write(
+        job,
+        {
+            "description": "a step waits for busy nodes and then starts: not a layout mismatch",
+            "expected": [],
+            "absent": others(),
+            "healthy": True,
+        },
+    )
+
+    # ---------------------------------------------------------------- container-import-failure
+    img = "docker.io#library/pytorch:2.5.1-cuda12.4"
+    job, v, t = job_of("syn-container-import-429", 381, 12031)
+    for _ in range(4):
+        job.e(f"pyxis: importing docker image: {img}")
+    for n in range(4):
+        job.e([f"{pyx}child {4100 + n} failed with error code: 1", f"{pyx}failed to import docker image",
+               f"{pyx}printing enroot log file:", f"{pyx}    [INFO] Querying registry for permission grant",
+               f"{pyx}    [INFO] Authenticating with user: <anonymous>",
+               f"{pyx}    [INFO] Authentication succeeded", f"{pyx}    [INFO] Fetching image manifest list",
+               f"{pyx}    [ERROR] URL https://registry-1.docker.io/v2/library/pytorch/manifests/2.5.1-cuda12.4 "
+               "returned error code: 429 ",
+               f"{pyx}couldn't start container",
+               "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+               "slurmstepd: error: Failed to invoke spank plugin stack"])  # fmt: skip
+        job.e(f"srun: error: {N[n]}: task {n}: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "pyxis 0.20: four nodes pull from Docker Hub anonymously at once and hit the rate limit "
+            "('returned error code: 429 ' with the trailing space)",
+            "top": "container-import-failure",
+            "expected": ["container-import-failure"],
+            "absent": others("container-import-failure"),
+        },
+    )
+
+    job, v, t = job_of("syn-container-import-401-nvcr", 382, 12032)
+    job.e(["pyxis: importing docker image: nvcr.io#nvidia/nemo:24.07",
+           f"{pyx}child 5120 failed with error code: 1",
+           f"{pyx}failed to import docker image: nvcr.io#nvidia/nemo:24.07",
+           f"{pyx}printing enroot log file:",
+           f"{pyx}    [INFO] Querying registry for permission grant",
+           f"{pyx}    [INFO] Authenticating with user: $oauthtoken",
+           f"{pyx}    [ERROR] URL https://nvcr.io/proxy_auth?account=$oauthtoken&scope=repository:nvidia/nemo:pull "
+           "returned error code: 401 Unauthorized",
+           "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+           "srun: error: slinky-0: task 0: Exited with exit code 1"])  # fmt: skip
+    write(
+        job,
+        {
+            "description": "pyxis 0.24 wording (image in the error line): NGC key expired, 401 Unauthorized",
+            "top": "container-import-failure",
+            "expected": ["container-import-failure"],
+            "absent": others("container-import-failure"),
+        },
+    )
+
+    job, v, t = job_of("near-container-import-ok", 383, 12033)
+    date = "2025-01-14"
+    job.e([f"pyxis: importing docker image: {img}", f"pyxis: imported docker image: {img}"])
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    job.o(
+        ["curl: (22) The requested URL returned error: 404 (optional metrics endpoint, ignored)", "training finished"]
+    )
+    write(
+        job,
+        {
+            "description": "image imports fine; a curl 404 from an optional metrics push is not an import failure",
+            "expected": [],
+            "absent": others(),
+            "healthy": True,
+        },
+    )
+
+    # ---------------------------------------------------------------- container-runtime-error
+    job, v, t = job_of("syn-container-runtime-ib-mount", 391, 12041)
+    job.e([f"pyxis: imported docker image: {img}",
+           "slurmstepd-slinky-3: error: pyxis: container start failed with error code: 1",
+           "slurmstepd-slinky-3: error: pyxis: printing enroot log file:",
+           "slurmstepd-slinky-3: error: pyxis:     enroot-mount: failed to mount: /dev/infiniband at "
+           "/run/pyxis/0/12041.0/dev/infiniband: No such file or directory",
+           "slurmstepd-slinky-3: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+           "srun: error: slinky-3: task 3: Exited with exit code 1"])  # fmt: skip
+    write(
+        job,
+        {
+            "description": "--container-mounts=/dev/infiniband:/dev/infiniband, but slinky-3 has no IB driver: "
+            "enroot-mount fails there only",
+            "top": "container-runtime-error",
+            "expected": ["container-runtime-error"],
+            "absent": others("container-runtime-error"),
+            "culprits": {"container-runtime-error": {"hosts": ["slinky-3"]}},
+        },
+    )
+
+    job, v, t = job_of("syn-container-runtime-hook", 392, 12042)
+    job.e([f"pyxis: imported docker image: {img}",
+           f"{pyx}couldn't start container",
+           f"{pyx}printing enroot log file:",
+           f"{pyx}    nvidia-container-cli: initialization error: nvml error: driver/library version mismatch",
+           f"{pyx}    [ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1",
+           "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+           "srun: error: slinky-1: task 1: Exited with exit code 1"])  # fmt: skip
+    write(
+        job,
+        {
+            "description": "pyxis 0.19: the NVIDIA enroot hook fails (driver upgraded, node not rebooted)",
+            "top": "container-runtime-error",
+            "expected": ["container-runtime-error"],
+            "absent": others("container-runtime-error"),
+        },
+    )
+
+    job, v, t = job_of("near-container-runtime-name-other-node", 393, 12043)
+    job.e(
+        [
+            'slurmstepd: error: pyxis: error: a container with name "train" does not exist, and --container-image is not set',
+            "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+        ]
+    )
+    for n in (1, 2, 3):
+        job.e(f"srun: error: {N[n]}: task {n}: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "a named container exists only on the node that created it: node-local storage, not a "
+            "runtime error",
+            "top": "node-local-path",
+            "expected": ["node-local-path"],
+            "absent": others("node-local-path"),
+        },
+    )
+
+    # ---------------------------------------------------------------- shared-storage-missing
+    job, v, t = job_of("syn-shared-storage-stale-nfs", 401, 12051, label=True)
+    date = "2025-01-14"
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    job.o(
+        [
+            "[rank12]: Traceback (most recent call last):",
+            "[rank12]: OSError: [Errno 116] Stale file handle: '/nfs/proj/data/tokens-0007.bin'",
+        ],
+        task=1,
+    )
+    job.e("srun: error: slinky-1: task 1: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "the NFS server was restarted and slinky-1 kept a stale handle",
+            "top": "shared-storage-missing",
+            "expected": ["shared-storage-missing"],
+            "absent": others("shared-storage-missing"),
+            "culprits": {"shared-storage-missing": {"hosts": ["slinky-1"]}},
+        },
+    )
+
+    job, v, t = job_of("syn-shared-storage-lustre-one-node", 402, 12052, label=True)
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    for r in (16, 19, 23):
+        job.o(f"[rank{r}]: FileNotFoundError: [Errno 2] No such file or directory: '/lustre/fs1/datasets/c4/"
+              f"shard-{r:05d}.arrow'", task=2)  # fmt: skip
+    job.e("srun: error: slinky-2: task 2: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "/lustre is not mounted on slinky-2: its ranks cannot open dataset shards the other "
+            "three nodes read",
+            "top": "shared-storage-missing",
+            "expected": ["shared-storage-missing"],
+            "absent": others("shared-storage-missing"),
+            "culprits": {"shared-storage-missing": {"hosts": ["slinky-2"]}},
+        },
+    )
+
+    job, v, t = job_of("near-shared-storage-wrong-path", 403, 12053, label=True)
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    for r in range(0, 32, 8):
+        job.o(f"[rank{r}]: FileNotFoundError: [Errno 2] No such file or directory: '/lustre/fs1/datsets/c4/"
+              "shard-00000.arrow'", task=r // 8)  # fmt: skip
+    for n in range(4):
+        job.e(f"srun: error: {N[n]}: task {n}: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "a typo in the dataset path: every node fails the same way, so the path is wrong, "
+            "not a missing mount",
+            "top": "unexplained-failure",
+            "expected": ["unexplained-failure"],
+            "absent": others("unexplained-failure"),
+        },
+    )
+
+    # ---------------------------------------------------------------- gpu-xid
+    job, v, t = job_of("syn-gpu-xid-79-epilog", 411, 12061, "2.21.5", 12040, "12.4", (2, 4))
+    date = "2024-09-09"
+    agents, ranks = nccl(job, v, t, date, "10:00:00")
+    steps(job, 10, 300, (10, 1, 0))
+    job.o(["[rank13]: RuntimeError: CUDA error: unspecified launch failure",
+           "slinky-1: [Mon Sep  9 10:51:07 2024] NVRM: Xid (PCI:0000:5d:00): 79, pid=1907, name=python, GPU has fallen "
+           "off the bus.",
+           "slinky-1: [Mon Sep  9 10:51:07 2024] NVRM: GPU 0000:5d:00.0: GPU has fallen off the bus."])  # fmt: skip
+    write(
+        job,
+        {
+            "description": "GPU 3 of slinky-1 falls off the bus (Xid 79, printed by the epilog's dmesg)",
+            "top": "gpu-xid",
+            "expected": ["gpu-xid"],
+            "absent": others("gpu-xid"),
+            "culprits": {"gpu-xid": {"hosts": ["slinky-1"]}},
+        },
+    )
+
+    job, v, t = job_of("syn-gpu-xid-48-ecc", 412, 12062, "2.23.4", 12060, "12.6", (2, 6))
+    job.o(["[rank21]: RuntimeError: CUDA error: uncorrectable ECC error encountered",
+           "slinky-2: [ 9123.443211] NVRM: Xid (PCI:0000:9a:00): 48, pid=20412, name=python3, An uncorrectable double "
+           "bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x3f2a1000 partition 3, "
+           "subpartition 0.",
+           "slinky-2: [ 9123.443300] NVRM: Xid (PCI:0000:9a:00): 63, pid=20412, name=python3, Row Remapper: New row "
+           "(0x00000000000011a2) marked for remapping, reset gpu to activate."])  # fmt: skip
+    write(
+        job,
+        {
+            "description": "double-bit ECC error (Xid 48, then row remapping Xid 63) on slinky-2; rank 21 sees "
+            "'uncorrectable ECC error encountered'",
+            "top": "gpu-xid",
+            "expected": ["gpu-xid"],
+            "absent": others("gpu-xid"),
+            "culprits": {"gpu-xid": {"hosts": ["slinky-2"]}},
+        },
+    )
+
+    job, v, t = job_of("near-gpu-xid-13-application", 413, 12063, "2.23.4", 12060, "12.6", (2, 6))
+    job.o(["[rank4]: RuntimeError: CUDA error: an illegal memory access was encountered",
+           "slinky-0: [ 812.1] NVRM: Xid (PCI:0000:9a:00): 13, pid=3301, name=python3, Graphics SM Warp Exception on "
+           "(GPC 1, TPC 0, SM 0): Out Of Range Address",
+           "slinky-0: [ 812.2] NVRM: Xid (PCI:0000:9a:00): 45, pid=3301, name=python3, Ch 00000010"])  # fmt: skip
+    job.e("srun: error: slinky-0: task 0: Exited with exit code 1")
+    write(
+        job,
+        {
+            "description": "Xid 13 (out-of-range address) then 45 (cleanup): the program's own illegal access; "
+            "gpu-xid is only a warning and the failure stays unexplained",
+            "top": "unexplained-failure",
+            "expected": ["unexplained-failure"],
+            "absent": others("unexplained-failure", "gpu-xid"),
+        },
+    )
+
 
 if __name__ == "__main__":
     real()
