@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-
 from diag.framing import Frame
 from diag.literals import best_literal
 from diag.rules import Signature
