@@ -54,21 +54,30 @@ def cli() -> None:
     """
 
 
+def _report_options(fn):
+    """The options every diagnosing command shares (diagnose, job)."""
+    options = (
+        click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True),
+        click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."),
+        click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
+                     help="Exit 1 when a finding has this severity or worse."),
+        click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False),
+                     help="Extra rule directory (repeatable; also $SLURMDIAG_RULES)."),
+        click.option("--disable", multiple=True, metavar="ID", help="Turn a rule off (repeatable)."),
+    )  # fmt: skip
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
 @cli.command()
 @click.argument("paths", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
-@click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
-              help="Exit 1 when a finding has this severity or worse.")  # fmt: skip
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False),
-              help="Extra rule directory (repeatable; also $SLURMDIAG_RULES).")  # fmt: skip
-@click.option("--disable", multiple=True, metavar="ID", help="Turn a rule off (repeatable).")
+@_report_options
 @click.option("--per-file", is_flag=True, help="Diagnose each file on its own instead of as one job.")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, color) -> None:
     """Diagnose the job whose logs are at PATHS."""
     from diag.api import diagnose_paths
-    from diag.causes import severity_rank
 
     if not paths:
         if sys.stdin.isatty():
@@ -76,6 +85,13 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, color) -
         paths = ("-",)
     rules = _load_rules(rule_dirs, disable)
     reports, problems = diagnose_paths(paths, rules, per_file=per_file)
+    _emit(reports, problems, fmt, output, fail_on, color, per_file)
+
+
+def _emit(reports, problems, fmt, output, fail_on, color, per_file=False, need_input=True) -> None:
+    """Report input problems, render, write, and exit with the --fail-on status."""
+    from diag.causes import severity_rank
+
     for problem in problems:
         click.echo(problem.message(), err=True)
     read_any = False
@@ -85,7 +101,7 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, color) -
                 click.echo(f"slurmdiag: {stats.path}: {stats.error}", err=True)
             if stats.bytes_read or not stats.error:
                 read_any = True
-    if not read_any:
+    if need_input and not read_any:
         _fail("nothing could be read")
     color = (output is None and sys.stdout.isatty()) if color is None else color
     text = _render(reports, fmt, color, per_file)
@@ -126,6 +142,54 @@ def _write_stdout(text: str) -> None:
         # A reader like `head` went away: not an error of ours.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+
+
+@cli.command()
+@click.argument("job_id", metavar="JOBID")
+@_report_options
+@click.option("--max-seconds", type=float, default=None, help="Time budget: big files are read head and tail.")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
+def job(job_id, fmt, output, fail_on, rule_dirs, disable, max_seconds, color) -> None:
+    """Diagnose Slurm job JOBID (123, array task 123_4, het component 123+1): ask Slurm for its
+    state and output files, read them as one job, and weigh Slurm's verdict with the logs."""
+    from diag.slurm import SlurmError, job_files, query_job
+    from diag.slurm_job import budget_bytes, diagnose_job
+
+    try:
+        jobs = query_job(job_id)
+    except SlurmError as exc:
+        _fail(str(exc))
+    rules = _load_rules(rule_dirs, disable)
+    max_bytes = None
+    if max_seconds:
+        from diag.epilog import SCAN_BYTES_PER_SECOND
+
+        max_bytes = budget_bytes(job_files(jobs)[0], max_seconds * 0.8, SCAN_BYTES_PER_SECOND)
+    report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes)
+    _emit([report], report.problems, fmt, output, fail_on, color, need_input=False)
+
+
+@cli.command()
+@click.argument("job_id", metavar="[JOBID]", required=False)
+@click.option("--output-dir", type=click.Path(file_okay=False), help="Where to write (default: by the .out).")
+@click.option("--max-seconds", type=float, default=60.0, show_default=True, help="Time budget.")
+@click.option("--log-file", type=click.Path(dir_okay=False), envvar="SLURMDIAG_EPILOG_LOG", help="Also log here.")
+@click.option("--format", "formats", type=click.Choice(("markdown", "json")), multiple=True, help="Default: both.")
+@click.option("--all-nodes", is_flag=True, help="Run on every node, not just the first.")
+@click.option("--wait-final", is_flag=True, help="Detach; wait for the final JobState.")
+@click.option("--keep-privileges", is_flag=True, help="As root, do not become the job's user.")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option("--disable", multiple=True, metavar="ID")
+def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_final, keep_privileges, rule_dirs,
+           disable) -> None:  # fmt: skip
+    """Diagnose the job that just ended (SLURM_JOB_ID, or JOBID as strigger passes it) and write
+    slurmdiag-JOBID.md/.json. Always exits 0: an epilog must never fail because of slurmdiag."""
+    from diag.epilog import EpilogOptions, run_epilog
+
+    opts = EpilogOptions(job_id=job_id, output_dir=output_dir, max_seconds=max_seconds, log_file=log_file,
+                         formats=formats or ("markdown", "json"), all_nodes=all_nodes, wait_final=wait_final,
+                         drop_privileges=not keep_privileges, rule_dirs=rule_dirs, disabled=disable)  # fmt: skip
+    sys.exit(run_epilog(opts))
 
 
 @cli.command("rules")

@@ -43,6 +43,10 @@ def render_markdown(report: Report) -> str:
     out = [f"## slurmdiag post-mortem: {title}", ""]
     out.append(f"**Summary:** {safe_text(report.summary())}")
     out.append("")
+    if report.slurm or report.notes:  # slurmdiag job / epilog: Slurm's record, and where it disagrees
+        from diag.slurm_job import slurm_lines
+
+        out += [f"- {line}" for line in slurm_lines(report)] + [""]
     out.append(f"- nodes: {facts.node_count() or 'unknown'}; ranks: {facts.max_nranks or 'unknown'}")
     if facts.versions:
         out.append(f"- NCCL: {', '.join(sorted(facts.versions))}")

@@ -66,6 +66,8 @@ class Report:
     facts: Facts
     problems: list[InputProblem] = field(default_factory=list)
     job: str | None = None
+    slurm: list[dict] = field(default_factory=list)  # Slurm's record of the job (slurmdiag job / epilog)
+    notes: list[str] = field(default_factory=list)  # where Slurm and the logs disagree, budget cuts
 
     def top(self) -> Finding | None:
         return self.findings[0] if self.findings else None
@@ -89,6 +91,8 @@ class Report:
             "facts": self.facts.to_json(),
             "inputs": [i.to_json() for i in self.inputs],
             "problems": [{"path": p.path, "reason": p.reason} for p in self.problems],
+            "slurm": self.slurm or None,
+            "notes": self.notes,
         }
 
 

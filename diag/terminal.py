@@ -61,6 +61,10 @@ def _finding_lines(f: Finding, nested: bool) -> list[tuple[str, str]]:
 
 def report_lines(report: Report) -> list[tuple[str, str]]:
     out = _header(report)
+    if report.slurm or report.notes:  # slurmdiag job / epilog: Slurm's record, and where it disagrees
+        from diag.slurm_job import slurm_lines
+
+        out += [("yellow" if line.startswith("note") else "", line) for line in slurm_lines(report)] + [("", "")]
     if not report.findings:
         out.append(("bold green", f"✔ {report.summary()}"))
         return out

@@ -1,0 +1,259 @@
+"""``slurmdiag epilog``: diagnose the job that just ended, from Slurm's Epilog/EpilogSlurmctld/strigger.
+
+It must never fail the epilog (a failing Epilog drains the node): every error is logged and the
+exit status is 0. It reads the job from the environment Slurm sets (``SLURM_JOB_ID``,
+``SLURM_ARRAY_JOB_ID``/``SLURM_ARRAY_TASK_ID``, ``SLURM_JOB_NODELIST``, ``SLURM_JOB_UID`` ...),
+drops root privileges to the job's user before reading the job's files (a user's symlink must
+not make root read or overwrite anything), and stays within ``--max-seconds``: past a budget only
+the head and tail of big files are read, and a hard alarm ends it regardless.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from diag.hostlist import expand
+from diag.slurm import JobInfo, SlurmError, job_files, query_job
+
+SCAN_BYTES_PER_SECOND = 5e6  # conservative: bench/ measures 8-9 MB/s on realistic logs
+SETTLED_WAIT_S = 0.5
+UNSETTLED_STATES = ("COMPLETING", "RUNNING", "CONFIGURING", "PENDING", "REQUEUED", "RESIZING", "SUSPENDED", "STOPPED")
+
+
+@dataclass
+class EpilogOptions:
+    job_id: str | None = None
+    output_dir: str | None = None
+    max_seconds: float = 60.0
+    log_file: str | None = None
+    formats: Sequence[str] = ("markdown", "json")
+    all_nodes: bool = False
+    wait_final: bool = False
+    drop_privileges: bool = True
+    rule_dirs: Sequence[str] = ()
+    disabled: Sequence[str] = ()
+
+
+class Log:
+    """One line per event to stderr and, when configured, appended to a log file."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+
+    def __call__(self, message: str) -> None:
+        line = f"slurmdiag epilog: {message}"
+        with contextlib.suppress(OSError):
+            print(line, file=sys.stderr, flush=True)
+        if self.path:
+            try:
+                with open(self.path, "a", encoding="utf-8") as fh:
+                    fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {line}\n")
+            except OSError:
+                pass
+
+
+def job_id_from_env(env: Mapping[str, str]) -> str | None:
+    """``123_4`` for an array task (its files carry that form), else ``SLURM_JOB_ID``."""
+    array_job, array_task = env.get("SLURM_ARRAY_JOB_ID"), env.get("SLURM_ARRAY_TASK_ID")
+    if array_job and array_task and array_task.isdigit():
+        return f"{array_job}_{array_task}"
+    return env.get("SLURM_JOB_ID") or env.get("SLURM_JOBID")
+
+
+def should_run_here(env: Mapping[str, str]) -> bool:
+    """A slurmd Epilog runs on every node of the job: diagnose once, on the first node."""
+    node = env.get("SLURMD_NODENAME")
+    if env.get("SLURM_SCRIPT_CONTEXT", "epilog_slurmd") != "epilog_slurmd" or not node:
+        return True
+    nodes = expand(env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or "")
+    return not nodes or nodes[0] == node
+
+
+def _wait_status(value: str | None) -> str:
+    """``SLURM_JOB_DERIVED_EC`` is a raw wait status (768 = exit 3) -> ``3:0``."""
+    if not value or not value.isdigit():
+        return ""
+    n = int(value)
+    return f"{n >> 8}:{n & 0x7F}"
+
+
+def job_from_env(job_id: str, env: Mapping[str, str]) -> JobInfo:
+    """What the epilog environment alone says, when Slurm's commands cannot answer."""
+    array_job, array_task = env.get("SLURM_ARRAY_JOB_ID", ""), env.get("SLURM_ARRAY_TASK_ID", "")
+    node_list = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or ""
+    stdout = env.get("SLURM_JOB_STDOUT", "")
+    return JobInfo(
+        job_id=job_id,
+        raw_id=env.get("SLURM_JOB_ID", ""),
+        name=env.get("SLURM_JOB_NAME", ""),
+        user=env.get("SLURM_JOB_USER", ""),
+        exit_code=env.get("SLURM_JOB_EXIT_CODE2", ""),
+        derived_exit_code=_wait_status(env.get("SLURM_JOB_DERIVED_EC")),
+        node_list=node_list,
+        nodes=expand(node_list) if node_list else [],
+        num_nodes=int(env.get("SLURM_JOB_NUM_NODES", "0") or 0) if env.get("SLURM_JOB_NUM_NODES", "").isdigit() else 0,
+        restarts=int(env["SLURM_JOB_RESTART_COUNT"]) if env.get("SLURM_JOB_RESTART_COUNT", "").isdigit() else 0,
+        stdout=stdout,
+        stderr=env.get("SLURM_JOB_STDERR", "") or stdout,
+        work_dir=env.get("SLURM_JOB_WORK_DIR", ""),
+        array_job_id=array_job,
+        array_task_id=array_task,
+        source="epilog environment",
+    )
+
+
+def drop_privileges(env: Mapping[str, str], log: Log) -> None:
+    """Become the job's user (when running as root and Slurm says who it is)."""
+    if os.geteuid() != 0:
+        return
+    uid, gid = env.get("SLURM_JOB_UID", ""), env.get("SLURM_JOB_GID", "")
+    if not uid.isdigit() or uid == "0":
+        return
+    os.setgroups([])
+    if gid.isdigit():
+        os.setgid(int(gid))
+    os.setuid(int(uid))
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Create-then-rename in the same directory: never writes through an existing symlink."""
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".slurmdiag-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _alarm(_signum, _frame):
+    raise _OutOfTime
+
+
+def run_epilog(opts: EpilogOptions, env: Mapping[str, str] | None = None) -> int:
+    """Always 0: the epilog must not fail because of us."""
+    env = os.environ if env is None else env
+    log = Log(opts.log_file)
+    try:
+        if not should_run_here(env) and not opts.all_nodes:
+            return 0
+        job_id = opts.job_id or job_id_from_env(env)
+        if not job_id:
+            log("no job: SLURM_JOB_ID is not set and no JOBID was given")
+            return 0
+        if opts.wait_final and not _detach():
+            return 0  # the parent: the detached child does the work
+        if opts.drop_privileges:
+            drop_privileges(env, log)
+        _run_bounded(job_id, opts, env, log)
+    except BaseException as exc:  # noqa: BLE001 - never fail the epilog, whatever happens
+        if isinstance(exc, SystemExit) and exc.code in (0, None):
+            return 0
+        log(f"job {opts.job_id or job_id_from_env(env)}: internal error: {type(exc).__name__}: {exc}")
+    return 0
+
+
+def _detach() -> bool:
+    """Double fork: True in the detached grandchild, False in the caller (which returns at once)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() > 0:
+        return False
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(devnull, fd)
+    return True
+
+
+def _run_bounded(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: Log) -> None:
+    start = time.monotonic()
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(opts.max_seconds, 1.0))
+    try:
+        paths = _diagnose_and_write(job_id, opts, env, log, start)
+        log(f"job {job_id}: wrote {', '.join(paths)} in {time.monotonic() - start:.2f} s")
+    except _OutOfTime:
+        log(f"job {job_id}: gave up after --max-seconds={opts.max_seconds:g}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _query(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: Log, start: float) -> list[JobInfo]:
+    try:
+        jobs = query_job(job_id, raw=True)
+    except SlurmError as exc:
+        log(f"job {job_id}: {exc}; using the epilog environment only")
+        return [job_from_env(job_id, env)]
+    if opts.wait_final:
+        # A detached run waits for slurmctld to settle the job (an epilog sees COMPLETING).
+        deadline = start + opts.max_seconds / 3
+        while any(j.base_state in UNSETTLED_STATES for j in jobs) and time.monotonic() < deadline:
+            time.sleep(SETTLED_WAIT_S)
+            try:
+                jobs = query_job(job_id, raw=True)
+            except SlurmError:
+                break
+    for job in jobs:
+        if not job.derived_exit_code and job.job_id == job_id:
+            job.derived_exit_code = _wait_status(env.get("SLURM_JOB_DERIVED_EC"))
+    return jobs
+
+
+def _diagnose_and_write(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: Log, start: float) -> list[str]:
+    from diag.markdown import render_markdown
+    from diag.rules import load_rules
+    from diag.slurm_job import budget_bytes, diagnose_job
+
+    jobs = _query(job_id, opts, env, log, start)
+    if len(jobs) == 1:
+        job_id = jobs[0].job_id  # an array task's files and report carry 123_4, not its numeric id
+    rules = load_rules(opts.rule_dirs, opts.disabled)
+    files, _ = job_files(jobs)
+    left = opts.max_seconds - (time.monotonic() - start)
+    max_bytes = budget_bytes(files, max(left * 0.6, 0.5), SCAN_BYTES_PER_SECOND)
+    report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes)
+    out_dir = opts.output_dir or _next_to_output(jobs, files)
+    written = []
+    renders: dict[str, tuple[str, Callable[[], str]]] = {
+        "markdown": ("md", lambda: render_markdown(report)),
+        "json": ("json", lambda: json.dumps(report.to_json(), indent=2) + "\n"),
+    }
+    for fmt in opts.formats:
+        ext, render = renders[fmt]
+        path = os.path.join(out_dir, f"slurmdiag-{job_id}.{ext}")
+        write_atomic(path, render())
+        written.append(path)
+    return written
+
+
+def _next_to_output(jobs: Sequence[JobInfo], files: Sequence[str]) -> str:
+    for job in jobs:
+        for pattern in (job.stdout, job.stderr):
+            if pattern and os.path.isabs(pattern) and os.path.isdir(os.path.dirname(pattern)):
+                return os.path.dirname(pattern)
+    if files:
+        return os.path.dirname(files[0]) or "."
+    for job in jobs:
+        if job.work_dir and os.path.isdir(job.work_dir):
+            return job.work_dir
+    raise SlurmError(f"job {jobs[0].job_id}: no directory to write the report to (give --output-dir)")

@@ -1,0 +1,464 @@
+"""Ask Slurm about one job: its state, exit codes, nodes and where it wrote its output.
+
+``scontrol show job -o ID`` while slurmctld remembers the job (``MinJobAge``), then accounting
+(``sacct --json``, then ``sacct -P``) once it has forgotten it. Job ids come as ``123``, an array
+task ``123_4`` or a heterogeneous component ``123+1``. Output paths are expanded the way sbatch
+does (``%x %j %u %N %A %a %%``; ``%t %n %s`` become a glob: one file per task/node/step).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from diag.hostlist import expand
+
+JOB_ID_RE = re.compile(r"^(?P<job>\d+)(?:_(?P<task>\d+)|\+(?P<het>\d+))?$")
+_KEY_RE = re.compile(r"(?:^|(?<=\s))(?P<key>[A-Za-z][A-Za-z0-9_:/]*)=")
+_PATTERN_RE = re.compile(r"%(?P<width>\d*)(?P<code>[%AaJjNnstux])")
+LOG_NAME_RE = re.compile(r"\.(?:out|err|log|txt)(?:\.gz)?$")
+COMMAND_TIMEOUT_S = 20
+MAX_RANK_FILES = 4096
+NULL_VALUES = ("", "(null)", "None", "N/A", "Unknown", "n/a")
+# The fields asked of ``sacct -P`` (StdOut/StdErr exist from 23.02; older sacct rejects them, so
+# they are asked for first and dropped on "Invalid field").
+SACCT_FIELDS = (
+    "JobIDRaw,JobID,JobName,User,State,ExitCode,DerivedExitCode,Reason,NodeList,NNodes,Timelimit,Elapsed,"
+    "Start,End,WorkDir,Restarts"
+)
+SACCT_IO_FIELDS = ",StdOut,StdErr"
+
+Runner = Callable[[Sequence[str]], "tuple[int, str, str]"]
+
+
+class SlurmError(Exception):
+    """Slurm could not tell us about the job; the message names what was tried."""
+
+
+@dataclass
+class JobInfo:
+    """What Slurm knows about one job (or one array task / het component)."""
+
+    job_id: str  # as Slurm prints it: 46, 123_4, 123+1
+    raw_id: str = ""  # the numeric JobId (an array task or het component has its own)
+    name: str = ""
+    user: str = ""
+    state: str = ""  # TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, CANCELLED, FAILED, COMPLETED, COMPLETING ...
+    reason: str = ""
+    exit_code: str = ""  # "<status>:<signal>" of the batch script
+    derived_exit_code: str = ""  # the highest exit code of any step (sacct/jobcomp; scontrol has it from 23.02)
+    node_list: str = ""
+    nodes: list[str] = field(default_factory=list)
+    num_nodes: int = 0
+    batch_host: str = ""
+    time_limit: str = ""
+    run_time: str = ""
+    restarts: int = 0
+    stdout: str = ""
+    stderr: str = ""
+    work_dir: str = ""
+    start_time: str = ""
+    end_time: str = ""
+    array_job_id: str = ""
+    array_task_id: str = ""
+    het_job_id: str = ""
+    het_offset: str = ""
+    source: str = "scontrol"  # which command answered
+    raw: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def base_state(self) -> str:
+        """``CANCELLED by 0`` (sacct) -> ``CANCELLED``."""
+        return self.state.split()[0] if self.state else ""
+
+    def to_json(self) -> dict:
+        return {
+            "job_id": self.job_id,
+            "name": self.name,
+            "user": self.user,
+            "state": self.state,
+            "reason": self.reason,
+            "exit_code": self.exit_code,
+            "derived_exit_code": self.derived_exit_code or None,
+            "node_list": self.node_list,
+            "nodes": self.nodes,
+            "num_nodes": self.num_nodes,
+            "time_limit": self.time_limit,
+            "run_time": self.run_time,
+            "restarts": self.restarts,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "source": self.source,
+        }
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def parse_key_values(text: str) -> dict[str, str]:
+    """``Key=value Key2=a value with spaces`` -> dict. Values run to the next `` Key=``, so a path
+    with spaces survives; multi-line (``scontrol show job``) and one-line (``-o``) forms both work."""
+    text = " ".join(text.split())
+    out: dict[str, str] = {}
+    matches = list(_KEY_RE.finditer(text))
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        out.setdefault(m["key"], text[m.end() : end].strip())
+    return out
+
+
+def _clean(value: str | None) -> str:
+    return "" if value is None or value in NULL_VALUES else value
+
+
+def _user(value: str) -> str:
+    return value.split("(", 1)[0]  # "alice(1000)" -> "alice"
+
+
+def parse_scontrol(text: str) -> list[JobInfo]:
+    """Every job record in ``scontrol show job [-o]`` output (records start at ``JobId=``)."""
+    records = [r for r in re.split(r"(?=(?:^|\s)JobId=)", text) if "JobId=" in r]
+    return [job_from_scontrol(parse_key_values(r)) for r in records]
+
+
+def job_from_scontrol(kv: dict[str, str]) -> JobInfo:
+    raw_id = kv.get("JobId", "")
+    array_job, array_task = _clean(kv.get("ArrayJobId")), _clean(kv.get("ArrayTaskId"))
+    het_job, het_offset = _clean(kv.get("HetJobId")), _clean(kv.get("HetJobOffset"))
+    if array_job and array_task:
+        job_id = f"{array_job}_{array_task}"
+    elif het_job and het_offset and het_offset != "0":
+        job_id = f"{het_job}+{het_offset}"
+    else:
+        job_id = raw_id
+    node_list = _clean(kv.get("NodeList"))
+    return JobInfo(
+        job_id=job_id,
+        raw_id=raw_id,
+        name=_clean(kv.get("JobName")),
+        user=_user(kv.get("UserId", "")),
+        state=_clean(kv.get("JobState")),
+        reason=_clean(kv.get("Reason")),
+        exit_code=_clean(kv.get("ExitCode")),
+        derived_exit_code=_clean(kv.get("DerivedExitCode")),
+        node_list=node_list,
+        nodes=expand(node_list) if node_list else [],
+        num_nodes=_int(kv.get("NumNodes")),
+        batch_host=_clean(kv.get("BatchHost")),
+        time_limit=_clean(kv.get("TimeLimit")),
+        run_time=_clean(kv.get("RunTime")),
+        restarts=_int(kv.get("Restarts")),
+        stdout=_clean(kv.get("StdOut")),
+        stderr=_clean(kv.get("StdErr")),
+        work_dir=_clean(kv.get("WorkDir")),
+        start_time=_clean(kv.get("StartTime")),
+        end_time=_clean(kv.get("EndTime")),
+        array_job_id=array_job,
+        array_task_id=array_task,
+        het_job_id=het_job,
+        het_offset=het_offset,
+        source="scontrol",
+        raw=kv,
+    )
+
+
+def _int(value: str | None) -> int:
+    value = (value or "").split("-")[0]  # NumNodes=2-4 while pending
+    return int(value) if value.isdigit() else 0
+
+
+def parse_sacct_json(text: str) -> list[JobInfo]:
+    """``sacct -j ID --json`` (data_parser v0.0.38+): one JobInfo per job record."""
+    data = json.loads(text)
+    return [_job_from_sacct_json(j) for j in data.get("jobs", [])]
+
+
+def _code(value) -> str:
+    """sacct JSON exit codes: ``{"status": ..., "return_code": 3, "signal": {"signal_id": 9}}``
+    (shapes vary by version; numbers may be ``{"set": true, "number": 3}``)."""
+    if not isinstance(value, dict):
+        return ""
+    rc = _num(value.get("return_code"))
+    sig = value.get("signal") or {}
+    signal = _num(sig.get("signal_id") if isinstance(sig, dict) else sig)
+    return f"{rc or 0}:{signal or 0}"
+
+
+def _num(value) -> int | None:
+    if isinstance(value, dict):
+        return value.get("number") if value.get("set", True) else None
+    return value if isinstance(value, int) else None
+
+
+def _job_from_sacct_json(j: dict) -> JobInfo:
+    state = j.get("state", {})
+    current = state.get("current", "") if isinstance(state, dict) else str(state)
+    if isinstance(current, list):
+        current = current[0] if current else ""
+    array = j.get("array") or {}
+    het = j.get("het") or {}
+    array_job = str(_num(array.get("job_id")) or "")
+    array_task = str(_num(array.get("task_id")) or "")
+    raw_id = str(j.get("job_id", ""))
+    het_job = str(_num(het.get("job_id")) or "")
+    het_offset = str(_num(het.get("job_offset")) or "")
+    if array_job and array_job != "0" and array_task:
+        job_id = f"{array_job}_{array_task}"
+    elif het_job and het_job != "0" and het_offset and het_offset != "0":
+        job_id = f"{het_job}+{het_offset}"
+    else:
+        job_id = raw_id
+    time = j.get("time") or {}
+    node_list = _clean(j.get("nodes"))
+    alloc = j.get("allocation_nodes")
+    limit = _num(time.get("limit"))
+    return JobInfo(
+        job_id=job_id,
+        raw_id=raw_id,
+        name=j.get("name", ""),
+        user=j.get("user", ""),
+        state=str(current),
+        reason=str((state.get("reason") if isinstance(state, dict) else "") or ""),
+        exit_code=_code(j.get("exit_code")),
+        derived_exit_code=_code(j.get("derived_exit_code")),
+        node_list=node_list,
+        nodes=expand(node_list) if node_list else [],
+        num_nodes=_num(alloc) or 0 if not isinstance(alloc, int) else alloc,
+        time_limit=f"{limit} min" if isinstance(limit, int) else "",
+        run_time=f"{time.get('elapsed')} s" if isinstance(time.get("elapsed"), int) else "",
+        restarts=_num(j.get("restart_cnt")) or 0,
+        stdout=_clean(j.get("stdout")),
+        stderr=_clean(j.get("stderr")),
+        work_dir=_clean(j.get("working_directory")),
+        array_job_id=array_job if array_job != "0" else "",
+        array_task_id=array_task,
+        het_job_id=het_job if het_job != "0" else "",
+        het_offset=het_offset,
+        source="sacct --json",
+    )
+
+
+def parse_sacct_parsable(text: str, fields: str) -> list[JobInfo]:
+    """``sacct -P -n -X -o FIELDS`` lines (``|``-separated, in the order of ``fields``)."""
+    names = fields.split(",")
+    jobs = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        row = dict(zip(names, line.split("|")))
+        node_list = _clean(row.get("NodeList"))
+        job_id = row.get("JobID", "")
+        jobs.append(
+            JobInfo(
+                job_id=job_id,
+                raw_id=row.get("JobIDRaw", ""),
+                name=row.get("JobName", ""),
+                user=row.get("User", ""),
+                state=row.get("State", ""),
+                reason=_clean(row.get("Reason")),
+                exit_code=row.get("ExitCode", ""),
+                derived_exit_code=row.get("DerivedExitCode", ""),
+                node_list=node_list if node_list != "None assigned" else "",
+                nodes=expand(node_list) if node_list and node_list != "None assigned" else [],
+                num_nodes=_int(row.get("NNodes")),
+                time_limit=_clean(row.get("Timelimit")),
+                run_time=_clean(row.get("Elapsed")),
+                restarts=_int(row.get("Restarts")),
+                stdout=_clean(row.get("StdOut")),
+                stderr=_clean(row.get("StdErr")),
+                work_dir=_clean(row.get("WorkDir")),
+                start_time=_clean(row.get("Start")),
+                end_time=_clean(row.get("End")),
+                array_job_id=job_id.split("_")[0] if "_" in job_id else "",
+                array_task_id=job_id.split("_")[1] if "_" in job_id else "",
+                het_job_id=job_id.split("+")[0] if "+" in job_id else "",
+                het_offset=job_id.split("+")[1] if "+" in job_id else "",
+                source="sacct -P",
+            )
+        )
+    return jobs
+
+
+# --- asking Slurm ---------------------------------------------------------------------------
+
+
+def run_command(argv: Sequence[str]) -> tuple[int, str, str]:
+    """Run a Slurm client; (returncode, stdout, stderr). A missing binary is returncode 127."""
+    if shutil.which(argv[0]) is None:
+        return 127, "", f"{argv[0]}: command not found"
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, errors="replace")
+    except subprocess.TimeoutExpired:
+        return 124, "", f"timed out after {COMMAND_TIMEOUT_S} s"
+    except OSError as exc:
+        return 126, "", exc.strerror or str(exc)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:200]
+    return ""
+
+
+def query_job(job_id: str, runner: Runner = run_command, *, raw: bool = False) -> list[JobInfo]:
+    """The job's records: one, or several for a whole het job. ``raw``: a plain number is the
+    numeric JobId of one record (what an epilog's SLURM_JOB_ID is), never a whole array.
+    Raises :class:`SlurmError` naming every command tried and what each said."""
+    m = JOB_ID_RE.match(job_id.strip())
+    if not m:
+        raise SlurmError(f"{job_id!r} is not a job id (forms: 123, 123_4 for an array task, 123+1 for a het component)")
+    tried: list[str] = []
+    rc, out, err = runner(["scontrol", "show", "job", "-o", job_id])
+    if rc == 0 and "JobId=" in out:
+        return select(parse_scontrol(out), job_id, raw)
+    tried.append(f"scontrol show job -o {job_id}: {_first_line(err) or _first_line(out) or f'exit {rc}'}")
+    rc, out, err = runner(["sacct", "-j", job_id, "--json"])
+    if rc == 0 and out.lstrip().startswith("{"):
+        try:
+            jobs = select(parse_sacct_json(out), job_id, raw)
+            if jobs:
+                return jobs
+            tried.append(f"sacct -j {job_id} --json: no such job in accounting")
+        except (ValueError, SlurmError) as exc:
+            tried.append(f"sacct -j {job_id} --json: {exc}")
+    else:
+        tried.append(f"sacct -j {job_id} --json: {_first_line(err) or _first_line(out) or f'exit {rc}'}")
+    if rc != 127:  # sacct exists: try the plain form (older sacct has no --json)
+        fields = SACCT_FIELDS + SACCT_IO_FIELDS
+        rc, out, err = runner(["sacct", "-j", job_id, "-X", "-P", "-n", "-o", fields])
+        if rc != 0 and "invalid field" in (err + out).lower():
+            fields = SACCT_FIELDS
+            rc, out, err = runner(["sacct", "-j", job_id, "-X", "-P", "-n", "-o", fields])
+        if rc == 0 and out.strip():
+            jobs = select(parse_sacct_parsable(out, fields), job_id, raw)
+            if jobs:
+                return jobs
+        reason = _first_line(err) or ("no such job in accounting" if rc == 0 else f"exit {rc}")
+        tried.append(f"sacct -j {job_id} -X -P: {reason}")
+    raise SlurmError(f"job {job_id} not found; tried " + "; ".join(tried))
+
+
+def select(jobs: list[JobInfo], job_id: str, raw: bool = False) -> list[JobInfo]:
+    """The records that are ``job_id``: an exact array task / het component, all components of a
+    het job, or the one job. A bare array id with several tasks is ambiguous: an error."""
+    m = JOB_ID_RE.match(job_id)
+    if not m or not jobs:
+        return []
+    if m["task"] is not None or m["het"] is not None:
+        return [j for j in jobs if j.job_id == job_id] or jobs[:1]
+    base = m["job"]
+    if raw and any(j.raw_id == base for j in jobs) and not any(j.het_job_id == base for j in jobs):
+        return [j for j in jobs if j.raw_id == base]
+    het = [j for j in jobs if j.het_job_id == base]
+    if het:
+        return het
+    tasks = [j for j in jobs if j.array_job_id == base and j.array_task_id]
+    if len(tasks) > 1:
+        names = ", ".join(j.job_id for j in tasks[:6]) + (" …" if len(tasks) > 6 else "")
+        raise SlurmError(f"job {job_id} is an array of {len(tasks)} tasks ({names}); name one, e.g. {tasks[0].job_id}")
+    exact = [j for j in jobs if j.raw_id == base or j.job_id == base]
+    return exact or jobs[:1]
+
+
+# --- where the job wrote ----------------------------------------------------------------------
+
+
+def expand_pattern(pattern: str, job: JobInfo) -> str:
+    """sbatch's filename pattern -> a path, or a glob when it depends on the task/node/step."""
+
+    def sub(m: re.Match) -> str:
+        code, width = m["code"], m["width"]
+
+        def num(value: str) -> str:
+            return value.zfill(int(width)) if width and value.isdigit() else value
+
+        if code == "%":
+            return "%"
+        if code == "A":
+            return num(job.array_job_id or job.raw_id)
+        if code == "a":
+            return num(job.array_task_id or "4294967294")  # sbatch prints NO_VAL for non-arrays
+        if code in "jJ":
+            return num(job.raw_id or job.job_id)
+        if code == "u":
+            return job.user or "*"
+        if code == "x":
+            return job.name or "*"
+        if code == "N":
+            return job.batch_host or (job.nodes[0] if job.nodes else "*")
+        return "*"  # %t %n %s: one file per task / node / step
+
+    if "%" not in pattern:
+        path = pattern
+    else:
+        path = _PATTERN_RE.sub(sub, pattern.replace("\\\\", "\x00")).replace("\x00", "\\")
+    if job.work_dir and not os.path.isabs(path):
+        path = os.path.join(job.work_dir, path)
+    return path
+
+
+def output_paths(job: JobInfo) -> list[str]:
+    """The job's stdout/stderr files (globs where the pattern names a task/node/step)."""
+    out: list[str] = []
+    patterns = [p for p in (job.stdout, job.stderr) if p and p != "/dev/null"]
+    if not patterns and job.work_dir:
+        # Slurm's default when --output is not given.
+        patterns = ["slurm-%A_%a.out" if job.array_task_id else "slurm-%j.out"]
+    for p in patterns:
+        path = expand_pattern(p, job)
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def rank_files(job: JobInfo, outputs: Sequence[str]) -> list[str]:
+    """Per-rank logs in the directories of the job's outputs whose names carry the job id as a
+    whole token (``train-46.rank3.log``, ``46/rank-3.err`` is not searched: only the same dir)."""
+    tokens = {job.raw_id} if job.raw_id else set()
+    if job.array_job_id and job.array_task_id:
+        tokens.add(f"{job.array_job_id}_{job.array_task_id}")
+    tokens.discard("")
+    if not tokens:
+        return []
+    token_re = re.compile(r"(?<![\d_+])(?:" + "|".join(re.escape(t) for t in sorted(tokens)) + r")(?![\d_+])")
+    found: list[str] = []
+    for directory in dict.fromkeys(os.path.dirname(p) or "." for p in outputs):
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            if LOG_NAME_RE.search(name) and token_re.search(name) and not name.startswith("slurmdiag-"):
+                path = os.path.join(directory, name)
+                if os.path.isfile(path) and path not in found:
+                    found.append(path)
+            if len(found) >= MAX_RANK_FILES:
+                return found
+    return found
+
+
+def job_files(jobs: Sequence[JobInfo]) -> tuple[list[str], list[str]]:
+    """(files to read, paths/globs Slurm named that match nothing) for the job's records."""
+    files: list[str] = []
+    missing: list[str] = []
+    for job in jobs:
+        outs = output_paths(job)
+        for path in outs:
+            matches = (
+                sorted(glob.glob(path)) if any(c in path for c in "*?[") else ([path] if os.path.exists(path) else [])
+            )
+            if not matches:
+                missing.append(path)
+            files.extend(m for m in matches if m not in files)
+        files.extend(p for p in rank_files(job, outs) if p not in files)
+    return files, missing
