@@ -1,0 +1,217 @@
+"""``slurmdiag job ID`` and ``slurmdiag epilog`` against a real Slurm 22.05 (the lab cluster):
+real jobs fail in real ways, and the diagnosis must name why."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import Job, submit
+
+pytestmark = pytest.mark.slurm
+REPO = Path(__file__).resolve().parents[2]
+HEADER = "#!/bin/bash\n#SBATCH --output=%x-%j.out\n#SBATCH --error=%x-%j.err\n"
+
+
+def slurmdiag_job(job_id: str, *args: str) -> tuple[int, dict, str]:
+    done = subprocess.run([sys.executable, "-m", "diag", "job", job_id, "--format", "json", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    report = json.loads(done.stdout) if done.stdout.strip() else {}
+    return done.returncode, report, done.stderr
+
+
+def ids(report: dict) -> list[str]:
+    return [f["id"] for f in report["findings"]]
+
+
+def mpi_hello(lab: Path) -> str:
+    binary = lab / "bin" / "mpi_hello"
+    if not binary.exists():
+        pytest.skip("mpicc was not available when the lab started (apt-get install libopenmpi-dev)")
+    return str(binary)
+
+
+@pytest.fixture(scope="module")
+def time_limit_job(lab):
+    """Submitted first, checked last: the 1-minute limit runs while the other cases do."""
+    from .conftest import RUN_SLOW
+
+    if not RUN_SLOW:
+        return None
+    script = (
+        HEADER
+        + "#SBATCH --job-name=train-timelimit\n#SBATCH --time=1\n"
+        + ("echo start\nsrun --label bash -c 'echo \"rank $SLURM_PROCID on $SLURMD_NODENAME\"; sleep 600'\n")
+    )
+    return submit(lab, script, "--nodes=2", "--ntasks-per-node=1", "--nodelist=n0,n1", name="time-limit")
+
+
+def test_task_exits_non_zero_while_slurm_says_completed(lab, time_limit_job):
+    script = (
+        HEADER
+        + "#SBATCH --job-name=task-fail\n"
+        + """srun --label bash -c '
+echo "rank $SLURM_PROCID on $SLURMD_NODENAME"
+if [ "$SLURM_PROCID" = 2 ]; then
+  python3 -c "raise RuntimeError(\\"rank 2: CUDA error: an illegal memory access (simulated)\\")"
+  exit 3
+fi
+sleep 1; echo "rank $SLURM_PROCID done"'
+echo "srun exit code: $?"
+"""
+    )
+    job = submit(lab, script, "--nodes=2", "--ntasks-per-node=2", "--nodelist=n2,n3", name="task-fail")
+    assert job.wait() == "COMPLETED"  # Slurm's verdict: the batch script's last command succeeded
+    rc, report, _ = slurmdiag_job(job.id)
+    assert rc == 1
+    assert ids(report)[0] == "unexplained-failure"
+    assert "RuntimeError: rank 2" in report["findings"][0]["detail"]
+    assert any("COMPLETED" in n and "unexplained-failure" in n for n in report["notes"])
+    assert report["slurm"][0]["state"] == "COMPLETED"
+    # The Epilog (slurm.conf Epilog= tests/integration/lab/start's wrapper) wrote its report by the .out.
+    path = job.dir / f"slurmdiag-{job.id}.json"
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert path.exists(), f"the epilog wrote no report; see {lab}/log/slurmdiag-epilog.log"
+    epilog_report = json.loads(path.read_text())
+    assert epilog_report["findings"][0]["id"] == "unexplained-failure"
+    assert epilog_report["slurm"][0]["state"] in ("COMPLETING", "COMPLETED")  # an epilog runs before the end
+    assert (job.dir / f"slurmdiag-{job.id}.md").exists()
+
+
+def test_memory_kill(lab):
+    script = (
+        HEADER
+        + "#SBATCH --job-name=oom-batch\n"
+        + """python3 -c '
+import time
+blocks = []
+for i in range(100):
+    blocks.append(bytearray(25 * 1024 * 1024))
+    print(f"allocated {25 * len(blocks)} MiB", flush=True)
+    time.sleep(0.25)
+'
+echo "python exit code: $?"
+"""
+    )
+    job = submit(lab, script, "--nodes=1", "--mem=200M", "--nodelist=n2", name="oom")
+    job.wait()
+    rc, report, _ = slurmdiag_job(job.id)
+    assert rc == 1 and ids(report)[0] == "job-oom"
+    assert any("exceeded memory limit" in e["text"] for e in report["findings"][0]["evidence"])
+
+
+def test_node_set_down_mid_job(lab):
+    script = (
+        HEADER
+        + "#SBATCH --job-name=node-fail\n#SBATCH --no-requeue\n"
+        + ("srun --label bash -c 'echo \"rank $SLURM_PROCID on $SLURMD_NODENAME\"; sleep 600'\n")
+    )
+    job = submit(lab, script, "--nodes=2", "--ntasks-per-node=1", "--nodelist=n2,n3", name="node-fail")
+    job.wait(("RUNNING",))
+    time.sleep(2)
+    try:
+        subprocess.run(["scontrol", "update", "nodename=n3", "state=down", "reason=slurmdiag test"], check=True)
+        assert job.wait() == "NODE_FAIL"
+    finally:
+        subprocess.run(["scontrol", "update", "nodename=n3", "state=resume"], check=False)
+    rc, report, _ = slurmdiag_job(job.id)
+    assert rc == 1 and ids(report)[0] == "node-failure"
+    top = report["findings"][0]
+    assert top["evidence"][0]["text"].startswith(f"JobId={job.id} JobState=NODE_FAIL Reason=NodeDown")
+    assert "unexplained-failure" not in ids(report)
+
+
+def test_pmix_plugin_that_does_not_exist(lab):
+    script = HEADER + "#SBATCH --job-name=pmix-v9\n" + 'srun --mpi=pmix_v9 --label hostname\necho "srun: $?"\n'
+    job = submit(lab, script, "--nodes=2", "--ntasks-per-node=1", "--nodelist=n2,n3", name="pmix-v9")
+    job.wait()
+    rc, report, _ = slurmdiag_job(job.id)
+    assert rc == 1 and ids(report)[0] == "pmix-plugin-missing"
+
+
+def test_open_mpi_program_without_pmix(lab):
+    binary = mpi_hello(lab)
+    script = HEADER + "#SBATCH --job-name=mpi-hello-nopmix\n" + f'srun --label {binary}\necho "srun: $?"\n'
+    job = submit(lab, script, "--nodes=2", "--ntasks-per-node=2", "--nodelist=n2,n3", name="mpi-no-pmix")
+    job.wait()
+    rc, report, _ = slurmdiag_job(job.id)
+    assert rc == 1 and ids(report)[0] == "pmix-not-used"
+
+
+def test_checkpoint_in_private_tmp_read_on_another_node(lab):
+    conf = Path("/etc/slurm/slurm.conf").read_text()
+    if "private_tmp=1" not in conf:
+        pytest.skip("the lab runs without SLURM_LAB_PRIVATE_TMP=1: fake nodes share /tmp")
+    script = (
+        HEADER
+        + "#SBATCH --job-name=ckpt-tmp\n"
+        + """CKPT=/tmp/ckpt-$SLURM_JOB_ID.pt
+srun --nodes=1 --ntasks=1 --relative=0 bash -c "echo saving checkpoint to $CKPT on \\$SLURMD_NODENAME; python3 -c 'import pickle; pickle.dump({\\"step\\": 1000}, open(\\"$CKPT\\", \\"wb\\"))'"
+srun --nodes=1 --ntasks=1 --relative=1 bash -c "echo loading on \\$SLURMD_NODENAME; python3 -c 'import pickle; print(pickle.load(open(\\"$CKPT\\", \\"rb\\")))'"
+echo "load step exit code: $?"
+"""
+    )
+    job = submit(lab, script, "--nodes=2", "--ntasks-per-node=1", "--nodelist=n2,n3", name="ckpt")
+    job.wait()
+    rc, report, _ = slurmdiag_job(job.id)
+    assert rc == 1 and ids(report)[0] == "node-local-path"
+    assert f"/tmp/ckpt-{job.id}.pt" in report["findings"][0]["detail"]
+
+
+def test_healthy_job_has_a_clean_report(lab):
+    script = HEADER + "#SBATCH --job-name=healthy\n" + "srun --label bash -c 'echo rank $SLURM_PROCID on $(hostname)'\n"
+    job = submit(lab, script, "--nodes=2", "--ntasks-per-node=2", "--nodelist=n2,n3", name="healthy")
+    assert job.wait() == "COMPLETED"
+    rc, report, _ = slurmdiag_job(job.id)
+    assert rc == 0 and report["findings"] == [] and report["notes"] == []
+    assert report["facts"]["nodes"] == 2 and report["summary"] == "no known problem found"
+
+
+def test_array_task_resolves_to_its_own_files(lab):
+    script = (
+        HEADER.replace("%x-%j", "%x-%A_%a")
+        + "#SBATCH --job-name=arr\n"
+        + ('srun bash -c "echo task $SLURM_ARRAY_TASK_ID; [ $SLURM_ARRAY_TASK_ID = 2 ] && exit 3; exit 0"\necho done\n')
+    )
+    first = submit(lab, script, "--array=1-2", "--nodes=1", "--nodelist=n2", name="array")
+    array_id = first.id
+    Job(f"{array_id}_1", first.dir).wait()
+    Job(f"{array_id}_2", first.dir).wait()
+    rc, report, _ = slurmdiag_job(f"{array_id}_2")
+    assert rc == 1 and ids(report)[0] == "unexplained-failure"
+    assert [Path(i["path"]).name for i in report["inputs"]] == [f"arr-{array_id}_2.out", f"arr-{array_id}_2.err"]
+    rc, report, _ = slurmdiag_job(f"{array_id}_1")
+    assert rc == 0 and report["findings"] == []
+    rc, _, err = slurmdiag_job(array_id)
+    assert rc == 2 and "array of 2 tasks" in err
+    # The Epilog gets the task's numeric SLURM_JOB_ID; its report is named like the task's files.
+    for task in ("1", "2"):
+        path = first.dir / f"slurmdiag-{array_id}_{task}.json"
+        deadline = time.monotonic() + 30
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert json.loads(path.read_text())["job"] == f"{array_id}_{task}"
+
+
+def test_unknown_job_is_a_clear_error(lab):
+    rc, _, err = slurmdiag_job("987654321")
+    assert rc == 2
+    assert "scontrol show job -o 987654321: slurm_load_jobs error: Invalid job id specified" in err
+    assert "sacct -j 987654321" in err
+
+
+@pytest.mark.slow
+def test_time_limit(lab, time_limit_job):
+    assert time_limit_job.wait(timeout=240) == "TIMEOUT"
+    rc, report, _ = slurmdiag_job(time_limit_job.id)
+    assert rc == 1 and ids(report)[0] == "job-time-limit"
+    evidence = [e["text"] for e in report["findings"][0]["evidence"]]
+    assert evidence[0].startswith(f"JobId={time_limit_job.id} JobState=TIMEOUT Reason=TimeLimit")
+    assert any("DUE TO TIME LIMIT" in t for t in evidence)
