@@ -72,6 +72,8 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     table = _per_host_fabric(ctx)
     explicit = ctx.stats(rule)
+    if explicit and {n for n, _ in explicit} <= {"mixed_counts"} and _unopenable_hosts(ctx) and not _odd_hosts(table):
+        return []  # NCCL 2.30's count check on a node that could not open some HCAs: ib-devices-not-mounted
     if explicit:
         counts = ctx.captures(rule, "min") + ctx.captures(rule, "max")
         detail = "NCCL found different network devices on the nodes of this job"
@@ -99,11 +101,15 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 def _per_host_fabric(ctx: Context) -> dict[str, str]:
-    """host -> what NCCL's IB transport saw there (HCA list, link type, NCCL_IB_HCA), IB hosts only."""
+    """host -> what NCCL's IB transport saw there (HCA list, link type, NCCL_IB_HCA), IB hosts only.
+
+    Hosts where some verbs devices could not be opened are left out: ib-devices-not-mounted names them,
+    and the shorter HCA list there is its consequence, not a second root cause."""
     out = {}
+    unopenable = _unopenable_hosts(ctx)
     for host in sorted(ctx.facts.hosts, key=natural_key):
         hf = ctx.facts.hosts[host]
-        if not hf.hcas:
+        if not hf.hcas or host in unopenable:
             continue
         text = f"{len(hf.hcas)} HCA{'s' if len(hf.hcas) != 1 else ''} {_hca_range(hf.hcas)}"
         text += "/RoCE" if hf.roce else "/IB"
@@ -111,6 +117,11 @@ def _per_host_fabric(ctx: Context) -> dict[str, str]:
             text += f" (NCCL_IB_HCA={hf.env['NCCL_IB_HCA']})"
         out[host] = text
     return out
+
+
+def _unopenable_hosts(ctx: Context) -> set[str]:
+    mounted = ctx.rules.get("ib-devices-not-mounted")
+    return {h for _, st in ctx.stats(mounted) for h in st.hosts} if mounted else set()
 
 
 def _hca_range(hcas: list[str]) -> str:
