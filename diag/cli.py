@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import click
 
 from diag import __version__
+from diag.formats import EXTRA_FORMATS, alert_options, deliver, job_option, prepare, render_extra
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "html", "slack", "teams", "mattermost", "summary", "prometheus")
+_STARTED = time.monotonic()  # scan duration for --format prometheus: rules, reading and diagnosis
 FAIL_ON = ("info", "warning", "error", "critical", "never")
 
 
@@ -67,12 +70,13 @@ def _report_options(fn):
     )  # fmt: skip
     for option in reversed(options):
         fn = option(fn)
-    return fn
+    return alert_options(fn)
 
 
 @cli.command()
 @click.argument("paths", nargs=-1)
 @_report_options
+@job_option
 @click.option("--per-file", is_flag=True, help="Diagnose each file on its own instead of as one job.")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, color) -> None:
@@ -104,7 +108,8 @@ def _emit(reports, problems, fmt, output, fail_on, color, per_file=False, need_i
     if need_input and not read_any:
         _fail("nothing could be read")
     color = (output is None and sys.stdout.isatty()) if color is None else color
-    text = _render(reports, fmt, color, per_file)
+    reports, redacted = prepare(reports, fmt, per_file)
+    text = _render(reports, fmt, color, per_file, redacted)
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:
@@ -113,6 +118,9 @@ def _emit(reports, problems, fmt, output, fail_on, color, per_file=False, need_i
             _fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
         _write_stdout(text)
+    failure = deliver(reports, fmt, redacted)
+    if failure:
+        _fail(failure)
     if fail_on == "never":
         sys.exit(EXIT_CLEAN)
     threshold = severity_rank(fail_on)
@@ -120,7 +128,9 @@ def _emit(reports, problems, fmt, output, fail_on, color, per_file=False, need_i
     sys.exit(EXIT_FINDINGS if worst and max(worst) >= threshold else EXIT_CLEAN)
 
 
-def _render(reports, fmt: str, color: bool, per_file: bool) -> str:
+def _render(reports, fmt: str, color: bool, per_file: bool, redacted: int | None = None) -> str:
+    if fmt in EXTRA_FORMATS:
+        return render_extra(reports, fmt, redacted, time.monotonic() - _STARTED)
     if fmt == "json":
         if per_file:
             return json.dumps([r.to_json() for r in reports], indent=2) + "\n"
@@ -128,7 +138,7 @@ def _render(reports, fmt: str, color: bool, per_file: bool) -> str:
     if fmt == "markdown":
         from diag.markdown import render_markdown
 
-        return "\n".join(render_markdown(r) for r in reports)
+        return "\n".join(render_markdown(r, redacted) for r in reports)
     from diag.terminal import render_terminal
 
     return "\n".join(render_terminal(r, color) for r in reports)

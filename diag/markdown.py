@@ -1,13 +1,24 @@
-"""Markdown report: a post-mortem section a person pastes into a ticket."""
+"""Markdown report: a full post-mortem a person pastes into a ticket or a wiki page.
+
+Job summary, ranked findings with evidence and fix, per-node facts (the odd node marked), the
+timeline of first failures, and the settings the job ran with as far as the logs show.
+"""
 
 from __future__ import annotations
 
+import os
+
+from diag import postmortem
+from diag.postmortem import Event, PostMortem
 from diag.report import Finding, Report, where
 from diag.textsafe import safe_text
 
+MAX_NODES = 64
+STATUS_MARK = {"culprit": "✖ ", "odd": "⚠ ", "ok": ""}
+
 
 def _cell(text: str) -> str:
-    return safe_text(text).replace("|", "\\|")
+    return safe_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _code(text: str) -> str:
@@ -15,8 +26,16 @@ def _code(text: str) -> str:
     return f"`{text}`"
 
 
-def _finding(f: Finding, level: str) -> list[str]:
-    out = [f"{level} {f.severity.upper()}: {f.title}", ""]
+def _when(ev: Event | None) -> str:
+    if ev is None:
+        return "-"
+    return ev.when.label if ev.when else f"{safe_text(os.path.basename(ev.path))}:{ev.line}"
+
+
+def _finding(f: Finding, level: str, n: int | None) -> list[str]:
+    num = f"{n}. " if n is not None else ""
+    lead = "caused by the above: " if f.explained_by else ""
+    out = [f"{level} {num}{lead}{f.severity.upper()}: {f.title}", ""]
     out.append(f"- **id**: `{f.id}` ({f.role}, confidence {f.confidence:.2f})")
     loc = where(f)
     if loc:
@@ -30,16 +49,98 @@ def _finding(f: Finding, level: str) -> list[str]:
     if f.references:
         out.append("- **references**: " + ", ".join(f"<{r}>" for r in f.references))
     if f.evidence:
+        shown = f.evidence[:10]
+        more = max(len(f.evidence), f.count) - len(shown)
         out += ["", "```text"]
-        out += [f"{safe_text(e.path)}:{e.line}: {safe_text(e.text.strip())}".replace("```", "'''") for e in f.evidence]
+        out += [f"{safe_text(e.path)}:{e.line}: {safe_text(e.text.strip())}".replace("```", "'''") for e in shown]
         out += ["```"]
+        if more > 0:
+            out.append(f"… {more} more matching line(s)")
     out.append("")
     return out
 
 
-def render_markdown(report: Report) -> str:
-    facts = report.facts
-    title = f"job {report.job}" if report.job else ", ".join(safe_text(i.path) for i in report.inputs[:3])
+def _summary(pm: PostMortem) -> list[str]:
+    report, facts = pm.report, pm.report.facts
+    rows: list[tuple[str, str]] = []
+    if report.job:
+        rows.append(("job", safe_text(report.job)))
+    hosts = sorted(facts.hosts)
+    nodes = str(facts.node_count() or "unknown")
+    if hosts:
+        nodes += " (" + ", ".join(hosts[:8]) + (" …" if len(hosts) > 8 else "") + ")"
+    rows.append(("nodes", nodes))
+    rows.append(("ranks", str(facts.max_nranks or "unknown")))
+    if facts.versions:
+        rows.append(("NCCL", ", ".join(sorted(facts.versions))))
+    if pm.networks:
+        rows.append(("network", "; ".join(f"{net} on {', '.join(h[:6])}{' …' if len(h) > 6 else ''}"
+                                          for net, h in pm.networks)))  # fmt: skip
+    span = pm.span_label()
+    if span:
+        rows.append(("events seen", span))
+    lines = sum(i.lines for i in report.inputs)
+    rows.append(("read", f"{len(report.inputs)} file(s), {lines:,} lines"))
+    if pm.redacted is not None:
+        rows.append(("redacted", f"{pm.redacted} item(s) masked"))
+    out = ["| | |", "|---|---|"]
+    out += [f"| {k} | {_cell(v)} |" for k, v in rows]
+    return out + [""]
+
+
+def _nodes(pm: PostMortem) -> list[str]:
+    if not pm.nodes:
+        return []
+    out = ["### Nodes", "", "| host | network | HCAs | GDR | NCCL | ranks | settings seen | first error |"]
+    out.append("|---|---|---|---|---|---|---|---|")
+    for row in pm.nodes[:MAX_NODES]:
+        gdr = "-" if row.gdr is None else ("yes" if row.gdr else "no")
+        ranks = postmortem.ranges(row.ranks) or "-"
+        env = ", ".join(f"{k}={v}" for k, v in row.env.items()) or "-"
+        host = STATUS_MARK[row.status] + row.host
+        out.append(
+            f"| {_cell(host)} | {_cell(', '.join(row.network)) or '-'} | {_cell(', '.join(row.hcas)) or '-'} | {gdr} "
+            f"| {_cell(', '.join(row.versions)) or '-'} | {ranks} | {_cell(env)} | {_cell(_when(row.first_error))} |"
+        )
+    if len(pm.nodes) > MAX_NODES:
+        out.append(f"| … {len(pm.nodes) - MAX_NODES} more | | | | | | | |")
+    notes = [r for r in pm.nodes if r.status != "ok"]
+    if notes:
+        out.append("")
+        out += [f"- {STATUS_MARK[r.status]}**{_cell(r.host)}**: {_cell(r.why)}" for r in notes[:16]]
+    return out + [""]
+
+
+def _timeline(pm: PostMortem) -> list[str]:
+    if not pm.first_failures:
+        return []
+    out = ["### Timeline of first failures", ""]
+    if not postmortem.times_comparable(pm.events):
+        out += ["Ordered by position in the logs (not every line carries a timestamp).", ""]
+    out += ["| # | when | host | rank | finding | log line |", "|---|---|---|---|---|---|"]
+    for n, ev in enumerate(pm.first_failures, 1):
+        rank = "-" if ev.rank is None else str(ev.rank)
+        out.append(
+            f"| {n} | {_cell(ev.when.label) if ev.when else '-'} | {_cell(ev.host or '-')} | {rank} "
+            f"| `{ev.finding.id}` | {_cell(ev.path)}:{ev.line} |"
+        )
+    return out + [""]
+
+
+def _settings(pm: PostMortem) -> list[str]:
+    out = ["### Settings the job ran with", ""]
+    if not pm.settings:
+        return out + ["The logs echo no settings (run with `NCCL_DEBUG=INFO` to see NCCL's).", ""]
+    out += ["| variable | value(s) | echoed on |", "|---|---|---|"]
+    for var, values, hosts in pm.settings:
+        on = ", ".join(hosts[:8]) + (" …" if len(hosts) > 8 else "") if hosts else "-"
+        out.append(f"| `{_cell(var)}` | {_cell(', '.join(values))} | {_cell(on)} |")
+    return out + [""]
+
+
+def render_markdown(report: Report, redacted: int | None = None) -> str:
+    pm = postmortem.build(report, redacted)
+    title = f"job {safe_text(report.job)}" if report.job else ", ".join(safe_text(i.path) for i in report.inputs[:3])
     out = [f"## slurmdiag post-mortem: {title}", ""]
     out.append(f"**Summary:** {safe_text(report.summary())}")
     out.append("")
@@ -47,23 +148,16 @@ def render_markdown(report: Report) -> str:
         from diag.slurm_job import slurm_lines
 
         out += [f"- {line}" for line in slurm_lines(report)] + [""]
-    out.append(f"- nodes: {facts.node_count() or 'unknown'}; ranks: {facts.max_nranks or 'unknown'}")
-    if facts.versions:
-        out.append(f"- NCCL: {', '.join(sorted(facts.versions))}")
-    lines = sum(i.lines for i in report.inputs)
-    out.append(f"- read: {len(report.inputs)} file(s), {lines:,} lines")
-    out.append("")
-    if facts.hosts:
-        out += ["| host | network | HCAs | NCCL |", "|---|---|---|---|"]
-        for name, h in sorted(facts.hosts.items())[:64]:
-            nets = ", ".join(sorted(h.nets | h.channel_nets)) or "?"
-            out.append(
-                f"| {_cell(name)} | {_cell(nets)} | {_cell(', '.join(h.hcas)) or '-'} "
-                f"| {_cell(', '.join(sorted(h.versions))) or '-'} |"
-            )
-        out.append("")
+    out += _summary(pm)
+    out += ["### Findings", ""]
     if not report.findings:
-        out.append("No known problem found.")
+        out += ["No known problem found.", ""]
+    n = 0
     for f in report.findings:
-        out += _finding(f, "####" if f.explained_by else "###")
+        if not f.explained_by:
+            n += 1
+        out += _finding(f, "#####" if f.explained_by else "####", None if f.explained_by else n)
+    out += _nodes(pm)
+    out += _timeline(pm)
+    out += _settings(pm)
     return "\n".join(out).rstrip() + "\n"
