@@ -40,7 +40,7 @@ dl.job dt{color:var(--muted)} dl.job dd{margin:0;overflow-wrap:anywhere}
 .finding h3{font-size:1.05rem;margin:0 0 6px;line-height:1.3}
 .sev{display:inline-block;color:#fff;background:var(--sev);border-radius:4px;padding:0 6px;font-size:.78rem;
  font-weight:700;letter-spacing:.03em;vertical-align:2px;margin-right:6px}
-.meta{color:var(--muted);font-size:.85rem}
+.meta{color:var(--muted);font-size:.85rem;overflow-wrap:anywhere}
 .kv{margin:4px 0}.kv b{display:inline-block;min-width:4.5em}
 .fix{background:#eef7ee;border:1px solid #b7dfb9;border-radius:6px;padding:8px 10px;margin:8px 0}
 pre.copy{user-select:all;-webkit-user-select:all;background:#0d1117;color:#e6edf3;padding:6px 10px;border-radius:6px;
@@ -63,7 +63,7 @@ tr.odd td{background:#fff4e0} tr.odd td:first-child{border-left:5px solid var(--
 svg.tl{width:100%;height:auto;background:var(--soft);border:1px solid var(--line);border-radius:6px}
 svg.tl text{font:11px system-ui,sans-serif;fill:#57606a}
 footer{color:var(--muted);font-size:.8rem;margin:24px 0 8px}
-@media (max-width:640px){body{font-size:14px}main{padding:10px}dl.job{grid-template-columns:1fr}dl.job dt{margin-top:4px}}
+@media (max-width:640px){body{font-size:14px}main{padding:10px}dl.job{gap:2px 8px}}
 @media print{body{font-size:11pt}main{max-width:none;padding:0}a{color:inherit;text-decoration:none}
  pre.copy{background:#f6f8fa;color:#000;border:1px solid #ccc}.scroll{overflow:visible}details{display:block}
  details>summary{display:none}h2{break-after:avoid}tr{break-inside:avoid}}
