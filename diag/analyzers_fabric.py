@@ -176,9 +176,10 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         return [ctx.make_finding(rule, ["any_failed", "network_not_found"], detail=detail + ".", values=values)]
     broken = ctx.stats(rule, ["symbol_missing", "unsupported", "broken"])
     if broken:
-        names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env or ["the external plugin"]
+        names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
         why = ctx.captures(rule, "dlerror", ["broken"])
-        detail = f"The net plugin {names[0]} exists but cannot be used"
+        plugin = f"The net plugin {names[0]}" if names else "The net plugin NCCL found"
+        detail = f"{plugin} exists but cannot be used"
         if ctx.stats(rule, ["symbol_missing"]):
             detail += " (it is built for an older NCCL: no ncclNetPlugin_v5+ symbol)"
         elif why:
@@ -189,7 +190,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
             detail += f" and fell back to TCP sockets on {_hosts_text(socket_hosts)}"
         return [ctx.make_finding(rule, ["symbol_missing", "unsupported", "broken"], detail=detail + ".",
                                  severity=None if severe else "warning", confidence=0.85 if severe else 0.6,
-                                 values={"what": f"The plugin {names[0]} could not be used."})]  # fmt: skip
+                                 values={"what": f"{plugin} could not be used."})]  # fmt: skip
     expected = plugin_env or missing
     if expected and ctx.stats(rule, ["not_found"]) and not ctx.stats(rule, ["loaded"]):
         name = (plugin_env or missing)[0]
@@ -419,6 +420,11 @@ def version_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
             f"rank {g['rank_b']} runs {_decode_version(g['vb'])}"
         )
         ranks = sorted({int(x) for _, g in samples for x in (g["rank_a"], g["rank_b"])})
+        minority = _minority_ranks(samples)
+        if minority:
+            ranks = minority
+            if not odd:  # the odd node printed no version line of its own (<= 2.21 only rank 0 does)
+                odd = sorted({h for r in minority if (h := facts.host_of_rank.get(r))}, key=natural_key)
         if per_host and len(by_version) > 1:
             detail += f"; per node: {per_host}"
         return [ctx.make_finding(rule, detail=detail + ".", ranks=ranks, hosts=odd or None,
@@ -436,6 +442,18 @@ def version_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
         return [ctx.make_finding(rule, [], detail=detail + ".", hosts=odd, confidence=0.85,
                                  evidence=_version_evidence(ctx, odd), values={"versions": per_host})]  # fmt: skip
     return []
+
+
+def _minority_ranks(samples: list) -> list[int]:
+    """The ranks of the version fewer ranks run, from the mismatch lines (each names two ranks and their versions)."""
+    by_code: dict[str, set[int]] = {}
+    for _, g in samples:
+        by_code.setdefault(g["va"], set()).add(int(g["rank_a"]))
+        by_code.setdefault(g["vb"], set()).add(int(g["rank_b"]))
+    sizes = sorted(len(r) for r in by_code.values())
+    if len(sizes) < 2 or sizes[0] == sizes[1]:
+        return []  # no clear minority: do not guess
+    return sorted(min(by_code.values(), key=len))
 
 
 def _version_evidence(ctx: Context, hosts: list[str]) -> list[Evidence]:

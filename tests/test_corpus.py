@@ -23,7 +23,8 @@ def _expectation(case):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_corpus_case(case, rules):
     exp = _expectation(case)
-    report = diagnose(case_logs(case), rules=rules)
+    # expect_busbw: the site's known busbw (GB/s), as `slurmdiag --expect-busbw` would be given it
+    report = diagnose(case_logs(case), rules=rules, expect_busbw=exp.get("expect_busbw"))
     ids = [f.id for f in report.findings]
     for key in ("expected", "absent"):
         for cid in exp.get(key) or []:

@@ -65,14 +65,16 @@ def nccl(job, v, ranks, nnodes, *, net="IB", kw=None, mut=None, stop=None, gdr=T
     mut(r, phase, lines) -> lines edits one rank's lines of one phase ("init", "conn", "done")."""
     nranks = len(ranks)
     phases = {"init": [], "conn": [], "done": []}
+    v0 = v(ranks[0]) if callable(v) else v
     for r in ranks:
         k = dict((kw or {}).get(r.node, {}))
         n = net(r) if callable(net) else net
+        rv = v(r) if callable(v) else v
         pre = f"[default{r.local}]:" if tee else ""
         parts = {
-            "init": gs.nccl_rank_init(v, r, nranks, nnodes, n, nch=nch, **k),
-            "conn": gs.nccl_rank_connect(v, r, nranks, nnodes, "IB" if n == "IB" else "Socket", nch=nch, gdr=gdr),
-            "done": gs.nccl_rank_complete(v, r, nranks, nch=nch),
+            "init": gs.nccl_rank_init(rv, r, nranks, nnodes, n, nch=nch, **k),
+            "conn": gs.nccl_rank_connect(rv, r, nranks, nnodes, "IB" if n == "IB" else "Socket", nch=nch, gdr=gdr),
+            "done": gs.nccl_rank_complete(rv, r, nranks, nch=nch),
         }
         for ph, lines in parts.items():
             if mut:
@@ -83,9 +85,9 @@ def nccl(job, v, ranks, nnodes, *, net="IB", kw=None, mut=None, stop=None, gdr=T
         order = order[: order.index(stop) + 1]
     for i, ph in enumerate(order):
         merged = interleave(job.rng, phases[ph])
-        if i == 0 and v.n < 22200:
+        if i == 0 and v0.n < 22200:
             pos = job.rng.randint(len(merged) // 4, len(merged) // 2)
-            merged.insert(pos, (f"NCCL version {v.s}+cuda{v.cudastr}", 0))
+            merged.insert(pos, (f"NCCL version {v0.s}+cuda{v0.cudastr}", 0))
         for ln, node in merged:
             job.o(ln, task=node)
 
@@ -151,7 +153,7 @@ def nccl_tests_table(job, peak, wrong_from=None, wrong=0, lat=28.0):
            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",  # noqa: E501
            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       "])  # noqa: E501  # fmt: skip
     total = 0.0
-    n = 0
+    n = oob = 0
     size = 8
     factor = 2 * 31 / 32
     while size <= 8 << 30:
@@ -162,6 +164,7 @@ def nccl_tests_table(job, peak, wrong_from=None, wrong=0, lat=28.0):
         algbw = size / tus / 1e3
         bw = algbw * factor
         w = wrong if (wrong_from is not None and size >= wrong_from) else 0
+        oob += 2 * w  # the summary counts the wrong elements of every row, out-of-place and in-place
         cells = []
         for j in range(2):
             jitter = 1.0 + (0.004 if j else -0.003)
@@ -170,7 +173,6 @@ def nccl_tests_table(job, peak, wrong_from=None, wrong=0, lat=28.0):
         total += bw
         n += 1
         size *= 2
-    oob = wrong if wrong_from is not None else 0
     job.o([f"# Out of bounds values : {oob} {'FAILED' if oob else 'OK'}", f"# Avg bus bandwidth    : {total / n:.4f} ",
            "#", ""])  # fmt: skip
 
@@ -485,6 +487,39 @@ def near_hca_mismatch_mount():
          culprits={"ib-devices-not-mounted": {"hosts": ["slinky-2"]}})  # fmt: skip
 
 
+
+def near_hca_mismatch_mount_230():
+    job = Job("near-ib-hca-mismatch-nodes-partial-mount-2.30", 316, jobid=97530)
+    v, t = ver("2.30.3", 13000), T((2, 10))
+    agents, ranks = make_ranks(job)
+    date = "2026-05-19"
+    std_start(job, v, t, 4, date, "15:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:26.04-py3")
+
+    def mut(r, ph, lines):
+        if r.node == 0 and ph == "init":
+            out = []
+            for x in lines:
+                if "NET/IB : Using" in x:
+                    for h in (6, 7):
+                        out.append(W(v, r, "2026-05-19 15:00:04", "misc/ibvwrap.cc:216", "Call to ibv_open_device failed"))
+                        out.append(W(v, r, "2026-05-19 15:00:04", "transport/net_ib/init.cc:148", f"NET/IB : Unable to open device mlx5_{h}"))  # noqa: E501
+                out.append(x)
+            return drop_hca(r, out, [0, 1, 2, 3, 4, 5])
+        return lines
+
+    nccl(job, v, ranks, 4, mut=mut, stop="init")
+    for r in ranks:
+        job.o(W(v, r, "2026-05-19 15:00:09", "init.cc:1432",
+                "Detected mixed local Net device counts across ranks (min 6, max 8). Set NCCL_IGNORE_NET_MISMATCH=1 to continue."), task=r.node)  # fmt: skip
+    init_fail(job, t, v, ranks[::9], date, "15:00:09", "unhandled system error (run with NCCL_DEBUG=INFO for details)",
+              "Detected mixed local Net device counts across ranks (min 6, max 8). Set NCCL_IGNORE_NET_MISMATCH=1 to continue.")  # fmt: skip
+    agent_fail(job, t, date, "15:00:11.000000", agents, ranks, [0, 1, 2, 3])
+    save(job, description="NCCL 2.30.3: slinky-0's container lacks /dev/infiniband/uverbs6 and uverbs7 ('Unable to open device mlx5_6/mlx5_7'), so NCCL's count check stops every rank with 'Detected mixed local Net device counts (min 6, max 8)': the count mismatch is the consequence of the missing devices",  # noqa: E501
+         top="ib-devices-not-mounted", expected=["ib-devices-not-mounted"],
+         absent=absent("ib-devices-not-mounted", allow=("nccl-tcp-fallback",)),
+         culprits={"ib-devices-not-mounted": {"hosts": ["slinky-0"]}})  # fmt: skip
+
+
 def near_hca_mismatch_exclude():
     job = Job("near-ib-hca-mismatch-nodes-same-exclude", 315, jobid=71544)
     v, t = ver("2.23.4", 12060), T((2, 6))
@@ -660,6 +695,407 @@ def near_gdr_single_node():
          top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
 
 
+
+# ========================================================================================== shm-too-small
+def shm_mut(r, ph, lines):
+    """PCIe GPUs: the pair across the CPU sockets (local 3 -> 4) talks through /dev/shm."""
+    if ph == "conn":
+        return [x.replace("via P2P/CUMEM/read", "via SHM/direct/direct") if "[3] -> " in x else x for x in lines]
+    return lines
+
+
+def shm_222():
+    job = Job("syn-shm-too-small-2.22-stale-files", 341, jobid=59930)
+    v, t = ver("2.22.3", 12050), T((2, 5))
+    agents, ranks = make_ranks(job)
+    date = "2024-12-03"
+    std_start(job, v, t, 4, date, "10:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:24.10-py3")
+    nccl(job, v, ranks, 4, mut=shm_mut, stop="conn")
+    r11, r12 = ranks[11], ranks[12]
+    seg = "/dev/shm/nccl-Xa8Pfd"
+    job.o(W(v, r11, "", "misc/shmutils.cc:89", f"Error: failed to extend {seg} to 9637892 bytes, error: No space left on device (28)", tid=r11.ptid + 1), task=1)  # noqa: E501
+    job.o(W(v, r11, "", "misc/shmutils.cc:141", f"Error while creating shared memory segment {seg} (size 9637888), error: No space left on device (28)", tid=r11.ptid + 1), task=1)  # noqa: E501
+    job.o([info(r11, "transport/shm.cc:114 -> 2", tid=r11.ptid + 1), info(r11, "proxy.cc:1503 -> 2", tid=r11.ptid + 1)], task=1)  # noqa: E501
+    job.o(W(v, r12, "", "misc/shmutils.cc:141", f"Error while attaching to shared memory segment {seg} (size 0), error: No such file or directory (2)", tid=r12.ptid + 1), task=1)  # noqa: E501
+    init_fail(job, t, v, [r11, r12], date, "10:00:09", "unhandled system error (run with NCCL_DEBUG=INFO for details)",
+              f"Error while creating shared memory segment {seg} (size 9637888), error: No space left on device (28)")
+    agent_fail(job, t, date, "10:00:11.000000", agents, ranks, [1], local=3)
+    job.e("srun: Terminating StepId=59930.0")
+    save(job, description="NCCL 2.22.3 on PCIe L40S nodes (the GPU pair across the CPU sockets uses the SHM transport): slinky-1's host /dev/shm is full of files left by earlier crashed jobs, so rank 11 cannot extend its segment ('No space left on device (28)') and rank 12 cannot attach to it",  # noqa: E501
+         top="shm-too-small", expected=["shm-too-small"], absent=absent("shm-too-small"),
+         culprits={"shm-too-small": {"hosts": ["slinky-1"]}})  # fmt: skip
+
+
+def shm_217_sigbus():
+    job = Job("syn-shm-too-small-2.17-sigbus", 342, jobid=33120)
+    v, t = ver("2.17.1", 12010), T((2, 0))
+    agents, ranks = make_ranks(job)
+    date = "2023-06-14"
+    std_start(job, v, t, 4, date, "18:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:23.05-py3",
+              script=["# enroot.conf on these nodes: ENROOT_UNSHARE_IPC=yes (private 64 MiB /dev/shm)"])  # fmt: skip
+    nccl(job, v, ranks, 4, mut=shm_mut)
+    for n in (0, 2, 1, 3):
+        r = ranks[n * 8 + 4]
+        job.e(t.agent("ERROR", date, "18:00:21.100000", agents[n], "elastic.multiprocessing.api", 828,
+                      f"failed (exitcode: -7) local_rank: 4 (pid: {r.pid}) of binary: {t.py}"), task=n)  # fmt: skip
+        job.e(gs.child_failed(t, "/workspace/train.py", r.host, f"{date}_18:00:21", r.rank, 4, -7, r.pid,
+                              traceback=f"Signal 7 (SIGBUS) received by PID {r.pid}"), task=n)  # fmt: skip
+        job.e(f"srun: error: {r.host}: task {n}: Exited with exit code 1", task=n)
+    save(job, description="NCCL 2.17.1 (2.12-2.18 size /dev/shm segments with ftruncate): the containers get a private 64 MiB /dev/shm; no NCCL warning at all, the ranks using the SHM transport die of SIGBUS when they touch the segment (torchrun 'exitcode  : -7', 'Signal 7 (SIGBUS)') on every node",  # noqa: E501
+         top="shm-too-small", expected=["shm-too-small"], absent=absent("shm-too-small"))  # fmt: skip
+
+
+def near_shm_retry():
+    job = Job("near-shm-too-small-fallocate-retry", 343, jobid=70701)
+    v, t = ver("2.23.4", 12060), T((2, 6))
+    agents, ranks = make_ranks(job)
+    date = "2025-01-30"
+    std_start(job, v, t, 4, date, "04:00:00.003000", agents=agents)
+
+    def mut(r, ph, lines):
+        lines = shm_mut(r, ph, lines)
+        if ph == "conn" and r.local == 3 and r.node in (0, 2):
+            lines = [info(r, "fallocate: Failed to extend /dev/shm/nccl-q1Rm0Z to 9637892 bytes, error: Resource temporarily unavailable (11) - retrying", tid=r.ptid + 1)] + lines  # noqa: E501
+        return lines
+
+    nccl(job, v, ranks, 4, mut=mut)
+    L, _ = step_lines(job.rng, 50, 1500, 50, 622.0, 211.0, hms=(4, 0, 30))
+    job.o(L)
+    job.o("training complete")
+    save(job, description="healthy NCCL 2.23.4 run on PCIe nodes using SHM between the sockets; two ranks log the INFO 'fallocate: Failed to extend ... Resource temporarily unavailable (11) - retrying' and succeed on the retry",  # noqa: E501
+         top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
+
+
+def near_shm_sigbus_221():
+    job = Job("near-shm-too-small-sigbus-2.21-memmap", 344, jobid=54112)
+    v, t = ver("2.21.5", 12040), T((2, 4))
+    agents, ranks = make_ranks(job)
+    date = "2024-09-02"
+    std_start(job, v, t, 4, date, "22:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:24.08-py3")
+    nccl(job, v, ranks, 4)
+    L, _ = step_lines(job.rng, 10, 640, 10, 405.0, 322.0, hms=(22, 0, 30))
+    job.o(L)
+    r = ranks[18]
+    job.e([
+        "Fatal Python error: Bus error", "",
+        f"Thread 0x00007f{r.pid:08x} (most recent call first):",
+        "  File \"/usr/local/lib/python3.10/dist-packages/numpy/core/memmap.py\", line 334 in __getitem__",
+        "  File \"/workspace/data/indexed_dataset.py\", line 188 in get",
+        "  File \"/workspace/data/gpt_dataset.py\", line 301 in __getitem__",
+        "  File \"/usr/local/lib/python3.10/dist-packages/torch/utils/data/_utils/fetch.py\", line 52 in fetch"], task=2)  # fmt: skip
+    job.e(t.agent("ERROR", date, "22:04:47.200000", agents[2], "elastic.multiprocessing.api", 833,
+                  f"failed (exitcode: -7) local_rank: 2 (pid: {r.pid}) of binary: {t.py}"), task=2)  # fmt: skip
+    job.e(gs.child_failed(t, "/workspace/train.py", r.host, f"{date}_22:04:47", 18, 2, -7, r.pid,
+                          traceback=f"Signal 7 (SIGBUS) received by PID {r.pid}"), task=2)  # fmt: skip
+    job.e("srun: error: slinky-2: task 2: Exited with exit code 1")
+    for rr in ranks:
+        if rr.node != 2:
+            job.e(watchdog(t, rr, date, "22:14:47.", 6411, enq=6411, done=6410), task=rr.node)
+    job.e("srun: Terminating StepId=54112.0")
+    save(job, description="NCCL 2.21.5 (fails cleanly on a full /dev/shm, never SIGBUS): rank 18 on slinky-2 dies of SIGBUS reading a np.memmap'ed dataset shard that was truncated on Lustre ('Fatal Python error: Bus error' in memmap.py); not a /dev/shm problem",  # noqa: E501
+         expected=["nccl-timeout"], absent=absent(allow=("unexplained-failure",)),
+         culprits={"nccl-timeout": {"hosts": ["slinky-2"]}})  # fmt: skip
+
+
+# ================================================================================= nccl-version-mismatch
+def version_mismatch_218():
+    job = Job("syn-nccl-version-mismatch-2.23-vs-2.18", 351, jobid=72013)
+    v, old, t = ver("2.23.4", 12060), ver("2.18.5", 12020), T((2, 6))
+    agents, ranks = make_ranks(job)
+    date = "2025-02-17"
+    std_start(job, v, t, 4, date, "08:00:00.003000", agents=agents,
+              script=["+ source /home/$USER/venv/bin/activate   # node-local venv, torch 2.1 + nvidia-nccl-cu12 2.18.5 on slinky-3"])  # noqa: E501  # fmt: skip
+
+    def cut(r, ph, lines):
+        out = []
+        for x in lines:
+            out.append(x)
+            if "Init START" in x:
+                break
+        return out
+
+    nccl(job, lambda r: old if r.node == 3 else v, ranks, 4, mut=cut, stop="init")
+    for r in ranks[:24]:
+        job.o(W(v, r, "", "init.cc:1021", f"Mismatched NCCL version detected : rank 24 version 21805 rank {r.rank} version 22304"), task=r.node)  # noqa: E501
+        job.o(info(r, "init.cc:1022 -> 5"), task=r.node)
+    init_fail(job, t, v, ranks[:24:8], date, "08:00:06", "invalid usage (run with NCCL_DEBUG=WARN for details)",
+              "Mismatched NCCL version detected : rank 24 version 21805 rank 0 version 22304")
+    r24 = ranks[24]
+    job.o(W(old, r24, "", "misc/socket.cc:47", f"socketProgress: Connection closed by remote peer slinky-0<{43211}>"), task=3)
+    agent_fail(job, t, date, "08:00:08.000000", agents, ranks, [0, 1, 2, 3])
+    save(job, description="NCCL 2.23.4 in the image, but slinky-3 activates a node-local venv whose nvidia-nccl-cu12 2.18.5 wheel is loaded instead; ranks 0-23 stop with 'Mismatched NCCL version detected : rank 24 version 21805 ...' (2.18.5 prints no per-process version line)",  # noqa: E501
+         top="nccl-version-mismatch", expected=["nccl-version-mismatch"], absent=absent("nccl-version-mismatch"),
+         culprits={"nccl-version-mismatch": {"hosts": ["slinky-3"], "ranks": [24]}})  # fmt: skip
+
+
+def version_mismatch_227():
+    job = Job("syn-nccl-version-mismatch-2.26-vs-2.27", 352, label=True, jobid=80231)
+    v, new, t = ver("2.26.2", 12080), ver("2.27.5", 12090), T((2, 7))
+    agents, ranks = make_ranks(job)
+    date = "2025-07-08"
+    std_start(job, v, t, 4, date, "14:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:25.04-py3")
+
+    def cut(r, ph, lines):
+        out = []
+        for x in lines:
+            out.append(x)
+            if "Init START" in x:
+                break
+        return out
+
+    nccl(job, lambda r: new if r.node == 1 else v, ranks, 4, mut=cut, stop="init")
+    for r in ranks:
+        mine, other = (new, v) if r.node == 1 else (v, new)
+        peer = 0 if r.node == 1 else 8
+        job.o(W(mine, r, "2025-07-08 14:00:05", "init.cc:1043",
+                f"Mismatched NCCL version detected : rank {peer} version {other.n} rank {r.rank} version {mine.n}"), task=r.node)  # fmt: skip
+    init_fail(job, t, v, ranks[::8], date, "14:00:06", "invalid usage (run with NCCL_DEBUG=WARN for details)",
+              "Mismatched NCCL version detected : rank 8 version 22705 rank 0 version 22602")
+    agent_fail(job, t, date, "14:00:08.000000", agents, ranks, [0, 1, 2, 3])
+    save(job, description="NCCL 2.26.2 in the image; slinky-1 has LD_LIBRARY_PATH=/opt/nccl/lib from its node-local profile with NCCL 2.27.5: every process prints its own 'NCCL version' line (2.22+), every rank stops with 'Mismatched NCCL version detected' (timestamped WARN, 2.26+)",  # noqa: E501
+         top="nccl-version-mismatch", expected=["nccl-version-mismatch"], absent=absent("nccl-version-mismatch"),
+         culprits={"nccl-version-mismatch": {"hosts": ["slinky-1"]}})  # fmt: skip
+
+
+def near_version_cuda():
+    job = Job("near-nccl-version-mismatch-cuda-build", 353, jobid=71990)
+    v, t = ver("2.23.4", 12060), T((2, 6))
+    v124 = ver("2.23.4", 12040)
+    agents, ranks = make_ranks(job)
+    date = "2025-02-11"
+    std_start(job, v, t, 4, date, "09:00:00.003000", agents=agents)
+    nccl(job, lambda r: v124 if r.node == 3 else v, ranks, 4)
+    L, _ = step_lines(job.rng, 50, 1500, 50, 399.0, 328.0, hms=(9, 0, 30))
+    job.o(L)
+    job.o("training complete")
+    save(job, description="healthy: slinky-3 runs an image built against CUDA 12.4 ('NCCL version 2.23.4+cuda12.4') while the others print 2.23.4+cuda12.6; the NCCL version is the same, so nothing is mismatched",  # noqa: E501
+         top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
+
+
+# ==================================================================================== nccl-debug-verbose
+def debug_verbose(name, seed, nnodes, vs, cuda, tver, label, jobid, date, desc):
+    job = Job(name, seed, label=label, jobid=jobid)
+    v, t = ver(vs, cuda), T(tver)
+    agents, ranks = make_ranks(job, nnodes)
+    std_start(job, v, t, nnodes, date, "03:00:00.003000", agents=agents, script=["+ export NCCL_DEBUG=INFO"])
+    nccl(job, v, ranks, nnodes, nch=2)
+    L, _ = step_lines(job.rng, 50, 1000, 50, 402.0, 41.0 * nnodes, hms=(3, 0, 40))
+    job.o(L, task=0)
+    job.o("training complete", task=0)
+    save(job, description=desc, top="nccl-debug-verbose", expected=["nccl-debug-verbose"],
+         absent=absent("nccl-debug-verbose"), healthy=True)  # fmt: skip
+
+
+def near_debug_verbose():
+    job = Job("near-nccl-debug-verbose-32-ranks", 363, jobid=70813)
+    v, t = ver("2.23.4", 12060), T((2, 6))
+    agents, ranks = make_ranks(job)
+    std_start(job, v, t, 4, "2025-02-02", "03:00:00.003000", agents=agents, script=["+ export NCCL_DEBUG=INFO"])
+    nccl(job, v, ranks, 4)
+    L, _ = step_lines(job.rng, 50, 1000, 50, 402.0, 328.0, hms=(3, 0, 40))
+    job.o(L)
+    job.o("training complete")
+    save(job, description="healthy 4x8 run with NCCL_DEBUG=INFO exported: 32 ranks of INFO (~1,000 lines) is a normal amount of diagnostics, not worth a finding",  # noqa: E501
+         top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
+
+
+
+# ============================================================================================== busbw-low
+def tests_ranks_init(v, ranks, rate, *, gdr=True, p2p_disable=False):
+    def mut(r, ph, lines):
+        if ph == "init":
+            lines = [x for x in lines if "DMA-BUF is available" not in x or gdr]
+            if rate:
+                lines += topo(r, rate)
+            if not gdr:
+                lines = before(lines, "Using network IB", info(r, f"NET/IB : GPU Direct RDMA Disabled for HCA {r.local} 'mlx5_{r.local}'"))  # noqa: E501
+            if p2p_disable:
+                lines = before(lines, "Using network", info(r, "NCCL_P2P_DISABLE set by environment to 1."))
+        if ph == "conn":
+            if p2p_disable:
+                lines = [x.replace("via P2P/CUMEM/read", "via SHM/direct/direct") for x in lines]
+        return lines
+
+    return mut
+
+
+def busbw_no_gdr():
+    job = Job("syn-busbw-low-no-gdr-4x8", 371, jobid=74420)
+    v = ver("2.23.4", 12060)
+    agents, ranks = make_ranks(job)
+    job.o(["+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET",
+           "+ srun --mpi=pmix --ntasks-per-node=8 --container-image=nvcr.io#nvidia/pytorch:24.12-py3 /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1"])  # noqa: E501  # fmt: skip
+    pyxis(job, 4, image="nvcr.io#nvidia/pytorch:24.12-py3")
+    nccl_tests_header(job, v, ranks)
+    nccl(job, v, ranks, 4, gdr=False, mut=tests_ranks_init(v, ranks, 50.0, gdr=False))
+    nccl_tests_table(job, 148.6)
+    save(job, description="nccl-tests all_reduce_perf on 4x8 H100 with 8x400G HCAs per node (topology: NET[50.0] each, so ~360 GB/s expected); nvidia-peermem is not loaded and the kernel has no DMA-BUF, so every inter-node channel runs without GPUDirect RDMA and busbw tops out at ~149 GB/s",  # noqa: E501
+         top="busbw-low", expected=["busbw-low", "gdr-disabled"], absent=absent("busbw-low", "gdr-disabled"))  # fmt: skip
+
+
+def busbw_single_node():
+    job = Job("syn-busbw-low-single-node-p2p-disabled", 372, jobid=74501)
+    v = ver("2.26.2", 12080)
+    agents, ranks = make_ranks(job, nnodes=1)
+    job.o(["+ export NCCL_DEBUG=INFO",
+           "+ srun -N1 --ntasks-per-node=8 --mpi=pmix /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1"])
+    nccl_tests_header(job, v, ranks)
+    nccl(job, v, ranks, 1, mut=tests_ranks_init(v, ranks, None, p2p_disable=True))
+    nccl_tests_table(job, 61.3)
+    save(job, description="single-node nccl-tests on 8 H100 (NVLink, ~360 GB/s all_reduce busbw expected) with NCCL_P2P_DISABLE=1 inherited from the user's profile: every channel goes 'via SHM/direct/direct' and busbw at 8 GiB is ~61 GB/s",  # noqa: E501
+         top="busbw-low", expected=["busbw-low"], absent=absent("busbw-low"))  # fmt: skip
+
+
+def busbw_wrong():
+    job = Job("syn-busbw-low-wrong-results", 373, label=False, jobid=74630)
+    v = ver("2.23.4", 12060)
+    agents, ranks = make_ranks(job)
+    job.o(["+ srun --mpi=pmix --ntasks-per-node=8 /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1"])
+    nccl_tests_header(job, v, ranks)
+    nccl_tests_table(job, 344.2, wrong_from=64 << 20, wrong=3)
+    save(job, description="nccl-tests on 4x8 H100 without NCCL_DEBUG: bandwidth is normal (~344 GB/s) but from 64 MiB on every row has #wrong 3 and the summary says 'Out of bounds values : 48 FAILED': results are corrupted (a faulty GPU/NVLink or HCA), an error even at full speed",  # noqa: E501
+         top="busbw-low", expected=["busbw-low"], absent=absent("busbw-low"))  # fmt: skip
+
+
+
+def busbw_expect_flag(name, seed, jobid, peak, desc, top):
+    """Two HDR nodes (2x 200G per node), no NCCL INFO: only --expect-busbw says what the fabric gives."""
+    job = Job(name, seed, jobid=jobid)
+    v = ver("2.21.5", 12040)
+    agents, ranks = make_ranks(job, nnodes=2)
+    job.o(["+ srun -N2 --ntasks-per-node=8 --mpi=pmix /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1"])
+    nccl_tests_header(job, v, ranks, gpu="NVIDIA A100-SXM4-80GB")
+    nccl_tests_table(job, peak)
+    exp = {"description": desc, "top": top, "expected": [top] if top else [],
+           "absent": absent("busbw-low") if top else absent(), "healthy": not top}  # fmt: skip
+    save(job, **exp)
+    path = gs.OUT / name / "expected.yaml"
+    path.write_text(path.read_text() + "expect_busbw: 40\n")
+
+
+def near_busbw_avg():
+    job = Job("near-busbw-low-low-average", 374, jobid=74711)
+    v = ver("2.23.4", 12060)
+    agents, ranks = make_ranks(job)
+    job.o(["+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET",
+           "+ srun --mpi=pmix --ntasks-per-node=8 /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1"])
+    nccl_tests_header(job, v, ranks)
+    nccl(job, v, ranks, 4, mut=tests_ranks_init(v, ranks, 50.0))
+    nccl_tests_table(job, 352.8)
+    save(job, description="healthy nccl-tests on 4x8 H100, 8x400G per node: 8 GiB all_reduce reaches ~353 GB/s busbw; the 'Avg bus bandwidth' line is far lower only because it averages in the latency-bound small sizes",  # noqa: E501
+         top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
+
+
+# ================================================================================================ healthy
+def healthy_roce():
+    job = Job("syn-healthy-roce", 381, jobid=84555)
+    v, t = ver("2.27.7", 12090), T((2, 8))
+    agents, ranks = make_ranks(job)
+    date = "2025-10-01"
+    std_start(job, v, t, 4, date, "12:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:25.08-py3")
+    nccl(job, v, ranks, 4, mut=roce_mut(), kw={n: {"socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)})
+    L, _ = step_lines(job.rng, 50, 2000, 50, 441.0, 298.0, hms=(12, 0, 40))
+    job.o(L)
+    job.o("training complete")
+    save(job, description="healthy NCCL 2.27.7 run over RoCE v2: 'NET/IB : Using [0]mlx5_0:1/RoCE ... ; OOB eth0', GID index chosen automatically, inter-node channels 'via NET/IB/<n>/GDRDMA', 'GDR 1'",  # noqa: E501
+         top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
+
+
+def healthy_efa():
+    job = Job("syn-healthy-aws-efa", 382, jobid=31277)
+    v, t = ver("2.18.3", 12020), T((2, 1))
+    agents, ranks = make_ranks(job)
+    date = "2023-12-05"
+    std_start(job, v, t, 4, date, "07:00:00.003000", agents=agents, image="public.ecr.aws#hpc-cloud/nccl-tests:latest",
+              script=["+ export FI_PROVIDER=efa FI_EFA_USE_DEVICE_RDMA=1 NCCL_DEBUG=INFO"])  # fmt: skip
+
+    def mut(r, ph, lines):
+        if ph == "init":
+            out = []
+            for x in lines:
+                if "NET/Plugin" in x:
+                    if "No plugin found" in x:
+                        out += [info(r, "NET/OFI Using aws-ofi-nccl 1.7.4-aws"),
+                                info(r, "NET/OFI Configuring AWS-specific options"),
+                                info(r, "NET/OFI Setting provider_filter to efa"),
+                                info(r, "NET/OFI Running on p4d.24xlarge platform, Setting NCCL_TOPO_FILE environment variable to /opt/amazon/efa/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml"),  # noqa: E501
+                                info(r, "NET/OFI Selected Provider is efa (found 4 nics)"),
+                                info(r, "NET/Plugin: Loaded net plugin AWS Libfabric (v7)")]  # fmt: skip
+                    continue
+                if "NET/IB : Using" in x or "DMA-BUF" in x:
+                    continue
+                out.append(x.replace("Using network IB", "Using network AWS Libfabric").replace("ib0:10.10.", "ens32:10.1."))
+            return out
+        if ph == "conn":
+            return [x.replace("via NET/IB/", "via NET/AWS Libfabric/") for x in lines]
+        return lines
+
+    nccl(job, v, ranks, 4, mut=mut)
+    L, _ = step_lines(job.rng, 50, 1500, 50, 611.0, 214.0, hms=(7, 0, 40))
+    job.o(L)
+    job.o("training complete")
+    save(job, description="healthy 4x p4d.24xlarge (8 A100, 4 EFA each) run: NCCL 2.18.3 loads the aws-ofi-nccl plugin ('NET/Plugin: Loaded net plugin AWS Libfabric (v7)', 'Using network AWS Libfabric'), channels 'via NET/AWS Libfabric/<n>/GDRDMA'; there is no IB HCA and none is needed",  # noqa: E501
+         top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
+
+
+# ============================================================================ nccl-net-plugin, duplicate GPU
+def net_plugin_v4():
+    job = Job("syn-nccl-net-plugin-hpcx-v4-2.19", 391, jobid=45520)
+    v, t = ver("2.19.3", 12030), T((2, 2))
+    agents, ranks = make_ranks(job)
+    date = "2024-02-06"
+    std_start(job, v, t, 4, date, "10:00:00.003000", agents=agents, image="registry.example.com#llm/train:hpcx-2.10",
+              script=["+ export LD_LIBRARY_PATH=/opt/hpcx/nccl_rdma_sharp_plugin/lib:$LD_LIBRARY_PATH NCCL_COLLNET_ENABLE=1"])  # noqa: E501  # fmt: skip
+
+    def mut(r, ph, lines):
+        if ph != "init":
+            return lines
+        out = []
+        for x in lines:
+            if "NET/Plugin" in x:
+                if "Using internal" in x:
+                    out += [info(r, f"NET/Plugin: Failed to find ncclNetPlugin_v{k} symbol.") for k in (7, 6, 5)]
+                    out += [info(r, "NET/Plugin: Failed to find ncclNetPlugin symbol (>= v5). ncclNetPlugin symbols v4 and lower are not supported.")]  # noqa: E501
+                continue
+            out.append(x)
+        return out
+
+    nccl(job, v, ranks, 4, mut=mut)
+    L, _ = step_lines(job.rng, 50, 1000, 50, 405.0, 322.0, hms=(10, 0, 40))
+    job.o(L)
+    job.o("training complete")
+    save(job, description="image built with HPC-X 2.10 (SHARP plugin speaks net API v4) around NCCL 2.19.3: 'Failed to find ncclNetPlugin symbol (>= v5)'; NCCL skips the plugin (no SHARP/CollNet although NCCL_COLLNET_ENABLE=1) and uses its built-in IB, so the job runs: a warning",  # noqa: E501
+         top="nccl-net-plugin", expected=["nccl-net-plugin"], absent=absent("nccl-net-plugin"))  # fmt: skip
+
+
+def duplicate_gpu_2307():
+    job = Job("syn-nccl-duplicate-gpu-2.30-no-set-device", 392, label=True, jobid=99310)
+    v, t = ver("2.30.7", 13000), T((2, 10))
+    agents, ranks = make_ranks(job)
+    date = "2026-06-22"
+    std_start(job, v, t, 4, date, "09:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:26.05-py3")
+    for r in ranks:
+        r.dev = 0
+        job.e(t.cxx(r.rank, "W", date, "09:00:04.", "ProcessGroupNCCL.cpp:4843", f"{t.pg(r.rank).replace('(default_pg)', '')}  using GPU 0 to perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect. Specify device_ids in barrier() to force use of a particular device,or call init_process_group() with a device_id."), task=r.node)  # noqa: E501
+
+    def cut(r, ph, lines):
+        out = []
+        for x in lines:
+            out.append(x.replace(f"nvmlDev {r.local} busId {BUSID[r.local]}", "nvmlDev 0 busId 18000"))
+            if "Init START" in x:
+                break
+        return out
+
+    nccl(job, v, ranks, 4, mut=cut, stop="init")
+    for r in ranks:
+        job.o(W(v, r, "2026-06-22 09:00:05", "init.cc:1002", "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", fn="ncclCommInitRankFunc"), task=r.node)  # noqa: E501
+    init_fail(job, t, v, ranks[::8], date, "09:00:05", "invalid usage (run with NCCL_DEBUG=WARN for details)",
+              "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.")  # noqa: E501
+    agent_fail(job, t, date, "09:00:07.000000", agents, ranks, [0, 1, 2, 3])
+    save(job, description="NCCL 2.30.7: the training script never calls torch.cuda.set_device(LOCAL_RANK), so all 8 ranks of every node use GPU 0 (busId 18000, barrier hint 'using GPU 0' on every rank); NCCL stops with 'Multiple Ranks are using the same GPU/Partition' (2.30.7 wording, '(function)' in the WARN)",  # noqa: E501
+         top="nccl-duplicate-gpu", expected=["nccl-duplicate-gpu"], absent=absent("nccl-duplicate-gpu"))  # fmt: skip
+
+
 def main():
     for fn in CASES:
         fn()
@@ -668,8 +1104,18 @@ def main():
 
 
 CASES = [link_fault_218, link_fault_221, link_fault_228_long, link_fault_229, near_link_fault,
-         hca_mismatch_230, hca_mismatch_226_roce, hca_mismatch_221_env, near_hca_mismatch_mount, near_hca_mismatch_exclude,
-         roce_gid_224, roce_gid_221, roce_gid_2307, near_roce_gid_retry, gdr_peermem_one_node, gdr_level_loc, near_gdr_single_node]  # fmt: skip
+         hca_mismatch_230, hca_mismatch_226_roce, hca_mismatch_221_env, near_hca_mismatch_mount, near_hca_mismatch_mount_230, near_hca_mismatch_exclude,
+         roce_gid_224, roce_gid_221, roce_gid_2307, near_roce_gid_retry, gdr_peermem_one_node, gdr_level_loc, near_gdr_single_node,
+         shm_222, shm_217_sigbus, near_shm_retry, near_shm_sigbus_221, version_mismatch_218, version_mismatch_227,
+         near_version_cuda, near_debug_verbose,
+         lambda: debug_verbose("syn-nccl-debug-verbose-64-ranks-2.23", 361, 8, "2.23.4", 12060, (2, 6), False, 73010, "2025-02-20",
+                               "healthy 8x8 (64 ranks) run with NCCL_DEBUG=INFO left on from a debugging session: every rank prints its init, channel and proxy lines"),
+         lambda: debug_verbose("syn-nccl-debug-verbose-128-ranks-2.28", 362, 16, "2.28.9", 13000, (2, 9), True, 90188, "2025-11-11",
+                               "healthy 16x8 (128 ranks) run under srun --label with NCCL_DEBUG=INFO exported by the job script"),
+         busbw_no_gdr, busbw_single_node, busbw_wrong, near_busbw_avg,
+         lambda: busbw_expect_flag("syn-busbw-low-expect-busbw", 375, 61230, 19.4, "nccl-tests on 2x8 A100 with 2 HDR HCAs per node, run without NCCL_DEBUG (nothing in the log says what the fabric gives); the site's known figure is 40 GB/s (expect_busbw, as --expect-busbw 40), measured ~19 GB/s at 8 GiB: one rail is down", "busbw-low"),
+         lambda: busbw_expect_flag("near-busbw-low-expect-busbw-ok", 376, 61231, 37.6, "the same 2x8 A100 HDR nccl-tests with --expect-busbw 40: ~38 GB/s at 8 GiB is within the usual margin of the expected figure", None), healthy_roce, healthy_efa, net_plugin_v4,
+         duplicate_gpu_2307]  # fmt: skip
 
 if __name__ == "__main__":
     main()
