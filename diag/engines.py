@@ -43,13 +43,64 @@ def line_end(block: bytes, pos: int) -> int:
     return nl if nl >= 0 else len(block)
 
 
+# Not \\v: in PCRE syntax (Hyperscan) it is the class of vertical whitespace, line feed included.
+_LINE_SAFE_ESCAPES = {"\\s": "[ \\t\\f\\x0b]", "\\W": "[^\\w\\n\\r]", "\\D": "[^\\d\\n\\r]"}
+
+
 def prefilter_regex(pattern: str) -> str:
-    """The signature as a pattern over the raw line: the payload is a suffix of the line, so a
-    leading ``^`` must go; a trailing unbounded tail adds nothing to *where* a line matches."""
-    text = pattern[1:] if pattern.startswith("^") else pattern
-    text = re.sub(r"(?:\(\?P<\w+>\.[*+]\??\)|\.[*+]\??)\$?$", "", text)  # trailing (?P<x>.*) / .* / .+
-    text = re.sub(r"\\s\*\$$|\$$", "", text)
+    """The signature as a pattern over the raw block: it matches on every line where the signature
+    can match, and never across a line end.
+
+    The payload is a suffix of the line, so anchors (``^``, ``$``) are dropped wherever they stand
+    (Hyperscan and RE2 would tie them to the block); a trailing unbounded tail is dropped. Both
+    only widen the match. Everything that could consume a line terminator (``.``, ``\\s``, ``\\W``,
+    ``\\D``, negated classes) is confined to the line, so the match ends on the line it starts on.
+    """
+    out: list[str] = []
+    i, size = 0, len(pattern)
+    while i < size:
+        ch = pattern[i]
+        if ch == "\\":
+            esc = pattern[i : i + 2]
+            out.append(_LINE_SAFE_ESCAPES.get(esc, esc))
+            i += 2
+        elif ch == "[":
+            i = _class(pattern, i, out)
+        elif ch == ".":
+            out.append("[^\\n\\r]")
+            i += 1
+        elif ch in "^$":
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    text = "".join(out)
+    text = re.sub(r"(?:\(\?P<\w+>\[\^\\n\\r\][*+]\??\)|\[\^\\n\\r\][*+]\??)$", "", text)  # open tail
     return text or re.escape(pattern)
+
+
+def _class(pattern: str, i: int, out: list[str]) -> int:
+    """Copy the character class at ``i``, keeping line terminators out of it; return the index after it."""
+    j = i + 1
+    negated = pattern.startswith("^", j)
+    if negated:
+        j += 1
+    body: list[str] = []
+    if j < len(pattern) and pattern[j] == "]":
+        body.append("\\]")
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        if pattern[j] == "\\":
+            esc = pattern[j : j + 2]
+            body.append(" \\t\\f\\x0b" if esc == "\\s" and not negated else esc)
+            j += 2
+        else:
+            body.append(pattern[j])
+            j += 1
+    if negated:
+        body.append("\\n\\r")
+    out.append("[" + ("^" if negated else "") + "".join(body) + "]")
+    return j + 1
 
 
 class PythonEngine:
@@ -134,21 +185,25 @@ class HyperscanEngine:
 
     def hits(self, block: bytes) -> list[tuple[int, set[int]]]:
         """Candidate lines as (offset, indexes of the patterns that matched there)."""
-        found: list[tuple[int, set[int]]] = []
-        last_line_end = -1
-        members = self.members
+        raw: list[tuple[int, int]] = []
+        append = raw.append
 
         def on_match(expr_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            nonlocal last_line_end
-            if end <= last_line_end:
-                found[-1][1].update(members[expr_id])  # same line: one more pattern to try
-                return None
-            hit = max(end - 1, 0)
-            last_line_end = line_end(block, hit)
-            found.append((hit, set(members[expr_id])))
+            append((end, expr_id))  # Hyperscan does not promise end-offset order across patterns
             return None
 
         self.db.scan(block, match_event_handler=on_match, scratch=self.scratch)
+        raw.sort()
+        found: list[tuple[int, set[int]]] = []
+        members = self.members
+        last_line_end = -1
+        for end, expr_id in raw:
+            if end <= last_line_end and found:
+                found[-1][1].update(members[expr_id])  # same line: one more pattern to try
+                continue
+            hit = max(end - 1, 0)
+            last_line_end = line_end(block, hit)
+            found.append((hit, set(members[expr_id])))
         return found
 
 
