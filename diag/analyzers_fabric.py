@@ -610,10 +610,12 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
         expected, source = _expected_busbw(ctx)
         threshold = 0.8 if source == "--expect-busbw" else 0.6
         if expected and measured < threshold * expected:
-            problems.append(
+            low = (
                 f"busbw at the largest size ({_size_text(largest.size)}) is {measured:g} GB/s, "
                 f"{measured / expected:.0%} of the {expected:g} GB/s expected ({source})"
             )
+            suspects = _busbw_suspects(ctx)
+            problems.append(low + (f"; the log shows why: {' and '.join(suspects)}" if suspects else ""))
     if not problems:
         return []
     values = {
@@ -629,6 +631,19 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
                                values=values, severity=severity)  # fmt: skip
     finding.count = max(finding.count, len(wrong_rows) + (1 if largest else 0))
     return [finding]
+
+
+def _busbw_suspects(ctx: Context) -> list[str]:
+    """What the NCCL INFO lines of the same log show that caps bandwidth (so the finding says why)."""
+    hosts = ctx.facts.hosts.values()
+    out = []
+    tcp = [h.host for h in hosts if h.uses_socket()]
+    if tcp and ctx.facts.multi_node():
+        out.append(f"inter-node traffic over TCP sockets on {_hosts_text(tcp)}")
+    no_gdr = [h.host for h in hosts if h.plain_ib_channels and not h.gdr_channels]
+    if no_gdr:
+        out.append(f"no GPUDirect RDMA on {_hosts_text(no_gdr)} (gdr-disabled)")
+    return out
 
 
 def _size_text(size: int) -> str:

@@ -632,6 +632,26 @@ def near_roce_gid_retry():
          top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
 
 
+
+def near_roce_gid_ib():
+    job = Job("near-roce-gid-index-ib-cross-rail", 325, jobid=62240)
+    v, t = ver("2.24.3", 12060), T((2, 6))
+    agents, ranks = make_ranks(job)
+    date = "2025-03-20"
+    std_start(job, v, t, 4, date, "21:00:00.003000", agents=agents)
+    nccl(job, v, ranks, 4, stop="init")
+    for r in ranks[7::8]:
+        job.o(W(v, r, "", "misc/ibvwrap.cc:314",
+                f"Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_7:1, curr state RTR, next state RTS, local GID index 0, local GID fe80::ba59:9f03:29a:{r.node}b4e, remote GID fe80::ba59:9f03:29a:{(r.node + 1) % 4}c10",  # noqa: E501
+                tid=r.ptid + 2), task=r.node)  # fmt: skip
+        job.o([info(r, "transport/net_ib.cc:1018 -> 2", tid=r.ptid + 2), info(r, "transport/net.cc:743 -> 2", tid=r.ptid + 2)], task=r.node)  # noqa: E501
+    init_fail(job, t, v, ranks[7::8], date, "21:00:31", "unhandled system error (run with NCCL_DEBUG=INFO for details)",
+              "Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_7:1, curr state RTR, next state RTS, local GID index 0, local GID fe80::ba59:9f03:29a:0b4e, remote GID fe80::ba59:9f03:29a:1c10")  # noqa: E501  # fmt: skip
+    agent_fail(job, t, date, "21:00:33.000000", agents, ranks, [0, 1, 2, 3], local=7)
+    save(job, description="InfiniBand (not RoCE) fabric, NCCL 2.24.3, nothing forces NCCL_IB_GID_INDEX: the RTR->RTS transition times out (110) on mlx5_7 of every node (the rail-7 leaf switch is isolated); GID index 0 and fe80:: GIDs are normal on IB, so this is not a GID-index problem",  # noqa: E501
+         absent=absent(allow=("ib-link-fault", "unexplained-failure")))  # fmt: skip
+
+
 # =========================================================================================== gdr-disabled
 def gdr_peermem_one_node():
     job = Job("syn-gdr-disabled-no-peermem-one-node", 331, merged=False, jobid=70021)
@@ -1105,7 +1125,7 @@ def main():
 
 CASES = [link_fault_218, link_fault_221, link_fault_228_long, link_fault_229, near_link_fault,
          hca_mismatch_230, hca_mismatch_226_roce, hca_mismatch_221_env, near_hca_mismatch_mount, near_hca_mismatch_mount_230, near_hca_mismatch_exclude,
-         roce_gid_224, roce_gid_221, roce_gid_2307, near_roce_gid_retry, gdr_peermem_one_node, gdr_level_loc, near_gdr_single_node,
+         roce_gid_224, roce_gid_221, roce_gid_2307, near_roce_gid_retry, near_roce_gid_ib, gdr_peermem_one_node, gdr_level_loc, near_gdr_single_node,
          shm_222, shm_217_sigbus, near_shm_retry, near_shm_sigbus_221, version_mismatch_218, version_mismatch_227,
          near_version_cuda, near_debug_verbose,
          lambda: debug_verbose("syn-nccl-debug-verbose-64-ranks-2.23", 361, 8, "2.23.4", 12060, (2, 6), False, 73010, "2025-02-20",
