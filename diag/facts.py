@@ -27,7 +27,7 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
     _sig("using_network", r"^Using network (?P<net>.+?)\s*$"),
     _sig("assigned_net", r"^Assigned NET plugin (?P<net>\S+) to comm"),
     _sig("channel_net", r"\[(?:send|receive)\] via NET/(?P<net>[^/\s]+)/(?P<dev>\d+)(?P<gdr>/GDRDMA)?"),
-    _sig("ib_using", r"^NET/IB ?: Using (?P<devs>.*?)(?:\[RO\])?; OOB (?P<oob>\S+)"),
+    _sig("ib_using", r"^NET/IB ?: Using (?P<devs>.*?)(?:\[RO\])?; OOB (?P<oob>\S+)", "NET/IB"),
     _sig("ib_no_device", r"^NET/IB ?: No device found"),
     _sig("socket_using", r"^NET/Socket ?: Using (?P<ifs>.+)$"),
     _sig("env_echo", r"^(?P<var>[A-Z][A-Z0-9_]+) set by environment to (?P<value>.*?)\.?\s*$", " set by environment to "),
