@@ -20,6 +20,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS = ("text", "json", "markdown", "html", "slack", "teams", "mattermost", "summary", "prometheus")
 _STARTED = time.monotonic()  # scan duration for --format prometheus: rules, reading and diagnosis
 FAIL_ON = ("info", "warning", "error", "critical", "never")
+ENGINES = ("auto", "hyperscan", "re2", "python")
 
 
 class DefaultGroup(click.Group):
@@ -78,17 +79,25 @@ def _report_options(fn):
 @_report_options
 @job_option
 @click.option("--per-file", is_flag=True, help="Diagnose each file on its own instead of as one job.")
+@click.option("--engine", type=click.Choice(ENGINES), default="auto", show_default=True,
+              help="What locates candidate lines: the fastest installed (auto), hyperscan, re2 or python.")  # fmt: skip
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
-def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, color) -> None:
+@click.option("--expect-busbw", type=click.FloatRange(min=0, min_open=True), metavar="GB/S",
+              help="nccl-tests: the busbw (GB/s) this fabric should reach at the largest size.")  # fmt: skip
+def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, engine, color, expect_busbw) -> None:
     """Diagnose the job whose logs are at PATHS."""
     from diag.api import diagnose_paths
+    from diag.engines import EngineUnavailable
 
     if not paths:
         if sys.stdin.isatty():
             _fail("no input: give log files, directories or globs, or - for standard input (see --help)")
         paths = ("-",)
     rules = _load_rules(rule_dirs, disable)
-    reports, problems = diagnose_paths(paths, rules, per_file=per_file)
+    try:
+        reports, problems = diagnose_paths(paths, rules, per_file=per_file, engine=engine, expect_busbw=expect_busbw)
+    except EngineUnavailable as exc:
+        _fail(f"engine {engine}: {exc}")
     _emit(reports, problems, fmt, output, fail_on, color, per_file)
 
 

@@ -137,3 +137,21 @@ def test_readme_cause_table_is_generated_from_the_rules():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     table = run("rules", "--format", "markdown").stdout.decode()
     assert table.strip() in readme, "README's cause table is stale: regenerate with `slurmdiag rules --format markdown`"
+
+
+def test_engine_choice_does_not_change_the_report():
+    reports = [
+        json.loads(run(str(BROKEN), "--format", "json", "--engine", engine).stdout)["findings"]
+        for engine in ("auto", "python")
+    ]
+    assert reports[0] == reports[1]
+    assert run(str(BROKEN), "--engine", "warp-drive").returncode == 2
+
+
+def test_expect_busbw_flags_a_slow_fabric():
+    case = CORPUS / "near-busbw-low-expect-busbw-ok"
+    files = sorted(str(p) for p in case.iterdir() if p.name != "expected.yaml")
+    strict = json.loads(run(*files, "--format", "json", "--expect-busbw", "400").stdout)
+    assert "busbw-low" in [f["id"] for f in strict["findings"]]
+    lenient = json.loads(run(*files, "--format", "json", "--expect-busbw", "1").stdout)
+    assert "busbw-low" not in [f["id"] for f in lenient["findings"]]
