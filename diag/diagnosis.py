@@ -239,4 +239,5 @@ def rank(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
 
 
 def _order_key(f: Finding) -> tuple:
-    return (-severity_rank(f.severity), f.role != "root", -f.confidence, f.first_order(), f.id)
+    # The first failure in time is the prime suspect; file order only where lines carry no time.
+    return (-severity_rank(f.severity), f.role != "root", -f.confidence, f.first_time(), f.first_order(), f.id)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from diag import __version__
 from diag.causes import severity_rank
-from diag.evidence import Evidence
+from diag.evidence import Evidence, time_key
 from diag.facts import Facts
 from diag.sources import InputProblem, InputStats
 
@@ -34,6 +34,12 @@ class Finding:
 
     def first_order(self) -> tuple[int, int]:
         return min((e.order for e in self.evidence), default=(1 << 30, 0))
+
+    def first_time(self) -> tuple:
+        """When its first evidence line was printed, where lines carry a wall-clock time; findings
+        without one sort after those with one (their place in time is unknown)."""
+        times = [t for e in self.evidence if (t := time_key(e.timestamp)) is not None]
+        return min(times) if times else (99,)
 
     def sort_key(self) -> tuple:
         return (-severity_rank(self.severity), -self.confidence, self.first_order(), self.id)
