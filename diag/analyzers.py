@@ -93,7 +93,7 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     return [
         ctx.make_finding(
             rule,
-            severity="warning",
+            severity="info",  # the same lines are on every healthy Ethernet-only job
             confidence=0.5,
             detail="InfiniBand is unavailable to NCCL, and nothing in the logs shows this cluster has IB; "
             "if it has, this is why NCCL uses TCP between nodes.",
@@ -157,7 +157,12 @@ def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
                                  detail="IB is switched off, which does not matter on a one-node job.")]  # fmt: skip
     socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
     reasons = [r for r in ib_evidence(ctx) if not r.startswith("NCCL_NET")]
-    detail = "NCCL was told not to use InfiniBand, so inter-node traffic goes over TCP sockets"
+    told = []  # which setting did it, as the log shows it
+    if disable := ctx.captures(rule, "value", ["ib_disable_echo", "ib_disable_env"]):
+        told.append(f"NCCL_IB_DISABLE={disable[0]}")
+    if net := ctx.captures(rule, "value", ["net_socket_env", "comm_config_socket"]):
+        told.append(f"NCCL_NET={net[0]}")
+    detail = f"{' and '.join(told) or 'The job'} told NCCL not to use InfiniBand, so inter-node traffic goes over TCP"
     if socket_hosts:
         detail += f" (on {_hosts_text(socket_hosts)})"
     if reasons:
@@ -294,11 +299,23 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     telling = [
         ev
         for ev, _ in ctx.samples(
-            rule, ["exception", "exception_other", "task_exit", "agent_exit", "banner", "banner_failed", "terminate", "mpi_abort"]
+            rule,
+            [
+                "exception",
+                "exception_other",
+                "task_exit",
+                "agent_exit",
+                "banner",
+                "banner_failed",
+                "terminate",
+                "mpi_abort",
+            ],
         )
     ]
     evidence = pick_evidence(telling or [ev for _, st in failed for ev, _ in st.samples], limit=10)
-    hosts = {h for e in evidence if (h := ctx.host_for(e))} | set(ctx.captures(rule, "host", ["task_exit", "banner", "banner_failed"]))
+    hosts = {h for e in evidence if (h := ctx.host_for(e))} | set(
+        ctx.captures(rule, "host", ["task_exit", "banner", "banner_failed"])
+    )
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
     # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first.
     causes = [e for e in evidence if "CANCELLED AT" not in e.text and not e.text.rstrip().endswith(SIGNAL_ENDINGS)]
