@@ -91,11 +91,11 @@ def render_extra(reports: list, fmt: str, redacted: int | None = None, duration_
 
 def deliver(reports: list, fmt: str, redacted: int | None) -> str | None:
     """POST the alert when --webhook / $SLURMDIAG_WEBHOOK is set; an error message (URL masked) or None."""
-    from diag.webhook import WebhookError, infer_format, mask_url, post
-
     url = _opts().get("webhook")
     if not url or not reports:
         return None
+    from diag.webhook import WebhookError, infer_format, mask_url, post
+
     chat = fmt if fmt in ("slack", "teams", "mattermost") else infer_format(url)
     if chat is None:
         return (f"cannot tell the chat platform of webhook {mask_url(url)}; "

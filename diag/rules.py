@@ -11,17 +11,13 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
-
-import regex
-import yaml
 
 from diag.causes import CAUSE_IDS, CUSTOM_ID_PREFIX, ROLES, SEVERITIES
 from diag.literals import best_literal
 
 RULES_ENV = "SLURMDIAG_RULES"
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: rules load 10x faster
+
 LEVELS = ("INFO", "WARN", "TRACE", "ERROR", "WARNING", "FATAL")
 
 
@@ -43,7 +39,7 @@ class Signature:
     name: str
     pattern: str
     literal: str
-    compiled: regex.Pattern | None = None  # compiled on first use: most signatures never see a candidate
+    compiled: object | None = None  # a regex.Pattern, compiled on first use: most signatures never see a candidate
     levels: tuple[str, ...] = ()
     fact: bool = False  # evidence for facts/conditions only; never shown as the finding's own evidence
 
@@ -52,6 +48,8 @@ class Signature:
             return None
         compiled = self.compiled
         if compiled is None:
+            import regex  # the regex package costs a noticeable part of start-up: only when a line needs it
+
             compiled = regex.compile(self.pattern)
             object.__setattr__(self, "compiled", compiled)  # a cache, not a change of meaning
         return compiled.search(payload)
@@ -121,6 +119,8 @@ def builtin_rules_dir() -> Path:
     checkout = Path(__file__).resolve().parent.parent / "rules"
     if checkout.is_dir():
         return checkout
+    from importlib import resources  # slow to import; only for unusual installs
+
     return Path(str(resources.files("diag") / "builtin_rules"))
 
 
@@ -280,8 +280,11 @@ def load_rule_file(path: Path) -> Rule:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(shown, None, None, f"cannot read: {exc}") from None
+    import yaml  # only when the rule cache misses
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster
     try:
-        data = yaml.load(text, Loader=_YAML_LOADER)
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
