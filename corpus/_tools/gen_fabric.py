@@ -119,7 +119,9 @@ def agent_fail(job, t, date, time, agents, ranks, nodes, code=1, local=0):
         r = ranks[n * 8 + local]
         job.e(t.agent("ERROR", date, time, agents[n], "elastic.multiprocessing.api", 874,
                       f"failed (exitcode: {code}) local_rank: {local} (pid: {r.pid}) of binary: {t.py}"), task=n)  # fmt: skip
-        job.e(gs.child_failed(t, "/workspace/train.py", r.host, f"{date}_{time[:8]}", r.rank, local, code, r.pid), task=n)
+        job.e(
+            gs.child_failed(t, "/workspace/train.py", r.host, f"{date}_{time[:8]}", r.rank, local, code, r.pid), task=n
+        )
         job.e(f"srun: error: {r.host}: task {n}: Exited with exit code 1", task=n)
 
 
@@ -128,10 +130,22 @@ def watchdog(t, r, date, time, seq, op="ALLREDUCE", numel=67108864, timeout=6000
     done = seq - 1 if done is None else done
     wn = f"WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={numel}, NumelOut={numel}, Timeout(ms)={timeout})"
     return [
-        t.cxx(r.rank, "E", date, time, "ProcessGroupNCCL.cpp:632",
-              f"[Rank {r.rank}] Watchdog caught collective operation timeout: {wn} ran for {timeout + 41} milliseconds before timing out."),  # fmt: skip
-        t.cxx(r.rank, "E", date, time, "ProcessGroupNCCL.cpp:2271",
-              f"{t.pg(r.rank)}  failure detected by watchdog at work sequence id: {seq} PG status: last enqueued work: {enq}, last completed work: {done}"),  # fmt: skip
+        t.cxx(
+            r.rank,
+            "E",
+            date,
+            time,
+            "ProcessGroupNCCL.cpp:632",
+            f"[Rank {r.rank}] Watchdog caught collective operation timeout: {wn} ran for {timeout + 41} milliseconds before timing out.",
+        ),  # fmt: skip
+        t.cxx(
+            r.rank,
+            "E",
+            date,
+            time,
+            "ProcessGroupNCCL.cpp:2271",
+            f"{t.pg(r.rank)}  failure detected by watchdog at work sequence id: {seq} PG status: last enqueued work: {enq}, last completed work: {done}",
+        ),  # fmt: skip
     ]
 
 
@@ -247,7 +261,9 @@ def link_fault_218():
     job.o(W(v, r15, "", "transport/net_ib.cc:1296",
             f"NET/IB : Got completion from peer {IB_IP['slinky-2']}<50412> with error 12, opcode 0, len 0, vendor err 129 (Send) localGid fe80::ba59:9f03:29a:1b4e remoteGid fe80::ba59:9f03:29a:1c10",  # noqa: E501
             tid=r15.ptid + 2))  # fmt: skip
-    job.o([info(r15, "transport/net.cc:1121 -> 6", tid=r15.ptid + 2), info(r15, "proxy.cc:1430 -> 6", tid=r15.ptid + 2)])
+    job.o(
+        [info(r15, "transport/net.cc:1121 -> 6", tid=r15.ptid + 2), info(r15, "proxy.cc:1430 -> 6", tid=r15.ptid + 2)]
+    )
     job.e(t.cxx(15, "E", date, "02:27:01.", "ProcessGroupNCCL.cpp:475",
                 "[Rank 15] NCCL watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.18.3"))  # noqa: E501  # fmt: skip
     job.e(t.cxx(15, "E", date, "02:27:01.", "ProcessGroupNCCL.cpp:475", "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."))  # noqa: E501  # fmt: skip
@@ -273,7 +289,10 @@ def link_fault_221():
     L, _ = step_lines(job.rng, 10, 900, 10, 431.0, 304.0, hms=(17, 40, 40))
     job.o(L, task=0)
     r24 = ranks[24]
-    job.o(W(v, r24, "", "transport/net_ib.cc:98", "NET/IB : mlx5_6:1 Got async event : port error", tid=r24.pid + 7), task=3)
+    job.o(
+        W(v, r24, "", "transport/net_ib.cc:98", "NET/IB : mlx5_6:1 Got async event : port error", tid=r24.pid + 7),
+        task=3,
+    )
     for r in (ranks[23], ranks[7]):
         job.o(W(v, r, "", "transport/net_ib.cc:1422",
                 f"NET/IB : Got completion from peer {IB_IP['slinky-3']}<4{r.rank}17> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid fe80::ba59:9f03:29a:{r.rank:x}4e remoteGidsfe80::ba59:9f03:29a:1c10",  # noqa: E501
@@ -305,13 +324,20 @@ def link_fault_228_long():
         L, hms = step_lines(rng, block * 100 + 1, block * 100 + 100, 1, 388.0, 337.0, hms=hms)
         job.o(L)
         if block % 5 == 4:
-            job.o(f"[{hms[0]:02d}:{hms[1]:02d}:{hms[2]:02d}] saved checkpoint to /lustre/fs1/proj/llm/ckpt/run-88410/step_{block * 100 + 100}")  # noqa: E501
-            for r in ranks[:: 8]:
+            job.o(
+                f"[{hms[0]:02d}:{hms[1]:02d}:{hms[2]:02d}] saved checkpoint to /lustre/fs1/proj/llm/ckpt/run-88410/step_{block * 100 + 100}"
+            )  # noqa: E501
+            for r in ranks[::8]:
                 job.o(info(r, "Comm config Blocking set to 1"))
         if block == 20:
             # an evaluation sub-communicator: more INFO noise
             for r in ranks:
-                job.o(info(r, f"ncclCommSplit comm 0x{rng.getrandbits(44):x} rank {r.rank} nranks 32 cudaDev {r.dev} nvmlDev {r.local} busId {BUSID[r.local]} parent {r.comm} splitCount 1 color 0 key {r.rank} - Init START"))  # noqa: E501
+                job.o(
+                    info(
+                        r,
+                        f"ncclCommSplit comm 0x{rng.getrandbits(44):x} rank {r.rank} nranks 32 cudaDev {r.dev} nvmlDev {r.local} busId {BUSID[r.local]} parent {r.comm} splitCount 1 color 0 key {r.rank} - Init START",
+                    )
+                )  # noqa: E501
     r = ranks[11]
     job.o(W(v, r, "2025-11-03 01:27:13", "transport/net_ib.cc:2163",
             f"NET/IB: Got completion from peer {IB_IP['slinky-2']}<36455> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid fe80::ba59:9f03:29a:2d4e remoteGidsfe80::ba59:9f03:29a:1c10 hca mlx5_3",  # noqa: E501
@@ -342,7 +368,16 @@ def link_fault_229():
     L, _ = step_lines(job.rng, 50, 1500, 50, 377.0, 341.0, hms=(9, 0, 30))
     job.o(L)
     r0 = ranks[5]
-    job.o(W(v, r0, "2026-02-14 09:11:40", "transport/net_ib/init.cc:131", "NET/IB : mlx5_5:1 Got non-fatal async event: port error(10)", tid=r0.pid + 7))  # noqa: E501
+    job.o(
+        W(
+            v,
+            r0,
+            "2026-02-14 09:11:40",
+            "transport/net_ib/init.cc:131",
+            "NET/IB : mlx5_5:1 Got non-fatal async event: port error(10)",
+            tid=r0.pid + 7,
+        )
+    )  # noqa: E501
     for peer_node in (1, 3):
         job.o(W(v, r0, "2026-02-14 09:12:11", "transport/net_ib/p2p.cc:512",
                 f"NET/IB: Got completion from peer {IB_IP[NODES[peer_node]]}<41220> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  localGid fe80::ba59:9f03:29a:5b4e remoteGidsfe80::ba59:9f03:29a:{peer_node}c10 hca mlx5_5",  # noqa: E501
@@ -366,8 +401,26 @@ def near_link_fault():
     L, _ = step_lines(job.rng, 50, 1000, 50, 392.0, 333.0, hms=(11, 0, 30))
     job.o(L[:8])
     for r in ranks[16:24:3]:
-        job.o(W(v, r, "2025-12-01 11:03:02", "transport/net_ib/init.cc:131", "NET/IB : mlx5_2:1 Got non-fatal async event: client reregistration(17)", tid=r.pid + 7))  # noqa: E501
-        job.o(W(v, r, "2025-12-01 11:03:02", "transport/net_ib/init.cc:131", "NET/IB : mlx5_2:1 Got non-fatal async event: GID table change(18)", tid=r.pid + 7))  # noqa: E501
+        job.o(
+            W(
+                v,
+                r,
+                "2025-12-01 11:03:02",
+                "transport/net_ib/init.cc:131",
+                "NET/IB : mlx5_2:1 Got non-fatal async event: client reregistration(17)",
+                tid=r.pid + 7,
+            )
+        )  # noqa: E501
+        job.o(
+            W(
+                v,
+                r,
+                "2025-12-01 11:03:02",
+                "transport/net_ib/init.cc:131",
+                "NET/IB : mlx5_2:1 Got non-fatal async event: GID table change(18)",
+                tid=r.pid + 7,
+            )
+        )  # noqa: E501
     job.o(L[8:])
     job.o("training complete")
     save(job, description="NCCL 2.28.9 healthy run: a subnet manager failover makes slinky-2's HCAs report 'client reregistration(17)' and 'GID table change(18)' as non-fatal async events; training continues and completes. No link fault",  # noqa: E501
@@ -415,7 +468,10 @@ def hca_mismatch_226_roce():
 
     def mut(r, ph, lines):
         if r.node == 1 and ph == "init":
-            return [x.replace(":1/IB", ":1/RoCE").replace(f"OOB ib0:{IB_IP['slinky-1']}", "OOB eth0:10.0.0.12") for x in lines]  # noqa: E501
+            return [
+                x.replace(":1/IB", ":1/RoCE").replace(f"OOB ib0:{IB_IP['slinky-1']}", "OOB eth0:10.0.0.12")
+                for x in lines
+            ]  # noqa: E501
         return lines
 
     nccl(job, v, ranks, 4, mut=mut, stop="init")
@@ -424,7 +480,13 @@ def hca_mismatch_226_roce():
                     (ranks[15], "NET/IB : Attempted to connect incompatible devices: [7]mlx5_7:1/RoCE and [7]mlx5_7:1/IB. Try selecting NICs of only one link type using NCCL_IB_HCA"),  # noqa: E501
                     (ranks[16], "NET/IB : Remote RoCE device is incompatible with the local [7]mlx5_7:1/IB. Try selecting NICs of only one link type using NCCL_IB_HCA")):  # noqa: E501  # fmt: skip
         job.o(W(v, r, "2025-06-02 10:11:06", "transport/net_ib.cc:1104", line, tid=r.ptid + 2), task=r.node)
-        job.o([info(r, "transport/net_ib.cc:1105 -> 3", tid=r.ptid + 2), info(r, "transport/net.cc:703 -> 3", tid=r.ptid + 2)], task=r.node)  # noqa: E501
+        job.o(
+            [
+                info(r, "transport/net_ib.cc:1105 -> 3", tid=r.ptid + 2),
+                info(r, "transport/net.cc:703 -> 3", tid=r.ptid + 2),
+            ],
+            task=r.node,
+        )  # noqa: E501
     init_fail(job, t, v, [ranks[7], ranks[8], ranks[15], ranks[16]], date, "10:11:07",
               "internal error - please report this issue to the NCCL developers",
               "NET/IB : Attempted to connect incompatible devices: [0]mlx5_0:1/IB and [0]mlx5_0:1/RoCE. Try selecting NICs of only one link type using NCCL_IB_HCA")  # noqa: E501  # fmt: skip
@@ -447,7 +509,14 @@ def hca_mismatch_221_env():
             return drop_hca(r, out, [0, 1, 2, 3])
         return lines
 
-    nccl(job, v, ranks, 4, mut=mut, kw={2: {"extra_env": ("NCCL_IB_HCA set by environment to mlx5_0,mlx5_1,mlx5_2,mlx5_3",)}})  # noqa: E501
+    nccl(
+        job,
+        v,
+        ranks,
+        4,
+        mut=mut,
+        kw={2: {"extra_env": ("NCCL_IB_HCA set by environment to mlx5_0,mlx5_1,mlx5_2,mlx5_3",)}},
+    )  # noqa: E501
     for r in ranks:
         job.e(watchdog(t, r, date, "13:10:31.", 1, numel=262144), task=r.node)
     for r in ranks[::8]:
@@ -471,8 +540,18 @@ def near_hca_mismatch_mount():
             for x in lines:
                 if "NET/IB : Using" in x:
                     for h in range(4, 8):
-                        out.append(W(v, r, "2025-08-21 15:00:04", "misc/ibvwrap.cc:216", "Call to ibv_open_device failed"))
-                        out.append(W(v, r, "2025-08-21 15:00:04", "transport/net_ib.cc:592", f"NET/IB : Unable to open device mlx5_{h}"))  # noqa: E501
+                        out.append(
+                            W(v, r, "2025-08-21 15:00:04", "misc/ibvwrap.cc:216", "Call to ibv_open_device failed")
+                        )
+                        out.append(
+                            W(
+                                v,
+                                r,
+                                "2025-08-21 15:00:04",
+                                "transport/net_ib.cc:592",
+                                f"NET/IB : Unable to open device mlx5_{h}",
+                            )
+                        )  # noqa: E501
                 out.append(x)
             return drop_hca(r, out, [0, 1, 2, 3])
         return lines
@@ -485,7 +564,6 @@ def near_hca_mismatch_mount():
          top="ib-devices-not-mounted", expected=["ib-devices-not-mounted"],
          absent=absent("ib-devices-not-mounted", allow=("nccl-tcp-fallback",)),
          culprits={"ib-devices-not-mounted": {"hosts": ["slinky-2"]}})  # fmt: skip
-
 
 
 def near_hca_mismatch_mount_230():
@@ -501,8 +579,18 @@ def near_hca_mismatch_mount_230():
             for x in lines:
                 if "NET/IB : Using" in x:
                     for h in (6, 7):
-                        out.append(W(v, r, "2026-05-19 15:00:04", "misc/ibvwrap.cc:216", "Call to ibv_open_device failed"))
-                        out.append(W(v, r, "2026-05-19 15:00:04", "transport/net_ib/init.cc:148", f"NET/IB : Unable to open device mlx5_{h}"))  # noqa: E501
+                        out.append(
+                            W(v, r, "2026-05-19 15:00:04", "misc/ibvwrap.cc:216", "Call to ibv_open_device failed")
+                        )
+                        out.append(
+                            W(
+                                v,
+                                r,
+                                "2026-05-19 15:00:04",
+                                "transport/net_ib/init.cc:148",
+                                f"NET/IB : Unable to open device mlx5_{h}",
+                            )
+                        )  # noqa: E501
                 out.append(x)
             return drop_hca(r, out, [0, 1, 2, 3, 4, 5])
         return lines
@@ -526,14 +614,19 @@ def near_hca_mismatch_exclude():
     agents, ranks = make_ranks(job)
     date = "2025-02-03"
     std_start(job, v, t, 4, date, "06:00:00.003000", agents=agents, script=["+ export NCCL_IB_HCA=^mlx5_8"])
-    nccl(job, v, ranks, 4, kw={n: {"extra_env": ("NCCL_IB_HCA set by environment to ^mlx5_8",)} for n in range(4)},
-         mut=lambda r, ph, lines: before(lines, "NET/IB : Using", info(r, "NCCL_IB_HCA set to ^mlx5_8")))
+    nccl(
+        job,
+        v,
+        ranks,
+        4,
+        kw={n: {"extra_env": ("NCCL_IB_HCA set by environment to ^mlx5_8",)} for n in range(4)},
+        mut=lambda r, ph, lines: before(lines, "NET/IB : Using", info(r, "NCCL_IB_HCA set to ^mlx5_8")),
+    )
     L, _ = step_lines(job.rng, 50, 2000, 50, 401.0, 327.0, hms=(6, 0, 30))
     job.o(L)
     job.o("training complete")
     save(job, description="healthy: every node has 8 compute HCAs plus a storage HCA mlx5_8, and the same NCCL_IB_HCA=^mlx5_8 on every node excludes it; all nodes list the same 8 HCAs",  # noqa: E501
          top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
-
 
 
 # ========================================================================================= roce-gid-index
@@ -554,15 +647,38 @@ def roce_gid_224():
     v, t = ver("2.24.3", 12060), T((2, 6))
     agents, ranks = make_ranks(job)
     date = "2025-03-12"
-    std_start(job, v, t, 4, date, "20:00:00.003000", agents=agents, script=["+ export NCCL_IB_GID_INDEX=0", "+ export NCCL_SOCKET_IFNAME=eth0"])  # noqa: E501
+    std_start(
+        job,
+        v,
+        t,
+        4,
+        date,
+        "20:00:00.003000",
+        agents=agents,
+        script=["+ export NCCL_IB_GID_INDEX=0", "+ export NCCL_SOCKET_IFNAME=eth0"],
+    )  # noqa: E501
     env = ("NCCL_IB_GID_INDEX set by environment to 0.",)
-    nccl(job, v, ranks, 4, mut=roce_mut(), kw={n: {"extra_env": env, "socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)}, stop="init")  # noqa: E501
+    nccl(
+        job,
+        v,
+        ranks,
+        4,
+        mut=roce_mut(),
+        kw={n: {"extra_env": env, "socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)},
+        stop="init",
+    )  # noqa: E501
     for r in ranks[7::8]:
         nxt = ranks[(r.rank + 1) % 32]
         job.o(W(v, r, "", "misc/ibvwrap.cc:314",
                 f"Call to ibv_modify_qp failed with 22 Invalid argument, on dev mlx5_7:1, curr state INIT, next state RTR, local GID index 0, local GID fe80::ba59:9f03:29a:{r.node}b4e, remote GID fe80::ba59:9f03:29a:{nxt.node}b4e",  # noqa: E501
                 tid=r.ptid + 2), task=r.node)  # fmt: skip
-        job.o([info(r, "transport/net_ib.cc:1018 -> 2", tid=r.ptid + 2), info(r, "transport/net.cc:743 -> 2", tid=r.ptid + 2)], task=r.node)  # noqa: E501
+        job.o(
+            [
+                info(r, "transport/net_ib.cc:1018 -> 2", tid=r.ptid + 2),
+                info(r, "transport/net.cc:743 -> 2", tid=r.ptid + 2),
+            ],
+            task=r.node,
+        )  # noqa: E501
     init_fail(job, t, v, ranks[7::8], date, "20:00:09", "unhandled system error (run with NCCL_DEBUG=INFO for details)",
               "Call to ibv_modify_qp failed with 22 Invalid argument, on dev mlx5_7:1, curr state INIT, next state RTR, local GID index 0, local GID fe80::ba59:9f03:29a:0b4e, remote GID fe80::ba59:9f03:29a:1b4e")  # noqa: E501  # fmt: skip
     agent_fail(job, t, date, "20:00:11.000000", agents, ranks, [0, 1, 2, 3], local=7)
@@ -577,10 +693,35 @@ def roce_gid_221():
     date = "2024-10-22"
     std_start(job, v, t, 4, date, "07:00:00.003000", agents=agents, script=["NCCL_IB_GID_INDEX=3 NCCL_DEBUG=INFO"])
     env = ("NCCL_IB_GID_INDEX set by environment to 3.",)
-    nccl(job, v, ranks, 4, mut=roce_mut(), kw={n: {"extra_env": env, "socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)}, stop="init")  # noqa: E501
+    nccl(
+        job,
+        v,
+        ranks,
+        4,
+        mut=roce_mut(),
+        kw={n: {"extra_env": env, "socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)},
+        stop="init",
+    )  # noqa: E501
     for r in ranks[0::8] + ranks[7::8]:
-        job.o(W(v, r, "", "misc/ibvwrap.cc:288", "Call to ibv_modify_qp failed with error Invalid argument errno 22", tid=r.ptid + 2), task=r.node)  # noqa: E501
-        job.o([info(r, "transport/net_ib.cc:879 -> 2", tid=r.ptid + 2), info(r, "transport/net.cc:692 -> 2", tid=r.ptid + 2), info(r, "proxy.cc:1482 -> 2", tid=r.ptid + 2)], task=r.node)  # noqa: E501
+        job.o(
+            W(
+                v,
+                r,
+                "",
+                "misc/ibvwrap.cc:288",
+                "Call to ibv_modify_qp failed with error Invalid argument errno 22",
+                tid=r.ptid + 2,
+            ),
+            task=r.node,
+        )  # noqa: E501
+        job.o(
+            [
+                info(r, "transport/net_ib.cc:879 -> 2", tid=r.ptid + 2),
+                info(r, "transport/net.cc:692 -> 2", tid=r.ptid + 2),
+                info(r, "proxy.cc:1482 -> 2", tid=r.ptid + 2),
+            ],
+            task=r.node,
+        )  # noqa: E501
     init_fail(job, t, v, ranks[7::8], date, "07:00:08", "unhandled system error (run with NCCL_DEBUG=INFO for details)",
               "Call to ibv_modify_qp failed with error Invalid argument errno 22")  # fmt: skip
     agent_fail(job, t, date, "07:00:10.000000", agents, ranks, [0, 1, 2, 3], local=7)
@@ -595,7 +736,15 @@ def roce_gid_2307():
     date = "2026-06-20"
     std_start(job, v, t, 4, date, "05:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:26.05-py3",
               script=["+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET", "+ export NCCL_IB_GID_INDEX=7"])  # fmt: skip
-    nccl(job, v, ranks, 4, mut=roce_mut(), kw={n: {"socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)}, stop="init")  # noqa: E501
+    nccl(
+        job,
+        v,
+        ranks,
+        4,
+        mut=roce_mut(),
+        kw={n: {"socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)},
+        stop="init",
+    )  # noqa: E501
     for r in ranks[7::8]:
         job.o(W(v, r, "2026-06-20 05:00:07", "misc/ibvwrap.cc:322",
                 "Call to ibv_modify_qp failed with 22 Invalid argument, on dev mlx5_7:1, curr state INIT, next state RTR, local GID index 7, local GID ::, remote GID ::",  # noqa: E501
@@ -621,16 +770,23 @@ def near_roce_gid_retry():
         if ph == "conn" and r.rank in (15, 31):
             gid = f"::ffff:{ROCE_IP[r.host]}"
             peer = f"::ffff:{ROCE_IP[NODES[(r.node + 1) % 4]]}"
-            lines = [info(r, f"Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_7:1, curr state INIT, next state RTR, local GID index 3, local GID {gid}, remote GID {peer}, retrying 1/5 after 100 msec of sleep", tid=r.ptid + 2)] + lines  # noqa: E501
+            lines = [
+                info(
+                    r,
+                    f"Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_7:1, curr state INIT, next state RTR, local GID index 3, local GID {gid}, remote GID {peer}, retrying 1/5 after 100 msec of sleep",
+                    tid=r.ptid + 2,
+                )
+            ] + lines  # noqa: E501
         return lines
 
-    nccl(job, v, ranks, 4, mut=roce_mut(extra), kw={n: {"socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)})  # noqa: E501
+    nccl(
+        job, v, ranks, 4, mut=roce_mut(extra), kw={n: {"socket_if": "eth0", "ip": ROCE_IP[NODES[n]]} for n in range(4)}
+    )  # noqa: E501
     L, _ = step_lines(job.rng, 50, 1500, 50, 418.0, 312.0, hms=(12, 0, 40))
     job.o(L)
     job.o("training complete")
     save(job, description="healthy NCCL 2.27.7 RoCE run (GID index chosen automatically, 3 = RoCE v2 IPv4): two ranks log the INFO 'Call to ibv_modify_qp failed with 110 Connection timed out ..., retrying 1/5 after 100 msec of sleep' while the peer's neighbour entry resolves, then connect; training completes",  # noqa: E501
          top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
-
 
 
 def near_roce_gid_ib():
@@ -644,7 +800,13 @@ def near_roce_gid_ib():
         job.o(W(v, r, "", "misc/ibvwrap.cc:314",
                 f"Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_7:1, curr state RTR, next state RTS, local GID index 0, local GID fe80::ba59:9f03:29a:{r.node}b4e, remote GID fe80::ba59:9f03:29a:{(r.node + 1) % 4}c10",  # noqa: E501
                 tid=r.ptid + 2), task=r.node)  # fmt: skip
-        job.o([info(r, "transport/net_ib.cc:1018 -> 2", tid=r.ptid + 2), info(r, "transport/net.cc:743 -> 2", tid=r.ptid + 2)], task=r.node)  # noqa: E501
+        job.o(
+            [
+                info(r, "transport/net_ib.cc:1018 -> 2", tid=r.ptid + 2),
+                info(r, "transport/net.cc:743 -> 2", tid=r.ptid + 2),
+            ],
+            task=r.node,
+        )  # noqa: E501
     init_fail(job, t, v, ranks[7::8], date, "21:00:31", "unhandled system error (run with NCCL_DEBUG=INFO for details)",
               "Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_7:1, curr state RTR, next state RTS, local GID index 0, local GID fe80::ba59:9f03:29a:0b4e, remote GID fe80::ba59:9f03:29a:1c10")  # noqa: E501  # fmt: skip
     agent_fail(job, t, date, "21:00:33.000000", agents, ranks, [0, 1, 2, 3], local=7)
@@ -658,14 +820,35 @@ def gdr_peermem_one_node():
     v, t = ver("2.23.4", 12060), T((2, 6))
     agents, ranks = make_ranks(job)
     date = "2025-01-28"
-    std_start(job, v, t, 4, date, "03:00:00.003000", agents=agents, script=["+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"])  # noqa: E501
+    std_start(
+        job,
+        v,
+        t,
+        4,
+        date,
+        "03:00:00.003000",
+        agents=agents,
+        script=["+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"],
+    )  # noqa: E501
 
     def mut(r, ph, lines):
         lines = [x for x in lines if "DMA-BUF is available" not in x]
         if r.node != 3:
-            return before(lines, "Using network IB", info(r, f"NET/IB : GPU Direct RDMA Enabled for HCA {r.local} 'mlx5_{r.local}'")) if ph == "init" else lines  # noqa: E501
+            return (
+                before(
+                    lines,
+                    "Using network IB",
+                    info(r, f"NET/IB : GPU Direct RDMA Enabled for HCA {r.local} 'mlx5_{r.local}'"),
+                )
+                if ph == "init"
+                else lines
+            )  # noqa: E501
         if ph == "init":
-            return before(lines, "Using network IB", info(r, f"NET/IB : GPU Direct RDMA Disabled for HCA {r.local} 'mlx5_{r.local}'"))  # noqa: E501
+            return before(
+                lines,
+                "Using network IB",
+                info(r, f"NET/IB : GPU Direct RDMA Disabled for HCA {r.local} 'mlx5_{r.local}'"),
+            )  # noqa: E501
         if ph == "conn":
             return [x.replace("/GDRDMA", "") for x in lines]
         return lines
@@ -685,7 +868,14 @@ def gdr_level_loc():
     agents, ranks = make_ranks(job)
     date = "2025-05-06"
     std_start(job, v, t, 4, date, "16:00:00.003000", agents=agents, image="registry.example.com#llm/train:2025.05")
-    nccl(job, v, ranks, 4, gdr=False, kw={n: {"extra_env": ("NCCL_NET_GDR_LEVEL set by environment to LOC",)} for n in range(4)})  # noqa: E501
+    nccl(
+        job,
+        v,
+        ranks,
+        4,
+        gdr=False,
+        kw={n: {"extra_env": ("NCCL_NET_GDR_LEVEL set by environment to LOC",)} for n in range(4)},
+    )  # noqa: E501
     L, _ = step_lines(job.rng, 20, 1000, 20, 538.0, 243.0, hms=(16, 0, 40))
     job.o(L, task=0)
     job.o("[16:09:31] training complete", task=0)
@@ -699,12 +889,25 @@ def near_gdr_single_node():
     v, t = ver("2.23.4", 12060), T((2, 6))
     agents, ranks = make_ranks(job, nnodes=1)
     date = "2025-02-01"
-    std_start(job, v, t, 1, date, "09:00:00.003000", agents=agents, script=["+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"])  # noqa: E501
+    std_start(
+        job,
+        v,
+        t,
+        1,
+        date,
+        "09:00:00.003000",
+        agents=agents,
+        script=["+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"],
+    )  # noqa: E501
 
     def mut(r, ph, lines):
         if ph == "init":
             lines = [x for x in lines if "DMA-BUF is available" not in x]
-            return before(lines, "Using network IB", info(r, f"NET/IB : GPU Direct RDMA Disabled for HCA {r.local} 'mlx5_{r.local}'"))  # noqa: E501
+            return before(
+                lines,
+                "Using network IB",
+                info(r, f"NET/IB : GPU Direct RDMA Disabled for HCA {r.local} 'mlx5_{r.local}'"),
+            )  # noqa: E501
         return lines
 
     nccl(job, v, ranks, 1, mut=mut)
@@ -713,7 +916,6 @@ def near_gdr_single_node():
     job.o("training complete")
     save(job, description="single node, 8 GPUs over NVLink (P2P/CUMEM): NCCL (SUBSYS=INIT,NET) notes 'GPU Direct RDMA Disabled for HCA n' (no peermem), but no traffic leaves the node, so GDR does not matter; healthy",  # noqa: E501
          top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
-
 
 
 # ========================================================================================== shm-too-small
@@ -733,12 +935,53 @@ def shm_222():
     nccl(job, v, ranks, 4, mut=shm_mut, stop="conn")
     r11, r12 = ranks[11], ranks[12]
     seg = "/dev/shm/nccl-Xa8Pfd"
-    job.o(W(v, r11, "", "misc/shmutils.cc:89", f"Error: failed to extend {seg} to 9637892 bytes, error: No space left on device (28)", tid=r11.ptid + 1), task=1)  # noqa: E501
-    job.o(W(v, r11, "", "misc/shmutils.cc:141", f"Error while creating shared memory segment {seg} (size 9637888), error: No space left on device (28)", tid=r11.ptid + 1), task=1)  # noqa: E501
-    job.o([info(r11, "transport/shm.cc:114 -> 2", tid=r11.ptid + 1), info(r11, "proxy.cc:1503 -> 2", tid=r11.ptid + 1)], task=1)  # noqa: E501
-    job.o(W(v, r12, "", "misc/shmutils.cc:141", f"Error while attaching to shared memory segment {seg} (size 0), error: No such file or directory (2)", tid=r12.ptid + 1), task=1)  # noqa: E501
-    init_fail(job, t, v, [r11, r12], date, "10:00:09", "unhandled system error (run with NCCL_DEBUG=INFO for details)",
-              f"Error while creating shared memory segment {seg} (size 9637888), error: No space left on device (28)")
+    job.o(
+        W(
+            v,
+            r11,
+            "",
+            "misc/shmutils.cc:89",
+            f"Error: failed to extend {seg} to 9637892 bytes, error: No space left on device (28)",
+            tid=r11.ptid + 1,
+        ),
+        task=1,
+    )  # noqa: E501
+    job.o(
+        W(
+            v,
+            r11,
+            "",
+            "misc/shmutils.cc:141",
+            f"Error while creating shared memory segment {seg} (size 9637888), error: No space left on device (28)",
+            tid=r11.ptid + 1,
+        ),
+        task=1,
+    )  # noqa: E501
+    job.o(
+        [info(r11, "transport/shm.cc:114 -> 2", tid=r11.ptid + 1), info(r11, "proxy.cc:1503 -> 2", tid=r11.ptid + 1)],
+        task=1,
+    )  # noqa: E501
+    job.o(
+        W(
+            v,
+            r12,
+            "",
+            "misc/shmutils.cc:141",
+            f"Error while attaching to shared memory segment {seg} (size 0), error: No such file or directory (2)",
+            tid=r12.ptid + 1,
+        ),
+        task=1,
+    )  # noqa: E501
+    init_fail(
+        job,
+        t,
+        v,
+        [r11, r12],
+        date,
+        "10:00:09",
+        "unhandled system error (run with NCCL_DEBUG=INFO for details)",
+        f"Error while creating shared memory segment {seg} (size 9637888), error: No space left on device (28)",
+    )
     agent_fail(job, t, date, "10:00:11.000000", agents, ranks, [1], local=3)
     job.e("srun: Terminating StepId=59930.0")
     save(job, description="NCCL 2.22.3 on PCIe L40S nodes (the GPU pair across the CPU sockets uses the SHM transport): slinky-1's host /dev/shm is full of files left by earlier crashed jobs, so rank 11 cannot extend its segment ('No space left on device (28)') and rank 12 cannot attach to it",  # noqa: E501
@@ -775,7 +1018,13 @@ def near_shm_retry():
     def mut(r, ph, lines):
         lines = shm_mut(r, ph, lines)
         if ph == "conn" and r.local == 3 and r.node in (0, 2):
-            lines = [info(r, "fallocate: Failed to extend /dev/shm/nccl-q1Rm0Z to 9637892 bytes, error: Resource temporarily unavailable (11) - retrying", tid=r.ptid + 1)] + lines  # noqa: E501
+            lines = [
+                info(
+                    r,
+                    "fallocate: Failed to extend /dev/shm/nccl-q1Rm0Z to 9637892 bytes, error: Resource temporarily unavailable (11) - retrying",
+                    tid=r.ptid + 1,
+                )
+            ] + lines  # noqa: E501
         return lines
 
     nccl(job, v, ranks, 4, mut=mut)
@@ -836,12 +1085,32 @@ def version_mismatch_218():
 
     nccl(job, lambda r: old if r.node == 3 else v, ranks, 4, mut=cut, stop="init")
     for r in ranks[:24]:
-        job.o(W(v, r, "", "init.cc:1021", f"Mismatched NCCL version detected : rank 24 version 21805 rank {r.rank} version 22304"), task=r.node)  # noqa: E501
+        job.o(
+            W(
+                v,
+                r,
+                "",
+                "init.cc:1021",
+                f"Mismatched NCCL version detected : rank 24 version 21805 rank {r.rank} version 22304",
+            ),
+            task=r.node,
+        )  # noqa: E501
         job.o(info(r, "init.cc:1022 -> 5"), task=r.node)
-    init_fail(job, t, v, ranks[:24:8], date, "08:00:06", "invalid usage (run with NCCL_DEBUG=WARN for details)",
-              "Mismatched NCCL version detected : rank 24 version 21805 rank 0 version 22304")
+    init_fail(
+        job,
+        t,
+        v,
+        ranks[:24:8],
+        date,
+        "08:00:06",
+        "invalid usage (run with NCCL_DEBUG=WARN for details)",
+        "Mismatched NCCL version detected : rank 24 version 21805 rank 0 version 22304",
+    )
     r24 = ranks[24]
-    job.o(W(old, r24, "", "misc/socket.cc:47", f"socketProgress: Connection closed by remote peer slinky-0<{43211}>"), task=3)
+    job.o(
+        W(old, r24, "", "misc/socket.cc:47", f"socketProgress: Connection closed by remote peer slinky-0<{43211}>"),
+        task=3,
+    )
     agent_fail(job, t, date, "08:00:08.000000", agents, ranks, [0, 1, 2, 3])
     save(job, description="NCCL 2.23.4 in the image, but slinky-3 activates a node-local venv whose nvidia-nccl-cu12 2.18.5 wheel is loaded instead; ranks 0-23 stop with 'Mismatched NCCL version detected : rank 24 version 21805 ...' (2.18.5 prints no per-process version line)",  # noqa: E501
          top="nccl-version-mismatch", expected=["nccl-version-mismatch"], absent=absent("nccl-version-mismatch"),
@@ -869,8 +1138,16 @@ def version_mismatch_227():
         peer = 0 if r.node == 1 else 8
         job.o(W(mine, r, "2025-07-08 14:00:05", "init.cc:1043",
                 f"Mismatched NCCL version detected : rank {peer} version {other.n} rank {r.rank} version {mine.n}"), task=r.node)  # fmt: skip
-    init_fail(job, t, v, ranks[::8], date, "14:00:06", "invalid usage (run with NCCL_DEBUG=WARN for details)",
-              "Mismatched NCCL version detected : rank 8 version 22705 rank 0 version 22602")
+    init_fail(
+        job,
+        t,
+        v,
+        ranks[::8],
+        date,
+        "14:00:06",
+        "invalid usage (run with NCCL_DEBUG=WARN for details)",
+        "Mismatched NCCL version detected : rank 8 version 22705 rank 0 version 22602",
+    )
     agent_fail(job, t, date, "14:00:08.000000", agents, ranks, [0, 1, 2, 3])
     save(job, description="NCCL 2.26.2 in the image; slinky-1 has LD_LIBRARY_PATH=/opt/nccl/lib from its node-local profile with NCCL 2.27.5: every process prints its own 'NCCL version' line (2.22+), every rank stops with 'Mismatched NCCL version detected' (timestamped WARN, 2.26+)",  # noqa: E501
          top="nccl-version-mismatch", expected=["nccl-version-mismatch"], absent=absent("nccl-version-mismatch"),
@@ -919,7 +1196,6 @@ def near_debug_verbose():
          top=None, expected=[], absent=absent(), healthy=True)  # fmt: skip
 
 
-
 # ============================================================================================== busbw-low
 def tests_ranks_init(v, ranks, rate, *, gdr=True, p2p_disable=False):
     def mut(r, ph, lines):
@@ -928,7 +1204,11 @@ def tests_ranks_init(v, ranks, rate, *, gdr=True, p2p_disable=False):
             if rate:
                 lines += topo(r, rate)
             if not gdr:
-                lines = before(lines, "Using network IB", info(r, f"NET/IB : GPU Direct RDMA Disabled for HCA {r.local} 'mlx5_{r.local}'"))  # noqa: E501
+                lines = before(
+                    lines,
+                    "Using network IB",
+                    info(r, f"NET/IB : GPU Direct RDMA Disabled for HCA {r.local} 'mlx5_{r.local}'"),
+                )  # noqa: E501
             if p2p_disable:
                 lines = before(lines, "Using network", info(r, "NCCL_P2P_DISABLE set by environment to 1."))
         if ph == "conn":
@@ -957,8 +1237,12 @@ def busbw_single_node():
     job = Job("syn-busbw-low-single-node-p2p-disabled", 372, jobid=74501)
     v = ver("2.26.2", 12080)
     agents, ranks = make_ranks(job, nnodes=1)
-    job.o(["+ export NCCL_DEBUG=INFO",
-           "+ srun -N1 --ntasks-per-node=8 --mpi=pmix /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1"])
+    job.o(
+        [
+            "+ export NCCL_DEBUG=INFO",
+            "+ srun -N1 --ntasks-per-node=8 --mpi=pmix /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1",
+        ]
+    )
     nccl_tests_header(job, v, ranks)
     nccl(job, v, ranks, 1, mut=tests_ranks_init(v, ranks, None, p2p_disable=True))
     nccl_tests_table(job, 61.3)
@@ -975,7 +1259,6 @@ def busbw_wrong():
     nccl_tests_table(job, 344.2, wrong_from=64 << 20, wrong=3)
     save(job, description="nccl-tests on 4x8 H100 without NCCL_DEBUG: bandwidth is normal (~344 GB/s) but from 64 MiB on every row has #wrong 3 and the summary says 'Out of bounds values : 48 FAILED': results are corrupted (a faulty GPU/NVLink or HCA), an error even at full speed",  # noqa: E501
          top="busbw-low", expected=["busbw-low"], absent=absent("busbw-low"))  # fmt: skip
-
 
 
 def busbw_expect_flag(name, seed, jobid, peak, desc, top):
@@ -997,8 +1280,12 @@ def near_busbw_avg():
     job = Job("near-busbw-low-low-average", 374, jobid=74711)
     v = ver("2.23.4", 12060)
     agents, ranks = make_ranks(job)
-    job.o(["+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET",
-           "+ srun --mpi=pmix --ntasks-per-node=8 /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1"])
+    job.o(
+        [
+            "+ export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET",
+            "+ srun --mpi=pmix --ntasks-per-node=8 /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1",
+        ]
+    )
     nccl_tests_header(job, v, ranks)
     nccl(job, v, ranks, 4, mut=tests_ranks_init(v, ranks, 50.0))
     nccl_tests_table(job, 352.8)
@@ -1044,7 +1331,9 @@ def healthy_efa():
                     continue
                 if "NET/IB : Using" in x or "DMA-BUF" in x:
                     continue
-                out.append(x.replace("Using network IB", "Using network AWS Libfabric").replace("ib0:10.10.", "ens32:10.1."))
+                out.append(
+                    x.replace("Using network IB", "Using network AWS Libfabric").replace("ib0:10.10.", "ens32:10.1.")
+                )
             return out
         if ph == "conn":
             return [x.replace("via NET/IB/", "via NET/AWS Libfabric/") for x in lines]
@@ -1075,7 +1364,12 @@ def net_plugin_v4():
             if "NET/Plugin" in x:
                 if "Using internal" in x:
                     out += [info(r, f"NET/Plugin: Failed to find ncclNetPlugin_v{k} symbol.") for k in (7, 6, 5)]
-                    out += [info(r, "NET/Plugin: Failed to find ncclNetPlugin symbol (>= v5). ncclNetPlugin symbols v4 and lower are not supported.")]  # noqa: E501
+                    out += [
+                        info(
+                            r,
+                            "NET/Plugin: Failed to find ncclNetPlugin symbol (>= v5). ncclNetPlugin symbols v4 and lower are not supported.",
+                        )
+                    ]  # noqa: E501
                 continue
             out.append(x)
         return out
@@ -1096,7 +1390,17 @@ def duplicate_gpu_2307():
     std_start(job, v, t, 4, date, "09:00:00.003000", agents=agents, image="nvcr.io#nvidia/pytorch:26.05-py3")
     for r in ranks:
         r.dev = 0
-        job.e(t.cxx(r.rank, "W", date, "09:00:04.", "ProcessGroupNCCL.cpp:4843", f"{t.pg(r.rank).replace('(default_pg)', '')}  using GPU 0 to perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect. Specify device_ids in barrier() to force use of a particular device,or call init_process_group() with a device_id."), task=r.node)  # noqa: E501
+        job.e(
+            t.cxx(
+                r.rank,
+                "W",
+                date,
+                "09:00:04.",
+                "ProcessGroupNCCL.cpp:4843",
+                f"{t.pg(r.rank).replace('(default_pg)', '')}  using GPU 0 to perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect. Specify device_ids in barrier() to force use of a particular device,or call init_process_group() with a device_id.",
+            ),
+            task=r.node,
+        )  # noqa: E501
 
     def cut(r, ph, lines):
         out = []
@@ -1108,9 +1412,27 @@ def duplicate_gpu_2307():
 
     nccl(job, v, ranks, 4, mut=cut, stop="init")
     for r in ranks:
-        job.o(W(v, r, "2026-06-22 09:00:05", "init.cc:1002", "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", fn="ncclCommInitRankFunc"), task=r.node)  # noqa: E501
-    init_fail(job, t, v, ranks[::8], date, "09:00:05", "invalid usage (run with NCCL_DEBUG=WARN for details)",
-              "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.")  # noqa: E501
+        job.o(
+            W(
+                v,
+                r,
+                "2026-06-22 09:00:05",
+                "init.cc:1002",
+                "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+                fn="ncclCommInitRankFunc",
+            ),
+            task=r.node,
+        )  # noqa: E501
+    init_fail(
+        job,
+        t,
+        v,
+        ranks[::8],
+        date,
+        "09:00:05",
+        "invalid usage (run with NCCL_DEBUG=WARN for details)",
+        "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+    )  # noqa: E501
     agent_fail(job, t, date, "09:00:07.000000", agents, ranks, [0, 1, 2, 3])
     save(job, description="NCCL 2.30.7: the training script never calls torch.cuda.set_device(LOCAL_RANK), so all 8 ranks of every node use GPU 0 (busId 18000, barrier hint 'using GPU 0' on every rank); NCCL stops with 'Multiple Ranks are using the same GPU/Partition' (2.30.7 wording, '(function)' in the WARN)",  # noqa: E501
          top="nccl-duplicate-gpu", expected=["nccl-duplicate-gpu"], absent=absent("nccl-duplicate-gpu"))  # fmt: skip
