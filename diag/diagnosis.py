@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from diag.causes import severity_rank
 from diag.evidence import Evidence
 from diag.facts import Facts
+from diag.framing import frame
 from diag.report import Finding
 from diag.rules import Rule, RuleSet
 from diag.scan import ScanResult, SigStats
@@ -126,8 +127,11 @@ class Context:
         merged.setdefault("hosts", _join(host_list) if host_list else "the nodes of this job")
         count = sum(st.count for _, st in chosen)
         if detail is None:
-            first = evidence[0].text.strip() if evidence else rule.title
-            detail = f"{count} matching line(s); first: {_shorten(first)}"
+            # What the first line says, without its prefixes, and how widespread it is.
+            first = frame(evidence[0].text).payload.strip() if evidence else rule.title
+            where = f" on {_join(host_list)}" if host_list else ""
+            detail = f'"{_shorten(first)}" ({count} line{"s" if count != 1 else ""}{where})'
+
         return Finding(
             id=rule.id,
             title=rule.title,
