@@ -188,7 +188,8 @@ def _code(value) -> str:
         return ""
     rc = _num(value.get("return_code"))
     sig = value.get("signal") or {}
-    signal = _num(sig.get("signal_id") if isinstance(sig, dict) else sig)
+    # data_parser v0.0.38 names it signal_id, v0.0.39+ id (a {"set", "number"} record)
+    signal = _num(sig.get("id", sig.get("signal_id")) if isinstance(sig, dict) else sig)
     return f"{rc or 0}:{signal or 0}"
 
 

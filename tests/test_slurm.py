@@ -226,3 +226,56 @@ def test_job_without_slurm_commands_is_a_clear_error():
 def test_query_refuses_what_is_not_a_job_id():
     with pytest.raises(SlurmError, match="not a job id"):
         query_job("--all")
+
+
+# Two shapes of `sacct -j ID --json`, abridged to the fields slurmdiag reads: Slurm 21.08 (openapi
+# dbv0.0.37: plain strings and numbers) and 23.02+ (data_parser v0.0.39+: state lists, numbers as
+# {"set", "infinite", "number"} records, the signal under "id").
+SACCT_21_08 = {
+    "jobs": [
+        {
+            "job_id": 4123,
+            "name": "train",
+            "user": "alice",
+            "allocation_nodes": 2,
+            "nodes": "n[0-1]",
+            "state": {"current": "TIMEOUT", "reason": "TimeLimit"},
+            "exit_code": {"status": "SUCCESS", "return_code": 0},
+            "derived_exit_code": {"status": "SUCCESS", "return_code": 0},
+            "time": {"elapsed": 74, "limit": 1},
+            "array": {"job_id": 0, "task_id": None},
+            "het": {"job_id": 0, "job_offset": None},
+            "working_directory": "/pfs/alice/run",
+        }
+    ]
+}
+SACCT_23_02 = {
+    "jobs": [
+        {
+            "job_id": 4130, "name": "train", "user": "alice", "nodes": "n[0-3]",
+            "allocation_nodes": 4,
+            "state": {"current": ["OUT_OF_MEMORY"], "reason": "OutOfMemory"},
+            "exit_code": {"status": ["SIGNALED"], "return_code": {"set": True, "infinite": False, "number": 0},
+                          "signal": {"id": {"set": True, "infinite": False, "number": 9}, "name": "KILL"}},
+            "derived_exit_code": {"status": ["SUCCESS"], "return_code": {"set": True, "number": 0}},
+            "time": {"elapsed": 300, "limit": {"set": True, "infinite": False, "number": 60}},
+            "array": {"job_id": 4129, "task_id": {"set": True, "infinite": False, "number": 1}},
+            "het": {"job_id": 0, "job_offset": {"set": False, "infinite": False, "number": 0}},
+            "restart_cnt": 1, "stdout": "/pfs/alice/run/train-%A_%a.out",
+        }
+    ]
+}  # fmt: skip
+
+
+def test_sacct_json_of_two_slurm_eras():
+    import json
+
+    from diag.slurm import parse_sacct_json
+
+    (old,) = parse_sacct_json(json.dumps(SACCT_21_08))
+    assert (old.job_id, old.state, old.reason, old.num_nodes) == ("4123", "TIMEOUT", "TimeLimit", 2)
+    assert old.nodes == ["n0", "n1"] and old.exit_code == "0:0" and old.time_limit == "1 min"
+    (new,) = parse_sacct_json(json.dumps(SACCT_23_02))
+    assert (new.job_id, new.state, new.num_nodes, new.restarts) == ("4129_1", "OUT_OF_MEMORY", 4, 1)
+    assert new.exit_code == "0:9" and new.time_limit == "60 min"
+    assert new.nodes == ["n0", "n1", "n2", "n3"]
