@@ -19,8 +19,10 @@ def diagnose_sources(
     chunk_bytes: int = CHUNK_BYTES,
     engine: str = "auto",
     expect_busbw: float | None = None,
+    jobs: int | None = None,
 ) -> Report:
-    scan = Scanner(rules, chunk_bytes, engine).scan(sources)
+    """``jobs``: worker processes for large inputs (None: ``$SLURMDIAG_JOBS`` or the usable cores)."""
+    scan = Scanner(rules, chunk_bytes, engine, jobs).scan(sources)
     findings = evaluate(rules, scan, expect_busbw=expect_busbw)
     return Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job)
 
@@ -33,13 +35,16 @@ def diagnose_paths(
     job: str | None = None,
     engine: str = "auto",
     expect_busbw: float | None = None,
+    jobs: int | None = None,
 ) -> tuple[list[Report], list[InputProblem]]:
     """One report for the job at ``paths`` (one per file with ``per_file``), and the inputs that
     could not even be found. Every report carries those problems too."""
     found = discover(paths)
     groups = [[s] for s in found.sources] if per_file else [found.sources]
     reports = [
-        diagnose_sources(group, rules, job, engine=engine, expect_busbw=expect_busbw) for group in groups if group
+        diagnose_sources(group, rules, job, engine=engine, expect_busbw=expect_busbw, jobs=jobs)
+        for group in groups
+        if group
     ]
     for report in reports:
         report.problems = list(found.problems)

@@ -81,10 +81,12 @@ def _report_options(fn):
 @click.option("--per-file", is_flag=True, help="Diagnose each file on its own instead of as one job.")
 @click.option("--engine", type=click.Choice(ENGINES), default="auto", show_default=True,
               help="What locates candidate lines: the fastest installed (auto), hyperscan, re2 or python.")  # fmt: skip
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Worker processes for large inputs; 0: the usable cores, at most 8 (or $SLURMDIAG_JOBS).")  # fmt: skip
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 @click.option("--expect-busbw", type=click.FloatRange(min=0, min_open=True), metavar="GB/S",
               help="nccl-tests: the busbw (GB/s) this fabric should reach at the largest size.")  # fmt: skip
-def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, engine, color, expect_busbw) -> None:
+def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, engine, jobs, color, expect_busbw) -> None:
     """Diagnose the job whose logs are at PATHS."""
     from diag.api import diagnose_paths
     from diag.engines import EngineUnavailable
@@ -95,7 +97,9 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, engine, 
         paths = ("-",)
     rules = _load_rules(rule_dirs, disable)
     try:
-        reports, problems = diagnose_paths(paths, rules, per_file=per_file, engine=engine, expect_busbw=expect_busbw)
+        reports, problems = diagnose_paths(
+            paths, rules, per_file=per_file, engine=engine, expect_busbw=expect_busbw, jobs=jobs or None
+        )
     except EngineUnavailable as exc:
         _fail(f"engine {engine}: {exc}")
     _emit(reports, problems, fmt, output, fail_on, color, per_file)

@@ -139,25 +139,37 @@ class RE2Engine:
             import re2
         except ImportError as exc:
             raise EngineUnavailable("google-re2 is not installed (pip install google-re2)") from exc
-        parts = sorted({_no_groups(prefilter_regex(p.regex)) for p in patterns})
+        parts, self.members = _grouped(patterns)
         options = re2.Options()
         options.max_mem = 256 << 20
         try:
             self.regex = re2.compile(("(?m)(?:" + "|".join(parts) + ")").encode(), options)
+            # Which signatures a candidate line holds: an RE2 set answers in one pass over the line.
+            self.set = re2.Set.SearchSet(options)
+            for part in parts:
+                self.set.Add(part.encode())
+            self.set.Compile()
         except re2.error as exc:  # type: ignore[attr-defined]
             raise EngineUnavailable(f"RE2 cannot compile the signatures: {exc}") from exc
 
     def positions(self, block: bytes) -> list[int]:
-        found: list[int] = []
-        search = self.regex.search
+        return [pos for pos, _ in self.hits(block)]
+
+    def hits(self, block: bytes) -> list[tuple[int, set[int]]]:
+        """Candidate lines as (offset, indexes of the patterns that match on that line)."""
+        found: list[tuple[int, set[int]]] = []
+        search, match_set, members = self.regex.search, self.set.Match, self.members
         pos, size = 0, len(block)
         while pos < size:
             m = search(block, pos)
             if m is None:
                 break
             start = m.start()
-            found.append(start)
-            pos = line_end(block, start) + 1
+            end = line_end(block, start)
+            nl = block.rfind(b"\n", 0, start)
+            line_start = max(nl, block.rfind(b"\r", nl + 1, start)) + 1
+            found.append((start, {i for expr in match_set(block[line_start:end]) for i in members[expr]}))
+            pos = end + 1
         return found
 
 
@@ -171,13 +183,8 @@ class HyperscanEngine:
             import hyperscan
         except ImportError as exc:
             raise EngineUnavailable("hyperscan is not installed (pip install 'slurmdiag[fast]')") from exc
-        by_expr: dict[bytes, list[int]] = {}
-        for index, p in enumerate(patterns):
-            by_expr.setdefault(_no_groups(prefilter_regex(p.regex)).encode(), []).append(index)
-        exprs = sorted(by_expr)
-        # Which patterns a database id stands for: the scanner then tries only those on the line.
-        self.members = [tuple(by_expr[e]) for e in exprs]
-        self.db = _cached_database(hyperscan, exprs)
+        parts, self.members = _grouped(patterns)
+        self.db = _cached_database(hyperscan, [part.encode() for part in parts])
         self.scratch = hyperscan.Scratch(self.db)
 
     def positions(self, block: bytes) -> list[int]:
@@ -229,6 +236,16 @@ def _cached_database(hyperscan, exprs: list[bytes]):
         raise EngineUnavailable(f"Hyperscan cannot compile the signatures: {exc}") from exc
     cache.write_bytes(name, hyperscan.dumpb(db))
     return db
+
+
+def _grouped(patterns: Sequence[Pattern]) -> tuple[list[str], list[tuple[int, ...]]]:
+    """The distinct prefilter expressions, and for each the patterns it stands for (the scanner
+    then tries only those on a line where it matched)."""
+    by_expr: dict[str, list[int]] = {}
+    for index, p in enumerate(patterns):
+        by_expr.setdefault(_no_groups(prefilter_regex(p.regex)), []).append(index)
+    exprs = sorted(by_expr)
+    return exprs, [tuple(by_expr[e]) for e in exprs]
 
 
 def _no_groups(pattern: str) -> str:

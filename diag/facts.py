@@ -52,6 +52,29 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
 )  # fmt: skip
 
 
+# Observations whose effect depends on how often or in what order they come (first failure,
+# progress, every result row): never folded into a count by diag.fold.
+ORDER_DEPENDENT = frozenset({"work_nccl", "pg_status", "busbw_row"})
+
+
+def overwrites(name: str, groups: dict, host: str | None, pid: int | None) -> tuple[tuple[tuple, object], ...]:
+    """The last-wins entries an observation sets, as (key, value): what may change between two
+    sightings of the same line. Mirrors :meth:`Facts.observe`."""
+    if name == "comm_rank" and host and pid is not None:
+        rank = int(groups["rank"])
+        return ((("rank_of", host, pid), rank), (("host_of", rank), host))
+    if name in ("env_echo", "hca_echo") and host:
+        return ((("env", host, groups["var"]), groups["value"]),)
+    return ()
+
+
+def counter(name: str, groups: dict) -> str | None:
+    """The HostFacts counter an observation increments, if any (a repeat adds one more)."""
+    if name == "channel_net" and groups["net"] == "IB":
+        return "gdr_channels" if groups["gdr"] else "plain_ib_channels"
+    return None
+
+
 @dataclass
 class HostFacts:
     host: str

@@ -74,9 +74,29 @@ def strip_ansi(text: str) -> str:
     return ANSI_RE.sub("", text) if "\x1b" in text else text
 
 
+# The stack that fills NCCL_DEBUG=INFO logs: [srun label] [torchrun tee or rank] NCCL header, in one
+# match. Whatever it accepts, the general loop below would read the same way (a test checks it).
+_COMMON_NCCL = re.compile(
+    r"(?: *(?P<task>\d+): )?(?:\[rank(?P<rank>\d+)\]: ?|\[(?!rank\d+\])[A-Za-z_][A-Za-z_]*?(?P<local>\d+)\]:)?"
+    + _NCCL.pattern[1:]
+)
+
+
 def frame(line: str) -> Frame:
     """Parse ``line`` (without its terminator) into a :class:`Frame`."""
     text = strip_ansi(line)
+    m = _COMMON_NCCL.match(text)
+    if m is not None:
+        task, rank, local = m.group("task", "rank", "local")
+        return Frame(
+            text, text[m.end() :], m["host"], int(m["pid"]), int(rank) if rank else None,
+            int(local) if local else None, int(task) if task else None, m["level"], m["ts"], "nccl",
+        )  # fmt: skip
+    return frame_general(text)
+
+
+def frame_general(text: str) -> Frame:
+    """The layer-by-layer reading of every prefix stack ``frame`` knows (``text`` without ANSI)."""
     payload = text
     ctx: dict = {}
 

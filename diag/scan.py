@@ -1,26 +1,38 @@
 """Scan: find every line any signature can match, in one pass over large blocks.
 
-A combined literal prefilter locates candidate lines in each block of whole lines; only those
-lines are decoded, framed and tried against the signatures whose literal they contain (every
-candidate signature, so two rules matching one line both fire). Hits are kept as bounded
-statistics: counts, distinct hosts/ranks/captures, and the first few evidence lines.
+A combined prefilter (the engine) locates candidate lines in each block of whole lines. Each
+candidate is *digested* (decoded, framed, tried against every signature the engine saw there, so
+two rules matching one line both fire) into a small record that depends on that line alone; the
+records are then *applied*, in file order, to the job's bounded statistics and facts. Digesting
+can therefore run in worker processes (diag.parallel) while applying stays in order, and the
+result is the same however the input is split.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from diag.allocator import keep_block_buffers
 from diag.engines import Pattern, line_end, make_engine
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
 from diag.facts import FACT_SIGNATURES, Facts
-from diag.framing import ANSI_BYTES_RE, frame
+from diag.fold import Folded, Folder
+from diag.framing import ANSI_BYTES_RE, Frame, frame
+from diag.lines import count_newlines
 from diag.rules import RuleSet, Signature
-from diag.sources import CHUNK_BYTES, InputStats, Source, read_blocks
+from diag.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
 
 MAX_SAMPLES = 64
 MAX_DISTINCT = 256
 FACTS_OWNER = "@facts"
+_MEMO_ENTRIES = 4096  # payloads whose matches are remembered (NCCL repeats its channel lines per communicator)
+_HOST_EMITTERS = ("nccl", "ucx", "ompi")
+
+# A digested line: (line number, Frame fields..., matches). A plain tuple, so it crosses a
+# process boundary cheaply. ``matches`` holds (entry index, every named group) per signature hit.
+Record = tuple
+Match = tuple[int, dict]
 
 
 @dataclass
@@ -62,8 +74,10 @@ class ScanResult:
 class Scanner:
     """All signatures of a rule set (plus the fact signatures), compiled once."""
 
-    def __init__(self, rules: RuleSet, chunk_bytes: int = CHUNK_BYTES, engine: str = "auto"):
+    def __init__(self, rules: RuleSet, chunk_bytes: int = CHUNK_BYTES, engine: str = "auto", jobs: int | None = None):
         self.chunk_bytes = chunk_bytes
+        self.jobs = jobs
+        self.parallel_options: dict[str, int] = {}  # tests shrink the thresholds to split small inputs
         entries: list[tuple[str, Signature]] = [(FACTS_OWNER, s) for s in FACT_SIGNATURES]
         for rule in rules.rules:
             entries.extend((rule.id, s) for s in rule.signatures)
@@ -74,70 +88,128 @@ class Scanner:
         self.literals = sorted(by_literal, key=len, reverse=True)
         self.entries = entries
         self.engine = make_engine(engine, [Pattern(sig.pattern, sig.literal) for _, sig in entries])
+        self._memo: dict[tuple, tuple[Match, ...]] = {}
 
+    # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
+        from diag import parallel  # only large inputs need it
+
+        sources = list(sources)
+        keep_block_buffers()
         result = ScanResult()
+        result.inputs = [InputStats(s.path) for s in sources]
+        plan = parallel.plan(sources, self.jobs, self.chunk_bytes, **self.parallel_options)
+        if plan is not None and parallel.run(self, sources, plan, result):
+            return result
+        result = ScanResult()
+        result.inputs = [InputStats(s.path) for s in sources]
         for index, source in enumerate(sources):
-            stats = InputStats(source.path)
-            result.inputs.append(stats)
-            self._scan_source(index, source, stats, result)
+            folder = self.folder()
+            self.apply(
+                self.digest_source(index, source, result.inputs[index], folder=folder), source.path, index, result
+            )
+            self.apply_folded(folder.folded, result)
         return result
 
-    def _scan_source(self, index: int, source: Source, stats: InputStats, result: ScanResult) -> None:
-        engine = self.engine
-        base_line = 0  # lines before this block (read_blocks counts them as it yields)
-        for block in read_blocks(source, stats, self.chunk_bytes):
+    def folder(self) -> Folder:
+        return Folder(self.entries, FACTS_OWNER, MAX_SAMPLES)
+
+    # --- digesting: pure, one source (or one byte range of it) at a time ---------------------
+    def digest_source(
+        self, index: int, source: Source, stats: InputStats, span: Span | None = None, folder: Folder | None = None
+    ) -> Iterator[Record]:
+        """Records of the candidate lines of ``source`` (or of one span of it, its lines numbered
+        from the span's start); fills ``stats``. Repeats go into ``folder`` instead (diag.fold)."""
+        keep = folder.keep if folder is not None else None
+        hits_of = getattr(self.engine, "hits", None)
+        positions = self.engine.positions
+        line_no = 0
+        for block in read_blocks(source, stats, self.chunk_bytes, count_lines=False, span=span):
             if b"\x1b" in block:
                 block = ANSI_BYTES_RE.sub(b"", block)
-            done_to, counted_to, line_no = -1, 0, base_line
-            hits = engine.hits(block) if hasattr(engine, "hits") else [(p, None) for p in engine.positions(block)]
+            hits = hits_of(block) if hits_of else [(p, None) for p in positions(block)]
+            lines: list[tuple[int, int, set[int] | None]] = []
+            done_to = -1
             for hit, members in hits:
                 if hit <= done_to:
                     continue  # same line as the previous candidate
                 nl_before = block.rfind(b"\n", 0, hit)
                 start = max(nl_before, block.rfind(b"\r", nl_before + 1, hit)) + 1
-                end = line_end(block, hit)
-                line_no += block.count(b"\n", counted_to, start)
-                counted_to = start
-                self._line(block[start:end], source.path, index, line_no + 1, result, members)
-                done_to = end
-            base_line = stats.lines
+                done_to = line_end(block, hit)
+                lines.append((start, done_to, members))
+            before, total = count_newlines(block, [start for start, _, _ in lines])
+            digest = self.digest
+            for (start, end, members), newlines in zip(lines, before):
+                record = digest(block[start:end], line_no + newlines + 1, members)
+                if record is not None and (
+                    keep is None or keep(record[3], record[4], record[5], record[10], record[11])
+                ):
+                    yield record
+            line_no += total
+            stats.lines += total
 
-    def _candidates(self, payload: str, members: set[int] | None) -> list[tuple[str, Signature]]:
-        """The signatures to try on a line, facts first then rules in load order (so the result never
-        depends on the engine): those the engine saw match, else those whose literal is there."""
-        if members is None:
-            by_literal = self.by_literal
-            members = {i for lit in self.literals if lit in payload for i in by_literal[lit]}
-        entries = self.entries
-        return [entries[i] for i in sorted(members)]
-
-    def _line(
-        self, raw: bytes, path: str, index: int, line_no: int, result: ScanResult, members: set[int] | None = None
-    ) -> None:
-        text = raw.decode("utf-8", "replace")
-        fr = frame(text)
+    def digest(self, raw: bytes, line_no: int, members: set[int] | None) -> Record | None:
+        """What one candidate line says, or None when it says nothing to the facts or the rules."""
+        fr = frame(raw.decode("utf-8", "replace"))
         payload = fr.payload
-        order = (index, line_no)
+        if members is None:
+            members = {i for lit in self.literals if lit in payload for i in self.by_literal[lit]}
+        key = (payload, fr.level, frozenset(members))
+        matches = self._memo.get(key)
+        if matches is None:
+            entries = self.entries
+            found = []
+            for i in sorted(members):
+                m = entries[i][1].match(payload, fr.level)
+                if m is not None:
+                    found.append((i, m.groupdict()))
+            matches = tuple(found)
+            if len(self._memo) >= _MEMO_ENTRIES:
+                self._memo.clear()
+            self._memo[key] = matches
+        if not matches and not (fr.host and fr.emitter in _HOST_EMITTERS):
+            return None
+        text = fr.text
+        return (line_no, text, len(text) - len(payload), fr.host, fr.pid, fr.rank, fr.local_rank, fr.task,
+                fr.level, fr.timestamp, fr.emitter, matches)  # fmt: skip
+
+    # --- applying: in file order, into the job's statistics -----------------------------------
+    def apply(self, records: Iterable[Record], path: str, index: int, result: ScanResult, line_base: int = 0) -> None:
         facts = result.facts
-        facts.observe_frame(fr, order)
-        ev: Evidence | None = None
-        for owner, sig in self._candidates(payload, members):
-            m = sig.match(payload, fr.level)
-            if m is None:
-                continue
-            if owner == FACTS_OWNER:
-                facts.observe(sig, m, fr, order)
-                continue
-            if ev is None:
-                rank = fr.rank if fr.rank is not None else facts.rank_for(fr.host, fr.pid)
-                host = fr.host if fr.host is not None or rank is None else facts.host_of_rank.get(rank)
-                ev = Evidence(
-                    path=path, line=line_no, text=fr.text[:MAX_EVIDENCE_TEXT], order=order, host=host,
-                    rank=rank, task=fr.task, local_rank=fr.local_rank, pid=fr.pid, timestamp=fr.timestamp,
-                )  # fmt: skip
-            key = (owner, sig.name)
-            stats = result.stats.get(key)
-            if stats is None:
-                stats = result.stats[key] = SigStats()
-            stats.add(ev, {k: v for k, v in m.groupdict().items() if v is not None})
+        stats_of = result.stats
+        entries = self.entries
+        for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
+            line_no += line_base
+            fr = Frame(text, text[cut:], host, pid, rank, local_rank, task, level, timestamp, emitter)
+            order = (index, line_no)
+            facts.observe_frame(fr, order)
+            ev: Evidence | None = None
+            for i, groups in matches:
+                owner, sig = entries[i]
+                if owner == FACTS_OWNER:
+                    facts.observe(sig, groups, fr, order)
+                    continue
+                if ev is None:
+                    ev_rank = rank if rank is not None else facts.rank_for(host, pid)
+                    ev_host = host if host is not None or ev_rank is None else facts.host_of_rank.get(ev_rank)
+                    ev = Evidence(
+                        path=path, line=line_no, text=text[:MAX_EVIDENCE_TEXT], order=order, host=ev_host,
+                        rank=ev_rank, task=task, local_rank=local_rank, pid=pid, timestamp=timestamp,
+                    )  # fmt: skip
+                key = (owner, sig.name)
+                stats = stats_of.get(key)
+                if stats is None:
+                    stats = stats_of[key] = SigStats()
+                stats.add(ev, {k: v for k, v in groups.items() if v is not None})
+
+    def apply_folded(self, folded: Folded, result: ScanResult) -> None:
+        """Add the counts of folded repeats; their first sightings were applied already."""
+        for (i, host), n in folded.matches.items():
+            owner, sig = self.entries[i]
+            stats = result.stats[(owner, sig.name)]
+            stats.count += n
+            if host in stats.hosts:
+                stats.hosts[host] += n
+        for (host, name), n in folded.counters.items():
+            facts = result.facts.hosts[host]
+            setattr(facts, name, getattr(facts, name) + n)

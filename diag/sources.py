@@ -211,8 +211,48 @@ def _head_and_tail(stream: BinaryIO, max_bytes: int, stats: InputStats) -> Binar
     return _HeadTail(stream, head, size - (max_bytes - head))  # type: ignore[return-value]
 
 
-def read_blocks(source: Source, stats: InputStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+@dataclass(frozen=True)
+class Span:
+    """Whole chunks ``[start, stop)`` of a plain file (``stop`` None: to the end), and the state a
+    sequential read would carry into ``start``: the unterminated tail of the chunk before it."""
+
+    start: int
+    stop: int | None
+    carry: bytes = b""
+    cut_line: bool = False
+
+
+def resume_state(path: str, offset: int, chunk_bytes: int) -> Span | None:
+    """The read state at chunk boundary ``offset`` (a multiple of ``chunk_bytes``), or None when the
+    chunk before it holds no line terminator (its state then depends on the chunks before it)."""
+    with open(path, "rb") as stream:
+        window = min(chunk_bytes, MAX_LINE_BYTES + 1)
+        stream.seek(offset - window)
+        data = stream.read(window)
+        end = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if end < 0 and window < chunk_bytes:
+            stream.seek(offset - chunk_bytes)
+            data = stream.read(chunk_bytes)
+            end = max(data.rfind(b"\n"), data.rfind(b"\r"))
+    if end < 0:
+        return None
+    tail = data[end + 1 :]
+    return Span(offset, None, tail[:MAX_LINE_BYTES], len(tail) > MAX_LINE_BYTES)
+
+
+def read_blocks(
+    source: Source,
+    stats: InputStats,
+    chunk_bytes: int = CHUNK_BYTES,
+    count_lines: bool = True,
+    span: Span | None = None,
+) -> Iterator[bytes]:
     """Yield blocks of whole lines (each ends with a line terminator or is the file's tail).
+
+    With ``count_lines`` off, ``stats.lines`` only gets the unterminated last line: the caller
+    counts the line feeds of each block (the scanner does, in the same pass that numbers its hits).
+    With a ``span`` (a plain file only), exactly the blocks a whole-file read yields from the
+    span's chunks; the line that runs past ``stop`` belongs to the next span.
 
     Line terminators are ``\\n``, ``\\r\\n`` and a lone ``\\r`` (progress bars). Any I/O or
     decompression error ends the source and is recorded in ``stats.error``; what was read
@@ -220,8 +260,13 @@ def read_blocks(source: Source, stats: InputStats, chunk_bytes: int = CHUNK_BYTE
     """
     carry = b""
     cut_line = False  # the current (unterminated) line already exceeded the cap
+    left: int | None = None  # bytes the span has still to read
     try:
         stream = source.open()
+        if span is not None:
+            stream.seek(span.start)
+            carry, cut_line = span.carry, span.cut_line
+            left = None if span.stop is None else span.stop - span.start
     except Exception as exc:  # noqa: BLE001 - any open failure is an input problem, never a crash
         stats.error = _describe_error(exc)
         return
@@ -232,6 +277,8 @@ def read_blocks(source: Source, stats: InputStats, chunk_bytes: int = CHUNK_BYTE
         chunk_bytes = min(chunk_bytes, GZIP_READ_BYTES)
     try:
         while True:
+            if left is not None and left <= 0:
+                return  # the span's last line goes on into the next span, which reads it
             try:
                 chunk = stream.read(chunk_bytes)
             except Exception as exc:  # noqa: BLE001
@@ -239,6 +286,8 @@ def read_blocks(source: Source, stats: InputStats, chunk_bytes: int = CHUNK_BYTE
                 break
             if not chunk:
                 break
+            if left is not None:
+                left -= len(chunk)
             stats.bytes_read += len(chunk)
             end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
             if end < 0:
@@ -259,7 +308,8 @@ def read_blocks(source: Source, stats: InputStats, chunk_bytes: int = CHUNK_BYTE
             else:
                 # A line inside one chunk is bounded by the chunk size; only the carried tail is capped.
                 block = carry + head
-            stats.lines += block.count(b"\n")
+            if count_lines:
+                stats.lines += block.count(b"\n")
             yield block
             carry = tail[:MAX_LINE_BYTES]
             if len(tail) > MAX_LINE_BYTES:

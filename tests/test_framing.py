@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diag.framing import frame
+from diag.framing import frame, frame_general, strip_ansi
 
 CASES = [
     # (line, payload, expected context)
@@ -55,3 +55,19 @@ def test_framing_never_drops_text(line):
 @given(st.sampled_from([c[0] for c in CASES]), st.sampled_from(["", " 12: ", "[default3]:", " 3: [default1]:"]))
 def test_outer_prefixes_do_not_change_the_payload(line, prefix):
     assert frame(prefix + line).payload == frame(line).payload
+
+
+PREFIX_PART = st.sampled_from(
+    ["", " 3: ", "12: ", "   7: ", "P0 1: ", "[default3]:", "[rank5]:", "[rank5]: ", "[trainer12]:", "[rank]:",
+     "[2026-01-02 03:04:05] ", "[1,3]<stdout>: ", "[E1202 10:11:12.123 ProcessGroupNCCL.cpp:12] ", " ", "x: "]
+)  # fmt: skip
+NCCL_HEAD = st.sampled_from(
+    ["node-1:123:456 [0] NCCL INFO ", "node-1:123:456 NCCL WARN ", "h:1:2 [3] 12.5 NCCL TRACE ", "h:1:2 [3] NCCL INFO",
+     "h:1:2 [3] misc/socket.cc:52 (12) NCCL INFO ", "h:x:2 [3] NCCL INFO ", ""]
+)  # fmt: skip
+
+
+@given(parts=st.lists(PREFIX_PART, max_size=3), head=NCCL_HEAD, payload=st.text(max_size=30))
+def test_the_fast_path_reads_a_line_as_the_general_loop_does(parts, head, payload):
+    line = "".join(parts) + head + payload
+    assert frame(line) == frame_general(strip_ansi(line))

@@ -1,0 +1,167 @@
+"""Scanning large inputs on several cores, with the same result as one core.
+
+The inputs are cut into tasks: a small file whole, a large plain file into spans of whole chunks
+(:class:`diag.sources.Span`, so every block is the one a single sequential read would see). Worker
+processes, forked so they share the compiled engine, *digest* the tasks (read, prefilter, frame,
+match: the work that depends on a line alone). The main process *applies* the records in input
+order, so facts, ranks and the first evidence lines come out exactly as a sequential scan makes
+them. At most a few tasks are in flight, which bounds memory whatever the input size.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from diag import lines
+from diag.sources import InputStats, MemorySource, Source, Span, resume_state
+
+if TYPE_CHECKING:
+    from diag.fold import Folded
+    from diag.scan import Record, Scanner, ScanResult
+
+JOBS_ENV = "SLURMDIAG_JOBS"
+MIN_PARALLEL_BYTES = 32 << 20  # below this, starting workers costs more than it saves
+TASK_CHUNKS = 8  # chunks per span: small enough to bound memory, large enough to amortise a task
+MAX_JOBS = 8
+
+
+@dataclass(frozen=True)
+class Task:
+    index: int  # which source
+    span: Span | None  # None: the whole source
+
+
+@dataclass(frozen=True)
+class Plan:
+    jobs: int
+    tasks: list[Task]
+
+
+def default_jobs() -> int:
+    """Worker count: ``$SLURMDIAG_JOBS`` if set, else the cores this process may use (at most 8)."""
+    raw = os.environ.get(JOBS_ENV, "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_JOBS))
+
+
+def _size(source: Source) -> int | None:
+    """Bytes of a source that may be split or handed to a worker; None for one that may not."""
+    if source.is_stdin:
+        return None
+    if isinstance(source, MemorySource):
+        return len(source.data)  # type: ignore[attr-defined]
+    try:
+        return os.stat(source.path).st_size
+    except OSError:
+        return 0  # the worker reports the problem, as a sequential read would
+
+
+def _splittable(source: Source) -> bool:
+    return not (source.is_gzip or source.max_bytes or isinstance(source, MemorySource))
+
+
+def plan(
+    sources: list[Source],
+    jobs: int | None,
+    chunk_bytes: int,
+    min_bytes: int = MIN_PARALLEL_BYTES,
+    task_chunks: int = TASK_CHUNKS,
+) -> Plan | None:
+    """The tasks for ``sources``, or None when one core is the better choice (or the only one)."""
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    sizes = [_size(s) for s in sources]
+    if any(size is None for size in sizes) or sum(sizes) < min_bytes:  # type: ignore[arg-type]
+        return None
+    tasks: list[Task] = []
+    span_bytes = chunk_bytes * task_chunks
+    for index, (source, size) in enumerate(zip(sources, sizes)):
+        if not _splittable(source) or size <= span_bytes:  # type: ignore[operator]
+            tasks.append(Task(index, None))
+            continue
+        tasks.extend(Task(index, span) for span in _spans(source.path, size, chunk_bytes, span_bytes))  # type: ignore[arg-type]
+    if len(tasks) < 2:
+        return None
+    return Plan(min(jobs, len(tasks)), tasks)
+
+
+def _spans(path: str, size: int, chunk_bytes: int, span_bytes: int) -> list[Span]:
+    """Spans of about ``span_bytes``, each starting at a chunk boundary whose read state is known."""
+    starts = [Span(0, None)]
+    try:
+        for offset in range(span_bytes, size, span_bytes):
+            state = resume_state(path, offset, chunk_bytes)
+            if state is not None:
+                starts.append(state)
+    except OSError:
+        return [Span(0, None)]
+    return [
+        Span(s.start, nxt.start if nxt else None, s.carry, s.cut_line) for s, nxt in zip(starts, [*starts[1:], None])
+    ]
+
+
+# --- worker side: state inherited through fork -------------------------------------------------
+_scanner: Scanner | None = None
+_sources: list[Source] = []
+
+
+def _digest(task: Task) -> tuple[list[Record], InputStats, Folded]:
+    assert _scanner is not None
+    source = _sources[task.index]
+    stats = InputStats(source.path)
+    folder = _scanner.folder()
+    records = list(_scanner.digest_source(task.index, source, stats, span=task.span, folder=folder))
+    return records, stats, folder.folded
+
+
+def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult) -> bool:
+    """Digest in workers, apply here in input order. False (and ``result`` untouched beyond repair,
+    so the caller starts over) when the workers could not run."""
+    global _scanner, _sources
+    _scanner, _sources = scanner, sources
+    lines.preload()
+    context = multiprocessing.get_context("fork")
+    lines_before = [0] * len(sources)
+    try:
+        with ProcessPoolExecutor(plan.jobs, mp_context=context) as pool:
+            pending: deque = deque()
+            queue = iter(plan.tasks)
+            window = plan.jobs + 1
+            for task in queue:
+                pending.append((task, pool.submit(_digest, task)))
+                if len(pending) >= window:
+                    _apply_one(scanner, sources, pending.popleft(), lines_before, result)
+            while pending:
+                _apply_one(scanner, sources, pending.popleft(), lines_before, result)
+    except (BrokenProcessPool, OSError):
+        return False
+    finally:
+        _scanner, _sources = None, []
+    return True
+
+
+def _apply_one(scanner: Scanner, sources: list[Source], item, lines_before: list[int], result: ScanResult) -> None:
+    task, future = item
+    records, stats, folded = future.result()
+    index = task.index
+    scanner.apply(records, sources[index].path, index, result, line_base=lines_before[index])
+    scanner.apply_folded(folded, result)
+    lines_before[index] += stats.lines
+    total = result.inputs[index]
+    total.bytes_read += stats.bytes_read
+    total.lines += stats.lines
+    total.truncated_lines += stats.truncated_lines
+    total.skipped_bytes += stats.skipped_bytes
+    total.error = total.error or stats.error

@@ -1,0 +1,81 @@
+"""Folding repeated lines into counts leaves every statistic and fact as applying them all would."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diag.scan import Scanner, ScanResult
+from diag.sources import InputStats, MemorySource
+
+from .conftest import case_logs, corpus_cases
+
+CASES = corpus_cases()
+
+
+def _scan(rules, blob: bytes, fold: bool):
+    scanner = Scanner(rules, chunk_bytes=1 << 16, jobs=1)
+    source = MemorySource("job.log", blob)
+    result = ScanResult()
+    result.inputs = [InputStats(source.path)]
+    folder = scanner.folder() if fold else None
+    scanner.apply(scanner.digest_source(0, source, result.inputs[0], folder=folder), source.path, 0, result)
+    if folder is not None:
+        scanner.apply_folded(folder.folded, result)
+    return result.stats, result.facts, result.inputs, folder
+
+
+def test_folding_the_corpus_changes_nothing(rules):
+    for case in CASES:
+        blob = b"\n".join(open(p, "rb").read() for p in case_logs(case))  # noqa: SIM115
+        assert _scan(rules, blob, True)[:3] == _scan(rules, blob, False)[:3], case.name
+
+
+def _init(host: str, pid: int, rank: int, nranks: int, comm: int) -> list[str]:
+    head = f"{host}:{pid}:{pid} [{rank % 8}] NCCL INFO"
+    return [
+        f"{head} ncclCommInitRank comm 0x{comm:x} rank {rank} nranks {nranks} cudaDev {rank % 8} busId 1000 - Init START",
+        f"{head} NCCL_IB_DISABLE set by environment to 0.",
+        f"{head} Channel 00/0 : {rank}[0] -> {(rank + 1) % nranks}[0] [send] via NET/IB/0",
+        f"{head} Channel 01/0 : {rank}[0] -> {(rank + 1) % nranks}[0] [send] via NET/IB/1/GDRDMA",
+        f"{head} comm 0x{comm:x} rank {rank} nranks {nranks} cudaDev {rank % 8} busId 1000 commId 0x1 - Init COMPLETE",
+    ]
+
+
+def test_a_long_job_folds_most_lines_and_keeps_every_count(rules):
+    lines = []
+    for n in range(200):
+        for r in range(8):
+            lines += _init(f"node{r // 4}", 100 + r, r, 8, 0x1000 * n + r)
+    blob = "\n".join(lines).encode()
+    folded = _scan(rules, blob, True)
+    assert folded[:3] == _scan(rules, blob, False)[:3]
+    stats, facts = folded[0], folded[1]
+    assert sum(folded[3].folded.matches.values()) > 1000  # most repeats never reached the apply
+    assert facts.hosts["node0"].plain_ib_channels == 4 * 200
+    assert stats[("nccl-debug-verbose", "init_complete")].count == 8 * 200
+
+
+# Lines whose effect depends on what came before: ranks that move between communicators, a
+# setting that changes, hosts without a rank of their own, and order-dependent collectives.
+VOCABULARY = [
+    *_init("node0", 100, 0, 2, 1),
+    *_init("node0", 100, 1, 2, 2),  # the same process, another rank in a sub-communicator
+    *_init("node1", 200, 1, 2, 3),
+    "node0:100:100 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0",
+    "node0:100:100 [0] NCCL INFO NCCL_IB_HCA set to mlx5_1",
+    "node0:100:100 [0] NCCL INFO NET/IB : No device found.",
+    "node1:200:200 [1] NCCL INFO NET/IB : No device found.",
+    "node0:100:100 [0] NCCL INFO Using network Socket",
+    "[rank1]:[E ProcessGroupNCCL.cpp:1] [PG 0 Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=7, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
+    "srun: error: node1: task 1: Exited with exit code 1",
+    "slurmstepd: error: *** STEP 1.0 ON node0 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***",
+]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(picks=st.lists(st.integers(0, len(VOCABULARY) - 1), max_size=400))
+def test_any_order_of_repeats_folds_exactly(rules, picks):
+    blob = "\n".join(VOCABULARY[i] for i in picks).encode()
+    assert _scan(rules, blob, True)[:3] == _scan(rules, blob, False)[:3]

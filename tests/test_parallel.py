@@ -1,0 +1,147 @@
+"""Splitting the scan across worker processes never changes what the scan found."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diag import parallel
+from diag.scan import Scanner
+from diag.sources import InputStats, Source, Span, read_blocks, resume_state
+
+from .conftest import ROOT, case_logs, corpus_cases
+
+CASES = corpus_cases()
+SPLIT = {"min_bytes": 0, "task_chunks": 1}
+
+
+def _scan(rules, paths, jobs, chunk=1 << 20, **options):
+    scanner = Scanner(rules, chunk_bytes=chunk, jobs=jobs)
+    scanner.parallel_options = options
+    result = scanner.scan([Source(p) for p in paths])
+    return result.stats, result.facts, result.inputs
+
+
+def test_the_corpus_scans_the_same_on_workers(rules):
+    """Every corpus case, cut into 256-byte chunks so most files become several spans."""
+    split = 0
+    for case in CASES:
+        paths = case_logs(case)
+        sources = [Source(p) for p in paths]
+        if parallel.plan(sources, 2, 256, **SPLIT) is not None:
+            split += 1
+        assert _scan(rules, paths, 2, 256, **SPLIT) == _scan(rules, paths, 1, 256), case.name
+    assert split > len(CASES) // 2
+
+
+def test_a_long_generated_job_scans_the_same_on_workers(rules, tmp_path):
+    """The benchmark's job log (communicators rebuilt all along, faults planted): every count,
+    sample, host and fact is the one a single process finds."""
+    log = tmp_path / "job.log"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "gen_log.py"), "--size", "3M", "--out", str(log)], check=True)
+    sources = [Source(str(log))]
+    plan = parallel.plan(sources, 2, 64 << 10, min_bytes=0, task_chunks=2)
+    assert plan is not None and len(plan.tasks) > 10
+    assert _scan(rules, [str(log)], 2, 64 << 10, min_bytes=0, task_chunks=2) == _scan(rules, [str(log)], 1, 64 << 10)
+
+
+def test_several_files_are_tasks_of_their_own(tmp_path):
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"rank{i}.err"
+        path.write_bytes(b"line\n" * 1000)
+        paths.append(str(path))
+    plan = parallel.plan([Source(p) for p in paths], 2, 1 << 20, min_bytes=0)
+    assert plan is not None and [t.index for t in plan.tasks] == [0, 1, 2] and plan.jobs == 2
+
+
+def test_small_inputs_and_stdin_stay_on_one_core(tmp_path):
+    path = tmp_path / "a.log"
+    path.write_bytes(b"x\n" * 10)
+    assert parallel.plan([Source(str(path))], 2, 1 << 20) is None  # below the threshold
+    assert parallel.plan([Source("-"), Source(str(path))], 2, 1 << 20, min_bytes=0) is None
+    assert parallel.plan([Source(str(path))], 1, 1 << 20, min_bytes=0) is None
+
+
+def test_jobs_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv(parallel.JOBS_ENV, "3")
+    assert parallel.default_jobs() == 3
+    monkeypatch.setenv(parallel.JOBS_ENV, "zero")
+    assert 1 <= parallel.default_jobs() <= parallel.MAX_JOBS
+
+
+LINE = st.one_of(
+    st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"").replace(b"\r", b"")),
+    st.sampled_from([b"NET/IB : No device found.", b"Using network Socket", b"x" * 300, b""]),
+)
+ENDING = st.sampled_from([b"\n", b"\r\n", b"\r"])
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(st.tuples(LINE, ENDING), max_size=80),
+    chunk=st.integers(min_value=1, max_value=64),
+    cap=st.integers(min_value=1, max_value=40),
+)
+def test_spans_yield_exactly_the_blocks_of_a_whole_read(tmp_path_factory, monkeypatch, lines, chunk, cap):
+    """Whatever the line endings, over-long lines (cut at a small cap here) and chunk size, the
+    blocks of consecutive spans are the blocks of one read, and the counts add up."""
+    monkeypatch.setattr("diag.sources.MAX_LINE_BYTES", cap)
+    path = tmp_path_factory.mktemp("span") / "log"
+    path.write_bytes(b"".join(text + end for text, end in lines) + b"tail")
+    whole = InputStats(str(path))
+    expected = list(read_blocks(Source(str(path)), whole, chunk))
+    size = path.stat().st_size
+    starts = [Span(0, None)] + [s for off in range(chunk, size, chunk) if (s := resume_state(str(path), off, chunk))]
+    got, parts = [], []
+    for span, nxt in zip(starts, [*starts[1:], None]):
+        stats = InputStats(str(path))
+        bounded = Span(span.start, nxt.start if nxt else None, span.carry, span.cut_line)
+        got.extend(read_blocks(Source(str(path)), stats, chunk, span=bounded))
+        parts.append(stats)
+    assert got == expected
+    assert sum(p.lines for p in parts) == whole.lines
+    assert sum(p.truncated_lines for p in parts) == whole.truncated_lines
+    assert sum(p.bytes_read for p in parts) == whole.bytes_read
+
+
+def test_a_parallel_scan_from_the_command_line_matches_one_core(tmp_path):
+    """End to end through the installed command: the JSON report is byte-identical with 1 and 2 jobs."""
+    log = tmp_path / "job.log"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "gen_log.py"), "--size", "40M", "--out", str(log)], check=True)
+    outs = []
+    for jobs in ("1", "2"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "diag", "--format", "json", "--jobs", jobs, str(log)],
+            capture_output=True, cwd=ROOT, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 1, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
+    assert b"ib-devices-not-mounted" in outs[0]
+
+
+def test_a_worker_that_dies_falls_back_to_one_core(rules, tmp_path):
+    """A worker killed mid-scan (out of memory, a signal) costs time, never the answer."""
+    import os
+
+    path = tmp_path / "a.log"
+    path.write_bytes(b"host1:1:1 [0] NCCL INFO NET/IB : No device found.\n" * 5000)
+    expected = _scan(rules, [str(path)], 1, 4096)
+    scanner = Scanner(rules, chunk_bytes=4096, jobs=2)
+    scanner.parallel_options = {"min_bytes": 0, "task_chunks": 1}
+    main, digest = os.getpid(), scanner.digest_source
+
+    def dies_in_a_worker(*args, **kwargs):
+        if os.getpid() != main:
+            os._exit(3)
+        return digest(*args, **kwargs)
+
+    scanner.digest_source = dies_in_a_worker  # type: ignore[method-assign]
+    result = scanner.scan([Source(str(path))])
+    assert (result.stats, result.facts, result.inputs) == expected
