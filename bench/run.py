@@ -271,6 +271,11 @@ class Bench:
             run = measure([*SLURMDIAG, "--format", "json", "--engine", engine, path], self.timeout,
                           f"slurmdiag-{engine}-{tag}")  # fmt: skip
             rows.append(Row(f"slurmdiag --format json --engine {engine}", label, size, run, _diag_note(run)))
+        if full and ENGINES:  # the same on one core: what the workers add
+            engine = ENGINES[0]
+            run = measure([*SLURMDIAG, "--format", "json", "--engine", engine, "--jobs", "1", path], self.timeout,
+                          f"slurmdiag-{engine}-j1-{tag}")  # fmt: skip
+            rows.append(Row(f"slurmdiag --format json --engine {engine} --jobs 1", label, size, run, _diag_note(run)))
         self.rows.extend(rows)
         return rows
 
@@ -472,6 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(OUT, exist_ok=True)
     sizes = ["20M"] if args.quick else [s.strip() for s in args.sizes.split(",") if s.strip()]
 
+    # An installed package has its bytecode compiled (pip does it); a working tree may not.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "diag")], check=False,
+                   env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})  # fmt: skip
     rg = shutil.which("rg")
     if rg is None:
         print("rg not found: apt-get install ripgrep", file=sys.stderr)
@@ -479,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     rg_path, ere_path, dropped = write_patterns(patterns)
     bench = Bench(args.timeout, rg, rg_path, ere_path, args.unicode_cap)
     head = versions(rg) + [
+        f"cores usable: {len(os.sched_getaffinity(0))}; slurmdiag runs with its default `--jobs` (the usable cores) "
+        "unless the row says `--jobs 1`",
         f"patterns: {len(patterns)} exported by `slurmdiag rules --export-patterns`; leading `^` dropped for rg/grep; "
         f"{len(dropped)} not expressible in ERE (grep runs without them)",
         f"each tool run once, warm (file read to /dev/null first), timeout {args.timeout:g} s; "

@@ -24,6 +24,7 @@ from diag.facts import ORDER_DEPENDENT, counter, overwrites
 
 _MAX_SEEN = 65536  # distinct lines remembered per task; forgetting only means folding less
 _UNSET = object()
+_FACT, _ORDERED, _RULE = "fact", "ordered", "rule"
 
 
 @dataclass
@@ -44,23 +45,25 @@ class Folder:
         self._shipped: dict[int, int] = {}  # rule entry -> records shipped with it
         self._shadow: dict[tuple, object] = {}  # last-wins keys -> the value this task last set
         self._version = 0
+        self._kinds = [
+            _RULE if owner != facts_owner else _ORDERED if sig.name in ORDER_DEPENDENT else _FACT
+            for owner, sig in entries
+        ]
 
     def keep(self, host: str | None, pid: int | None, rank: int | None, emitter: str | None, matches: tuple) -> bool:
         """True: ship this record. False: it was folded into :attr:`folded`."""
         if host is None:
             return True  # its rank and host are looked up at apply time: never folded
-        entries, facts_owner = self.entries, self.facts_owner
+        kinds, shipped, max_samples = self._kinds, self._shipped, self.max_samples
         foldable = True
         for i, _ in matches:
-            owner, sig = entries[i]
-            if owner == facts_owner:
-                if sig.name in ORDER_DEPENDENT:
-                    return True
-            elif self._shipped.get(i, 0) < self.max_samples:
+            kind = kinds[i]
+            if kind is _ORDERED:
+                return True
+            if kind is _RULE and shipped.get(i, 0) < max_samples:
                 foldable = False
-        key = (host, pid, rank, emitter, tuple((i, tuple(groups.values())) for i, groups in matches))
-        seen = self._seen.get(key)
-        if foldable and seen == self._version:
+        key = (host, pid, rank, emitter, *[(i, *groups.values()) for i, groups in matches])
+        if foldable and self._seen.get(key) == self._version:
             self._fold(host, matches)
             return False
         self._ship(host, pid, matches)

@@ -22,12 +22,12 @@ from diag import lines
 from diag.sources import InputStats, MemorySource, Source, Span, resume_state
 
 if TYPE_CHECKING:
-    from diag.fold import Folded
+    from diag.fold import Folded, Folder
     from diag.scan import Record, Scanner, ScanResult
 
 JOBS_ENV = "SLURMDIAG_JOBS"
 MIN_PARALLEL_BYTES = 32 << 20  # below this, starting workers costs more than it saves
-TASK_CHUNKS = 8  # chunks per span: small enough to bound memory, large enough to amortise a task
+TASK_CHUNKS = 16  # chunks per span: small enough to bound memory, large enough to amortise a task
 MAX_JOBS = 8
 
 
@@ -134,6 +134,7 @@ def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult)
     lines.preload()
     context = multiprocessing.get_context("fork")
     lines_before = [0] * len(sources)
+    folder = scanner.folder()  # folds what each worker shipped as a first sighting of its task
     try:
         with ProcessPoolExecutor(plan.jobs, mp_context=context) as pool:
             pending: deque = deque()
@@ -142,9 +143,10 @@ def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult)
             for task in queue:
                 pending.append((task, pool.submit(_digest, task)))
                 if len(pending) >= window:
-                    _apply_one(scanner, sources, pending.popleft(), lines_before, result)
+                    _apply_one(scanner, sources, pending.popleft(), lines_before, result, folder)
             while pending:
-                _apply_one(scanner, sources, pending.popleft(), lines_before, result)
+                _apply_one(scanner, sources, pending.popleft(), lines_before, result, folder)
+        scanner.apply_folded(folder.folded, result)
     except (BrokenProcessPool, OSError):
         return False
     finally:
@@ -152,11 +154,13 @@ def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult)
     return True
 
 
-def _apply_one(scanner: Scanner, sources: list[Source], item, lines_before: list[int], result: ScanResult) -> None:
+def _apply_one(
+    scanner: Scanner, sources: list[Source], item, lines_before: list[int], result: ScanResult, folder: Folder
+) -> None:
     task, future = item
     records, stats, folded = future.result()
     index = task.index
-    scanner.apply(records, sources[index].path, index, result, line_base=lines_before[index])
+    scanner.apply(records, sources[index].path, index, result, line_base=lines_before[index], folder=folder)
     scanner.apply_folded(folded, result)
     lines_before[index] += stats.lines
     total = result.inputs[index]

@@ -18,7 +18,7 @@ from diag.engines import Pattern, line_end, make_engine
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
 from diag.facts import FACT_SIGNATURES, Facts
 from diag.fold import Folded, Folder
-from diag.framing import ANSI_BYTES_RE, Frame, frame
+from diag.framing import ANSI_BYTES_RE, Frame, frame_fields
 from diag.lines import count_newlines
 from diag.rules import RuleSet, Signature
 from diag.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
@@ -103,12 +103,11 @@ class Scanner:
             return result
         result = ScanResult()
         result.inputs = [InputStats(s.path) for s in sources]
+        folder = self.folder()
         for index, source in enumerate(sources):
-            folder = self.folder()
-            self.apply(
-                self.digest_source(index, source, result.inputs[index], folder=folder), source.path, index, result
-            )
-            self.apply_folded(folder.folded, result)
+            records = self.digest_source(index, source, result.inputs[index])
+            self.apply(records, source.path, index, result, folder=folder)
+        self.apply_folded(folder.folded, result)
         return result
 
     def folder(self) -> Folder:
@@ -150,35 +149,48 @@ class Scanner:
 
     def digest(self, raw: bytes, line_no: int, members: set[int] | None) -> Record | None:
         """What one candidate line says, or None when it says nothing to the facts or the rules."""
-        fr = frame(raw.decode("utf-8", "replace"))
-        payload = fr.payload
+        text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter = frame_fields(
+            raw.decode("utf-8", "replace")
+        )
+        payload = text[cut:]
         if members is None:
             members = {i for lit in self.literals if lit in payload for i in self.by_literal[lit]}
-        key = (payload, fr.level, frozenset(members))
+        key = (payload, level, frozenset(members))
         matches = self._memo.get(key)
         if matches is None:
             entries = self.entries
             found = []
             for i in sorted(members):
-                m = entries[i][1].match(payload, fr.level)
+                m = entries[i][1].match(payload, level)
                 if m is not None:
                     found.append((i, m.groupdict()))
             matches = tuple(found)
             if len(self._memo) >= _MEMO_ENTRIES:
                 self._memo.clear()
             self._memo[key] = matches
-        if not matches and not (fr.host and fr.emitter in _HOST_EMITTERS):
+        if not matches and not (host and emitter in _HOST_EMITTERS):
             return None
-        text = fr.text
-        return (line_no, text, len(text) - len(payload), fr.host, fr.pid, fr.rank, fr.local_rank, fr.task,
-                fr.level, fr.timestamp, fr.emitter, matches)  # fmt: skip
+        return (line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches)
 
     # --- applying: in file order, into the job's statistics -----------------------------------
-    def apply(self, records: Iterable[Record], path: str, index: int, result: ScanResult, line_base: int = 0) -> None:
+    def apply(
+        self,
+        records: Iterable[Record],
+        path: str,
+        index: int,
+        result: ScanResult,
+        line_base: int = 0,
+        folder: Folder | None = None,
+    ) -> None:
+        """Apply ``records`` in order; repeats that only count go into ``folder`` (add
+        ``folder.folded`` with :meth:`apply_folded` once every record is in)."""
         facts = result.facts
         stats_of = result.stats
         entries = self.entries
+        keep = folder.keep if folder is not None else None
         for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
+            if keep is not None and not keep(host, pid, rank, emitter, matches):
+                continue
             line_no += line_base
             fr = Frame(text, text[cut:], host, pid, rank, local_rank, task, level, timestamp, emitter)
             order = (index, line_no)

@@ -299,15 +299,15 @@ def read_blocks(
                     cut_line = True
                     stats.truncated_lines += 1
                 continue
-            head, tail = chunk[: end + 1], chunk[end + 1 :]
+            head, tail = memoryview(chunk)[: end + 1], chunk[end + 1 :]  # a view: one copy, into the block
             if cut_line:
                 # Drop the rest of the over-long line, up to its terminator.
-                first = min(i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0)
-                block = carry + head[first:]
+                first = min(i for i in (chunk.find(b"\n", 0, end + 1), chunk.find(b"\r", 0, end + 1)) if i >= 0)
+                block = b"".join((carry, head[first:]))
                 cut_line = False
             else:
                 # A line inside one chunk is bounded by the chunk size; only the carried tail is capped.
-                block = carry + head
+                block = b"".join((carry, head))
             if count_lines:
                 stats.lines += block.count(b"\n")
             yield block

@@ -19,7 +19,7 @@ def _scan(rules, blob: bytes, fold: bool):
     result = ScanResult()
     result.inputs = [InputStats(source.path)]
     folder = scanner.folder() if fold else None
-    scanner.apply(scanner.digest_source(0, source, result.inputs[0], folder=folder), source.path, 0, result)
+    scanner.apply(scanner.digest_source(0, source, result.inputs[0]), source.path, 0, result, folder=folder)
     if folder is not None:
         scanner.apply_folded(folder.folded, result)
     return result.stats, result.facts, result.inputs, folder
