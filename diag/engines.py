@@ -6,7 +6,7 @@ the same Python regexes whatever the engine, so the diagnosis never depends on t
 Engines may over-report (a candidate that does not confirm costs a little time), never
 under-report.
 
-* ``hyperscan`` (optional extra ``slurmdiag[fast]``): all signatures in one database.
+* ``hyperscan`` (a default dependency on x86-64 Linux, where wheels exist): all signatures in one database.
 * ``re2`` (``google-re2``, a default dependency where wheels exist): one alternation of all
   signatures, searched with ``(?m)`` over the block.
 * ``python`` (always there): the distinct required literals, each found with ``bytes.find``.
@@ -182,7 +182,7 @@ class HyperscanEngine:
         try:
             import hyperscan
         except ImportError as exc:
-            raise EngineUnavailable("hyperscan is not installed (pip install 'slurmdiag[fast]')") from exc
+            raise EngineUnavailable("hyperscan is not installed (pip install hyperscan; x86-64 Linux wheels)") from exc
         parts, self.members = _grouped(patterns)
         self.db = _cached_database(hyperscan, [part.encode() for part in parts])
         self.scratch = hyperscan.Scratch(self.db)
