@@ -10,11 +10,8 @@ them. At most a few tasks are in flight, which bounds memory whatever the input 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -80,7 +77,7 @@ def plan(
 ) -> Plan | None:
     """The tasks for ``sources``, or None when one core is the better choice (or the only one)."""
     jobs = default_jobs() if jobs is None else jobs
-    if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs < 2 or not hasattr(os, "fork"):
         return None
     sizes = [_size(s) for s in sources]
     if any(size is None for size in sizes) or sum(sizes) < min_bytes:  # type: ignore[arg-type]
@@ -129,6 +126,10 @@ def _digest(task: Task) -> tuple[list[Record], InputStats, Folded]:
 def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult) -> bool:
     """Digest in workers, apply here in input order. False (and ``result`` untouched beyond repair,
     so the caller starts over) when the workers could not run."""
+    import multiprocessing  # with concurrent.futures, 35 ms of imports a small log never needs
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     global _scanner, _sources
     _scanner, _sources = scanner, sources
     lines.preload()
