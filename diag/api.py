@@ -60,6 +60,8 @@ def diagnose(
     per_file: bool = False,
     job: str | None = None,
     expect_busbw: float | None = None,
+    engine: str = "auto",
+    jobs: int | None = None,
 ) -> list[Report] | Report:
     """Diagnose the logs at ``paths`` as one job (or one report per file with ``per_file``).
 
@@ -67,7 +69,9 @@ def diagnose(
     unreadable gzip...) never raise: they are listed in ``Report.problems``.
     """
     rules = rules or load_rules(rule_dirs, disabled)
-    reports, problems = diagnose_paths(paths, rules, per_file=per_file, job=job, expect_busbw=expect_busbw)
+    reports, problems = diagnose_paths(
+        paths, rules, per_file=per_file, job=job, expect_busbw=expect_busbw, engine=engine, jobs=jobs
+    )
     if per_file:
         return reports
     return reports[0] if reports else Report(findings=[], inputs=[], facts=Facts(), problems=problems, job=job)

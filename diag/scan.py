@@ -103,10 +103,10 @@ class Scanner:
             return result
         result = ScanResult()
         result.inputs = [InputStats(s.path) for s in sources]
-        folder = self.folder()
+        folder = self.folder()  # one for the whole job: repeats fold across files too
         for index, source in enumerate(sources):
-            records = self.digest_source(index, source, result.inputs[index])
-            self.apply(records, source.path, index, result, folder=folder)
+            records = self.digest_source(index, source, result.inputs[index], folder=folder)
+            self.apply(records, source.path, index, result)
         self.apply_folded(folder.folded, result)
         return result
 
@@ -136,19 +136,24 @@ class Scanner:
                 start = max(nl_before, block.rfind(b"\r", nl_before + 1, hit)) + 1
                 done_to = line_end(block, hit)
                 lines.append((start, done_to, members))
-            before, total = count_newlines(block, [start for start, _, _ in lines])
             digest = self.digest
-            for (start, end, members), newlines in zip(lines, before):
-                record = digest(block[start:end], line_no + newlines + 1, members)
+            shipped: list[tuple[int, Record]] = []
+            for start, end, members in lines:
+                record = digest(block[start:end], 0, members)
                 if record is not None and (
                     keep is None or keep(record[3], record[4], record[5], record[10], record[11])
                 ):
-                    yield record
+                    shipped.append((start, record))
+            # Only shipped lines need a number (most repeats fold): count the line feeds before those.
+            before, total = count_newlines(block, [start for start, _ in shipped])
+            for (_, record), newlines in zip(shipped, before):
+                yield (line_no + newlines + 1, *record[1:])
             line_no += total
             stats.lines += total
 
     def digest(self, raw: bytes, line_no: int, members: set[int] | None) -> Record | None:
-        """What one candidate line says, or None when it says nothing to the facts or the rules."""
+        """What one candidate line says (numbered ``line_no``), or None when it says nothing to
+        the facts or the rules."""
         text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter = frame_fields(
             raw.decode("utf-8", "replace")
         )
