@@ -11,6 +11,8 @@ export NCCL_DEBUG=INFO MASTER_ADDR=127.0.0.1 WORLD_SIZE=2 PYTHONUNBUFFERED=1
 
 run_case() {  # name, seconds, shared env..., -- per-rank envs come from HOST0_ENV/HOST1_ENV
   local name=$1 limit=$2; shift 2
+  # CASES="35 36" runs only the cases whose number is listed
+  if [ -n "${CASES:-}" ] && [[ " $CASES " != *" ${name%%-*} "* ]]; then return; fi
   local log="$out/$name.log" port=$((29600 + RANDOM % 300))
   {
     echo "# case: $name"
@@ -41,4 +43,8 @@ HOST0_ENV="NCCL_SOCKET_IFNAME=lo" HOST1_ENV="" run_case 32-two-hosts-ifname-lo-o
 HOST0_ENV="" HOST1_ENV="" run_case 33-two-hosts-cuda-oom-peer-timeout 180 STEPS=3 OOM_RANK=1 OOM_STEP=1 PG_TIMEOUT=30
 # rank 0 is a straggler at step 2 (40 s) with a 20 s timeout: rank 1's watchdog fires
 HOST0_ENV="" HOST1_ENV="" run_case 34-two-hosts-straggler-rank0 180 STEPS=3 STALL_RANK=0 STALL_STEP=2 STALL_SECS=60 PG_TIMEOUT=20
+# rank 1 is a straggler at step 1 (45 s) with a 20 s timeout: rank 0's watchdog fires first
+HOST0_ENV="" HOST1_ENV="" run_case 35-two-hosts-straggler-rank1-step1 120 STEPS=2 STALL_RANK=1 STALL_STEP=1 STALL_SECS=45 PG_TIMEOUT=20
+# one node was given an interface name it does not have
+HOST0_ENV="" HOST1_ENV="NCCL_SOCKET_IFNAME=ib9" run_case 36-two-hosts-ifname-missing-one-node 90 STEPS=2 PG_TIMEOUT=30
 ls -la "$out"
