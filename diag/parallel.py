@@ -10,7 +10,12 @@ them. At most a few tasks are in flight, which bounds memory whatever the input 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import signal
+import sys
+import threading
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -26,6 +31,7 @@ JOBS_ENV = "SLURMDIAG_JOBS"
 MIN_PARALLEL_BYTES = 32 << 20  # below this, starting workers costs more than it saves
 TASK_CHUNKS = 16  # chunks per span: small enough to bound memory, large enough to amortise a task
 MAX_JOBS = 8
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,8 @@ def plan(
 ) -> Plan | None:
     """The tasks for ``sources``, or None when one core is the better choice (or the only one)."""
     jobs = default_jobs() if jobs is None else jobs
-    if jobs < 2 or not hasattr(os, "fork"):
-        return None
+    if jobs < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
+        return None  # forking a process that runs other threads can leave a child holding their locks
     sizes = [_size(s) for s in sources]
     if any(size is None for size in sizes) or sum(sizes) < min_bytes:  # type: ignore[arg-type]
         return None
@@ -123,6 +129,17 @@ def _digest(task: Task) -> tuple[list[Record], InputStats, Folded]:
     return records, stats, folder.folded
 
 
+def _worker_start(parent: int) -> None:
+    """A worker dies with the main process (killed by a time limit, say) instead of waiting forever
+    on a queue it holds both ends of; Ctrl-C is the main process's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
+
+
 def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult) -> bool:
     """Digest in workers, apply here in input order. False (and ``result`` untouched beyond repair,
     so the caller starts over) when the workers could not run."""
@@ -137,7 +154,9 @@ def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult)
     lines_before = [0] * len(sources)
     folder = scanner.folder()  # folds what each worker shipped as a first sighting of its task
     try:
-        with ProcessPoolExecutor(plan.jobs, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            plan.jobs, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+        ) as pool:
             pending: deque = deque()
             queue = iter(plan.tasks)
             window = plan.jobs + 1

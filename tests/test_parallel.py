@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +70,24 @@ def test_small_inputs_and_stdin_stay_on_one_core(tmp_path):
     assert parallel.plan([Source(str(path))], 1, 1 << 20, min_bytes=0) is None
 
 
+def test_a_program_running_threads_is_not_forked(tmp_path):
+    """A library caller with threads of its own gets a one-core scan: a forked child could inherit
+    a lock one of those threads held."""
+    import threading
+
+    path = tmp_path / "a.log"
+    path.write_bytes(b"x\n" * 10)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert parallel.plan([Source(str(path))], 2, 4, min_bytes=0, task_chunks=1) is None
+    finally:
+        stop.set()
+        other.join()
+    assert parallel.plan([Source(str(path))], 2, 4, min_bytes=0, task_chunks=1) is not None
+
+
 def test_jobs_come_from_the_environment(monkeypatch):
     monkeypatch.setenv(parallel.JOBS_ENV, "3")
     assert parallel.default_jobs() == 3
@@ -110,20 +132,74 @@ def test_spans_yield_exactly_the_blocks_of_a_whole_read(tmp_path_factory, monkey
     assert sum(p.bytes_read for p in parts) == whole.bytes_read
 
 
-def test_a_parallel_scan_from_the_command_line_matches_one_core(tmp_path):
-    """End to end through the installed command: the JSON report is byte-identical with 1 and 2 jobs."""
-    log = tmp_path / "job.log"
+@pytest.fixture(scope="module")
+def job_40m(tmp_path_factory):
+    log = tmp_path_factory.mktemp("job") / "job.log"
     subprocess.run([sys.executable, str(ROOT / "bench" / "gen_log.py"), "--size", "40M", "--out", str(log)], check=True)
+    return log
+
+
+def test_a_parallel_scan_from_the_command_line_matches_one_core(job_40m):
+    """End to end through the installed command: the JSON report is byte-identical with 1 and 2 jobs."""
     outs = []
     for jobs in ("1", "2"):
         proc = subprocess.run(
-            [sys.executable, "-m", "diag", "--format", "json", "--jobs", jobs, str(log)],
+            [sys.executable, "-m", "diag", "--format", "json", "--jobs", jobs, str(job_40m)],
             capture_output=True, cwd=ROOT, check=False,
         )  # fmt: skip
         assert proc.returncode == 1, proc.stderr
         outs.append(proc.stdout)
     assert outs[0] == outs[1]
     assert b"ib-devices-not-mounted" in outs[0]
+
+
+def _workers_of(pid: int) -> list[int]:
+    """Child processes of ``pid``, from /proc (a clean machine may have no ps)."""
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                children.append(int(entry))
+    return children
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL", "Ctrl-C"])
+def test_killing_a_parallel_scan_leaves_no_worker_behind(job_40m, how):
+    """A time limit kills slurmdiag (an epilog, a CI step): its workers must go with it, and Ctrl-C
+    on a terminal (SIGINT to the whole group) ends with one line, not a worker's traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "diag", "--format", "json", "--jobs", "2", "--engine", "python", str(job_40m)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while not (workers := _workers_of(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert workers, "the scan never started its workers"
+    if how == "Ctrl-C":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(getattr(signal, how))
+    _, err = proc.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(w) for w in workers)
+    if how == "Ctrl-C":
+        assert proc.returncode == 2 and err.strip().endswith(b"slurmdiag: interrupted")
+        assert b"Traceback" not in err
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_a_worker_that_dies_falls_back_to_one_core(rules, tmp_path):
