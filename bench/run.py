@@ -56,6 +56,7 @@ RG_BASE = "rg --no-unicode -c -f"  # the "x rg" baseline: byte semantics, like L
 class Run:
     wall: float
     rss_mb: float
+    pss_mb: float  # the whole process tree (slurmdiag's workers included), sampled; shared pages counted once
     rc: int
     timed_out: bool
     stdout: str
@@ -77,12 +78,36 @@ def measure(cmd: list[str], timeout: float, name: str, env: dict | None = None) 
         killed = threading.Event()
         timer = threading.Timer(timeout, _kill, (proc.pid, killed))
         timer.start()
+        done, peak = threading.Event(), [0]
+        sampler = threading.Thread(target=_sample_pss, args=(proc.pid, done, peak), daemon=True)
+        sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        done.set()
+        sampler.join()
         timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
     rss_mb = _time_rss(rss_path) if GNU_TIME else usage.ru_maxrss / 1024
-    return Run(wall, rss_mb, proc.returncode, killed.is_set(), _read(out_path), _read(err_path))
+    return Run(wall, rss_mb, peak[0] / 1024, proc.returncode, killed.is_set(), _read(out_path), _read(err_path))
+
+
+def _sample_pss(session: int, done: threading.Event, peak: list[int]) -> None:
+    """Every 20 ms, the summed proportional set size (KiB) of the processes in ``session``: with
+    workers, the peak RSS of one process (GNU time's %M) is not the whole cost."""
+    while not done.wait(0.02):
+        total = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[-1].split()[3]) != session:
+                        continue
+                with open(f"/proc/{entry}/smaps_rollup") as f:
+                    total += next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0)
+            except (OSError, ValueError, IndexError):
+                continue
+        peak[0] = max(peak[0], total)
 
 
 def _time_rss(path: str) -> float:
@@ -428,7 +453,10 @@ def literal_profile(path: str, sample: int = 20 << 20, top: int = 12) -> list[st
 
 # -- report --------------------------------------------------------------------------------------------
 def table(rows: list[Row]) -> str:
-    head = "| tool | input | size MB | wall s | MB/s | x rg | peak RSS MB | notes |\n|---|---|---:|---:|---:|---:|---:|---|"
+    head = (
+        "| tool | input | size MB | wall s | MB/s | x rg | peak RSS MB | all processes PSS MB | notes |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---|"
+    )
     rg = {r.input: r.mbps() for r in rows if r.tool == RG_BASE}
     body = []
     for r in rows:
@@ -438,7 +466,8 @@ def table(rows: list[Row]) -> str:
         speed = f"{mbps:,.1f}" if mbps and r.size else ("timeout" if r.run and r.run.timed_out else "")
         size = f"{r.size / MB:,.1f}" if r.size else ""
         rss = f"{r.run.rss_mb:,.1f}" if r.run and r.run.rss_mb == r.run.rss_mb else ""  # nan: killed
-        body.append(f"| {r.tool} | {r.input} | {size} | {wall} | {speed} | {ratio} | {rss} | {r.note} |")
+        pss = f"{r.run.pss_mb:,.1f}" if r.run and r.run.pss_mb else ""  # 0: ended before the first sample
+        body.append(f"| {r.tool} | {r.input} | {size} | {wall} | {speed} | {ratio} | {rss} | {pss} | {r.note} |")
     return head + "\n" + "\n".join(body)
 
 
@@ -492,7 +521,9 @@ def main(argv: list[str] | None = None) -> int:
         f"patterns: {len(patterns)} exported by `slurmdiag rules --export-patterns`; leading `^` dropped for rg/grep; "
         f"{len(dropped)} not expressible in ERE (grep runs without them)",
         f"each tool run once, warm (file read to /dev/null first), timeout {args.timeout:g} s; "
-        "wall time includes process start-up; peak RSS: GNU time %M of the tool (rg's includes mmap'd file pages)"
+        "wall time includes process start-up; peak RSS: GNU time %M of the tool, its largest process (rg's includes "
+        "mmap'd file pages); all processes PSS: the peak of the summed proportional set size of the tool's processes "
+        "(slurmdiag's workers included; shared pages counted once), sampled every 20 ms"
         if GNU_TIME
         else "peak RSS: ru_maxrss from wait4 (includes a ~30 MB floor from the forked Python parent)",
         f"x rg = MB/s / MB/s of `{RG_BASE}` on the same input (rg's default Unicode mode is capped at "
