@@ -438,14 +438,16 @@ def literal_profile(path: str, sample: int = 20 << 20, top: int = 12) -> list[st
     with open(path, "rb") as f:
         data = f.read(sample)
     lines = data.count(b"\n") or 1
+    by_literal: dict[str, list[str]] = {}
+    for owner, sig in scanner.entries:
+        by_literal.setdefault(sig.literal, []).append(f"{owner}/{sig.name}")
     counts = []
-    for lit in scanner.literals:
+    for lit, owners in by_literal.items():
         n = data.count(lit.encode())
         if n:
-            owners = ", ".join(f"{scanner.entries[i][0]}/{scanner.entries[i][1].name}" for i in scanner.by_literal[lit])
-            counts.append((n, lit, owners))
+            counts.append((n, lit, ", ".join(owners)))
     counts.sort(reverse=True)
-    head = f"{len(scanner.literals)} distinct literals; occurrences in the first {len(data) / MB:.0f} MB ({lines:,} lines):"
+    head = f"{len(by_literal)} distinct literals; occurrences in the first {len(data) / MB:.0f} MB ({lines:,} lines):"
     return [head] + [
         f"`{lit!r}`: {n:,} ({100 * n / lines:.1f}% of lines) <- {owners}" for n, lit, owners in counts[:top]
     ]

@@ -1,14 +1,14 @@
 """Engines that locate candidate lines in a block of whole lines, as fast as the machine allows.
 
-An engine only answers "where might a signature match?": it returns byte offsets inside lines
-that may hold a hit. The scanner then runs every signature whose literal is on such a line, with
+An engine only answers "where might a signature match?": ``lines(block)`` gives the candidate
+lines, each with the signatures that may match there. The scanner then runs those signatures, with
 the same Python regexes whatever the engine, so the diagnosis never depends on the engine.
 Engines may over-report (a candidate that does not confirm costs a little time), never
 under-report.
 
 * ``hyperscan`` (a default dependency on x86-64 Linux, where wheels exist): all signatures in one database.
 * ``re2`` (``google-re2``, a default dependency where wheels exist): one alternation of all
-  signatures, searched with ``(?m)`` over the block.
+  signatures, searched with ``(?m)`` over the block, and an RE2 set for each candidate line.
 * ``python`` (always there): the distinct required literals, each found with ``bytes.find``.
 """
 
@@ -41,6 +41,16 @@ def line_end(block: bytes, pos: int) -> int:
     if cr >= 0:
         return cr
     return nl if nl >= 0 else len(block)
+
+
+def line_span(block: bytes, pos: int) -> tuple[int, int]:
+    """Start and terminator offset of the line holding ``pos`` (``\\n`` and a lone ``\\r`` end lines)."""
+    nl = block.rfind(b"\n", 0, pos)
+    return max(nl, block.rfind(b"\r", nl + 1, pos)) + 1, line_end(block, pos)
+
+
+# A candidate line: (start, terminator offset, indexes of the patterns to try on it).
+Line = tuple[int, int, set[int]]
 
 
 # Not \\v: in PCRE syntax (Hyperscan) it is the class of vertical whitespace, line feed included.
@@ -103,7 +113,16 @@ def _class(pattern: str, i: int, out: list[str]) -> int:
     return j + 1
 
 
-class PythonEngine:
+class _Engine:
+    def lines(self, block: bytes) -> list[Line]:
+        raise NotImplementedError
+
+    def positions(self, block: bytes) -> list[int]:
+        """Where the candidate lines start."""
+        return [start for start, _, _ in self.lines(block)]
+
+
+class PythonEngine(_Engine):
     """Each distinct literal located with ``bytes.find``: C speed per literal, no regex at all."""
 
     name = "python"
@@ -116,20 +135,26 @@ class PythonEngine:
             key=len,
             reverse=True,
         )
+        # Where a kept literal occurs, every pattern whose literal contains it may match.
+        self.members = {lit: {i for i, p in enumerate(patterns) if lit in p.literal.encode()} for lit in self.literals}
 
-    def positions(self, block: bytes) -> list[int]:
-        found: list[int] = []
+    def lines(self, block: bytes) -> list[Line]:
+        found: dict[int, Line] = {}
+        find = block.find
         for lit in self.literals:
-            find = block.find
+            members = self.members[lit]
             pos = find(lit)
             while pos >= 0:
-                found.append(pos)
-                pos = find(lit, line_end(block, pos) + 1)  # only the line matters
-        found.sort()
-        return found
+                start, end = line_span(block, pos)
+                if start in found:
+                    found[start][2].update(members)
+                else:
+                    found[start] = (start, end, set(members))
+                pos = find(lit, end + 1)  # only the line matters
+        return [found[start] for start in sorted(found)]
 
 
-class RE2Engine:
+class RE2Engine(_Engine):
     """One alternation of every signature, compiled by RE2 into a linear-time automaton."""
 
     name = "re2"
@@ -152,28 +177,22 @@ class RE2Engine:
         except re2.error as exc:  # type: ignore[attr-defined]
             raise EngineUnavailable(f"RE2 cannot compile the signatures: {exc}") from exc
 
-    def positions(self, block: bytes) -> list[int]:
-        return [pos for pos, _ in self.hits(block)]
-
-    def hits(self, block: bytes) -> list[tuple[int, set[int]]]:
-        """Candidate lines as (offset, indexes of the patterns that match on that line)."""
-        found: list[tuple[int, set[int]]] = []
+    def lines(self, block: bytes) -> list[Line]:
+        """Candidate lines, each with the patterns that match on it."""
+        found: list[Line] = []
         search, match_set, members = self.regex.search, self.set.Match, self.members
         pos, size = 0, len(block)
         while pos < size:
             m = search(block, pos)
             if m is None:
                 break
-            start = m.start()
-            end = line_end(block, start)
-            nl = block.rfind(b"\n", 0, start)
-            line_start = max(nl, block.rfind(b"\r", nl + 1, start)) + 1
-            found.append((start, {i for expr in match_set(block[line_start:end]) for i in members[expr]}))
+            start, end = line_span(block, m.start())
+            found.append((start, end, {i for expr in match_set(block[start:end]) for i in members[expr]}))
             pos = end + 1
         return found
 
 
-class HyperscanEngine:
+class HyperscanEngine(_Engine):
     """All signatures in one Hyperscan database, scanned in block mode."""
 
     name = "hyperscan"
@@ -187,11 +206,8 @@ class HyperscanEngine:
         self.db = _cached_database(hyperscan, [part.encode() for part in parts])
         self.scratch = hyperscan.Scratch(self.db)
 
-    def positions(self, block: bytes) -> list[int]:
-        return [pos for pos, _ in self.hits(block)]
-
-    def hits(self, block: bytes) -> list[tuple[int, set[int]]]:
-        """Candidate lines as (offset, indexes of the patterns that matched there)."""
+    def lines(self, block: bytes) -> list[Line]:
+        """Candidate lines, each with the patterns that matched on it."""
         raw: list[tuple[int, int]] = []
         append = raw.append
 
@@ -201,16 +217,15 @@ class HyperscanEngine:
 
         self.db.scan(block, match_event_handler=on_match, scratch=self.scratch)
         raw.sort()
-        found: list[tuple[int, set[int]]] = []
+        found: list[Line] = []
         members = self.members
-        last_line_end = -1
+        last_end = -1
         for end, expr_id in raw:
-            if end <= last_line_end and found:
-                found[-1][1].update(members[expr_id])  # same line: one more pattern to try
+            if end <= last_end and found:
+                found[-1][2].update(members[expr_id])  # same line: one more pattern to try
                 continue
-            hit = max(end - 1, 0)
-            last_line_end = line_end(block, hit)
-            found.append((hit, set(members[expr_id])))
+            start, last_end = line_span(block, max(end - 1, 0))
+            found.append((start, last_end, set(members[expr_id])))
         return found
 
 

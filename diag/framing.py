@@ -84,24 +84,32 @@ _COMMON_NCCL = re.compile(
 
 def frame(line: str) -> Frame:
     """Parse ``line`` (without its terminator) into a :class:`Frame`."""
-    text, cut, *context = frame_fields(line)
+    text = strip_ansi(line)
+    m = _COMMON_NCCL.match(text)
+    if m is None:
+        return frame_general(text)
+    _, cut, *context = _common_fields(text, m)
     return Frame(text, text[cut:], *context)
 
 
 def frame_fields(line: str) -> tuple:
     """The scanner's form of :func:`frame`: ``(text, payload offset in text, host, pid, rank,
-    local_rank, task, level, timestamp, emitter)``, without building a Frame."""
+    local_rank, task, level, timestamp, emitter)``, without building a Frame on the common path."""
     text = strip_ansi(line)
     m = _COMMON_NCCL.match(text)
     if m is not None:
-        task, rank, local, ts, host, pid, _, _, _, level = m.groups()
-        return (
-            text, m.end(), host, int(pid), int(rank) if rank else None, int(local) if local else None,
-            int(task) if task else None, level, ts, "nccl",
-        )  # fmt: skip
+        return _common_fields(text, m)
     f = frame_general(text)
     return (text, len(text) - len(f.payload), f.host, f.pid, f.rank, f.local_rank, f.task, f.level, f.timestamp,
             f.emitter)  # fmt: skip
+
+
+def _common_fields(text: str, m: re.Match) -> tuple:
+    task, rank, local, ts, host, pid, _, _, _, level = m.groups()
+    return (
+        text, m.end(), host, int(pid), int(rank) if rank else None, int(local) if local else None,
+        int(task) if task else None, level, ts, "nccl",
+    )  # fmt: skip
 
 
 def frame_general(text: str) -> Frame:

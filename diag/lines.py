@@ -6,24 +6,19 @@ give the same numbers: the count of ``\\n`` before each candidate line and in th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 _NUMPY_MIN_BLOCK = 256 * 1024  # below this, importing and calling NumPy costs more than it saves
-_numpy = None
-_numpy_tried = False
 
 
+@functools.cache
 def _load_numpy():
-    global _numpy, _numpy_tried
-    if not _numpy_tried:
-        _numpy_tried = True
-        try:
-            import numpy
-
-            _numpy = numpy
-        except ImportError:
-            _numpy = None
-    return _numpy
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
 
 
 def preload() -> None:

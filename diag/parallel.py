@@ -183,9 +183,4 @@ def _apply_one(
     scanner.apply(records, sources[index].path, index, result, line_base=lines_before[index], folder=folder)
     scanner.apply_folded(folded, result)
     lines_before[index] += stats.lines
-    total = result.inputs[index]
-    total.bytes_read += stats.bytes_read
-    total.lines += stats.lines
-    total.truncated_lines += stats.truncated_lines
-    total.skipped_bytes += stats.skipped_bytes
-    total.error = total.error or stats.error
+    result.inputs[index].add(stats)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from diag.allocator import keep_block_buffers
-from diag.engines import Pattern, line_end, make_engine
+from diag.engines import Pattern, make_engine
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
 from diag.facts import FACT_SIGNATURES, Facts
 from diag.fold import Folded, Folder
@@ -81,11 +81,6 @@ class Scanner:
         entries: list[tuple[str, Signature]] = [(FACTS_OWNER, s) for s in FACT_SIGNATURES]
         for rule in rules.rules:
             entries.extend((rule.id, s) for s in rule.signatures)
-        by_literal: dict[str, list[int]] = {}
-        for i, (_, sig) in enumerate(entries):
-            by_literal.setdefault(sig.literal, []).append(i)
-        self.by_literal = by_literal
-        self.literals = sorted(by_literal, key=len, reverse=True)
         self.entries = entries
         self.engine = make_engine(engine, [Pattern(sig.pattern, sig.literal) for _, sig in entries])
         self._memo: dict[tuple, tuple[Match, ...]] = {}
@@ -96,13 +91,12 @@ class Scanner:
 
         sources = list(sources)
         keep_block_buffers()
-        result = ScanResult()
-        result.inputs = [InputStats(s.path) for s in sources]
         plan = parallel.plan(sources, self.jobs, self.chunk_bytes, **self.parallel_options)
-        if plan is not None and parallel.run(self, sources, plan, result):
-            return result
-        result = ScanResult()
-        result.inputs = [InputStats(s.path) for s in sources]
+        if plan is not None:
+            result = ScanResult(inputs=[InputStats(s.path) for s in sources])
+            if parallel.run(self, sources, plan, result):
+                return result
+        result = ScanResult(inputs=[InputStats(s.path) for s in sources])  # one core, or the workers failed
         folder = self.folder()  # one for the whole job: repeats fold across files too
         for index, source in enumerate(sources):
             records = self.digest_source(index, source, result.inputs[index], folder=folder)
@@ -120,25 +114,13 @@ class Scanner:
         """Records of the candidate lines of ``source`` (or of one span of it, its lines numbered
         from the span's start); fills ``stats``. Repeats go into ``folder`` instead (diag.fold)."""
         keep = folder.keep if folder is not None else None
-        hits_of = getattr(self.engine, "hits", None)
-        positions = self.engine.positions
+        candidate_lines, digest = self.engine.lines, self.digest
         line_no = 0
         for block in read_blocks(source, stats, self.chunk_bytes, count_lines=False, span=span):
             if b"\x1b" in block:
                 block = ANSI_BYTES_RE.sub(b"", block)
-            hits = hits_of(block) if hits_of else [(p, None) for p in positions(block)]
-            lines: list[tuple[int, int, set[int] | None]] = []
-            done_to = -1
-            for hit, members in hits:
-                if hit <= done_to:
-                    continue  # same line as the previous candidate
-                nl_before = block.rfind(b"\n", 0, hit)
-                start = max(nl_before, block.rfind(b"\r", nl_before + 1, hit)) + 1
-                done_to = line_end(block, hit)
-                lines.append((start, done_to, members))
-            digest = self.digest
             shipped: list[tuple[int, Record]] = []
-            for start, end, members in lines:
+            for start, end, members in candidate_lines(block):
                 record = digest(block[start:end], 0, members)
                 if record is not None and (
                     keep is None or keep(record[3], record[4], record[5], record[10], record[11])
@@ -151,15 +133,13 @@ class Scanner:
             line_no += total
             stats.lines += total
 
-    def digest(self, raw: bytes, line_no: int, members: set[int] | None) -> Record | None:
+    def digest(self, raw: bytes, line_no: int, members: set[int]) -> Record | None:
         """What one candidate line says (numbered ``line_no``), or None when it says nothing to
         the facts or the rules."""
         text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter = frame_fields(
             raw.decode("utf-8", "replace")
         )
         payload = text[cut:]
-        if members is None:
-            members = {i for lit in self.literals if lit in payload for i in self.by_literal[lit]}
         key = (payload, level, frozenset(members))
         matches = self._memo.get(key)
         if matches is None:

@@ -73,6 +73,14 @@ class InputStats:
     error: str | None = None
     skipped_bytes: int = 0  # the middle of a file over Source.max_bytes, not read
 
+    def add(self, part: InputStats) -> None:
+        """Count in what was read of one span of this input."""
+        self.bytes_read += part.bytes_read
+        self.lines += part.lines
+        self.truncated_lines += part.truncated_lines
+        self.skipped_bytes += part.skipped_bytes
+        self.error = self.error or part.error
+
     def to_json(self) -> dict:
         return {
             "path": self.path,
