@@ -40,7 +40,7 @@ SLURMDIAG = [sys.executable, "-m", "diag"]
 
 def _engines() -> list[str]:
     sys.path.insert(0, ROOT)
-    from diag.engines import available_engines
+    from diag.scan.engines import available_engines
 
     return available_engines()
 
@@ -431,8 +431,8 @@ def startup(bench: Bench, repeats: int = 3) -> None:
 def literal_profile(path: str, sample: int = 20 << 20, top: int = 12) -> list[str]:
     """Which required literals of slurmdiag's signatures occur most (lines that cost the python engine)."""
     sys.path.insert(0, ROOT)
-    from diag.rules import load_rules
-    from diag.scan import Scanner
+    from diag.api import load_rules
+    from diag.scan.scanner import Scanner
 
     scanner = Scanner(load_rules(), engine="python")
     with open(path, "rb") as f:

@@ -1,15 +1,41 @@
-"""The library API the CLI, tests and other programs call."""
+"""The library API the CLI, the epilog, tests and other programs call: one pipeline.
+
+paths or a Slurm job -> sources -> scan -> diagnosis (-> Slurm's verdict merged) -> ranked Report.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from diag.diagnosis import evaluate
-from diag.facts import Facts
+from diag.catalog.load import load_rules as load_catalog
+from diag.catalog.model import RuleSet
+from diag.diagnosis.analyzers import check
+from diag.diagnosis.evaluate import evaluate, rank
+from diag.input.sources import CHUNK_BYTES, InputProblem, MemorySource, Source, discover
 from diag.report import Report
-from diag.rules import RuleSet, load_rules
-from diag.scan import Scanner
-from diag.sources import CHUNK_BYTES, InputProblem, MemorySource, Source, discover
+from diag.scan.facts import Facts
+from diag.scan.scanner import Scanner, ScanResult
+from diag.slurm.jobid import guess_job_id
+
+MIB = 1 << 20
+
+
+def load_rules(extra_dirs: Iterable[str] = (), disabled: Iterable[str] = ()) -> RuleSet:
+    """The rule catalogue (built-in, ``$SLURMDIAG_RULES``, ``extra_dirs``), checked against the analyzers.
+
+    Raises :class:`diag.catalog.model.RuleError` naming the file and field of a bad rule."""
+    rules = load_catalog(extra_dirs, disabled)
+    check(rules.rules)
+    return rules
+
+
+def _scan(sources: Sequence[Source], rules: RuleSet, chunk_bytes: int, engine: str, jobs: int | None) -> ScanResult:
+    return Scanner(rules, chunk_bytes, engine, jobs).scan(sources)
+
+
+def _report(scan: ScanResult, findings: list, job: str | None, **extra) -> Report:
+    job = job or guess_job_id(i.path for i in scan.inputs)
+    return Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job, **extra)
 
 
 def diagnose_sources(
@@ -22,9 +48,8 @@ def diagnose_sources(
     jobs: int | None = None,
 ) -> Report:
     """``jobs``: worker processes for large inputs (None: ``$SLURMDIAG_JOBS`` or the usable cores)."""
-    scan = Scanner(rules, chunk_bytes, engine, jobs).scan(sources)
-    findings = evaluate(rules, scan, expect_busbw=expect_busbw)
-    return Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job)
+    scan = _scan(sources, rules, chunk_bytes, engine, jobs)
+    return _report(scan, evaluate(rules, scan, expect_busbw=expect_busbw), job)
 
 
 def diagnose_paths(
@@ -65,7 +90,7 @@ def diagnose(
 ) -> list[Report] | Report:
     """Diagnose the logs at ``paths`` as one job (or one report per file with ``per_file``).
 
-    Raises :class:`diag.rules.RuleError` for a bad rule file. Input problems (missing files,
+    Raises :class:`diag.catalog.model.RuleError` for a bad rule file. Input problems (missing files,
     unreadable gzip...) never raise: they are listed in ``Report.problems``.
     """
     rules = rules or load_rules(rule_dirs, disabled)
@@ -90,3 +115,45 @@ def diagnose_bytes(
     names = names or [f"<memory-{i}>" for i in range(len(blobs))]
     sources = [MemorySource(n, bytes(b)) for n, b in zip(names, blobs)]
     return diagnose_sources(sources, rules or load_rules(), chunk_bytes=chunk_bytes, engine=engine)
+
+
+def diagnose_job(
+    jobs: Sequence,
+    rules: RuleSet,
+    *,
+    job_id: str | None = None,
+    extra_paths: Sequence[str] = (),
+    max_bytes_per_file: int | None = None,
+) -> Report:
+    """One report for the Slurm job whose records are ``jobs`` (:class:`diag.slurm.query.JobInfo`,
+    several for a het job): its files as one job, with Slurm's verdict merged in as evidence."""
+    from diag.slurm.query import job_files
+    from diag.slurm.verdict import apply_job, slurm_record
+
+    files, missing = job_files(jobs)
+    files += [p for p in extra_paths if p not in files]
+    problems = [
+        InputProblem(p, "Slurm names this output file, but it is not there (or not visible here)") for p in missing
+    ]
+    scan = _scan([Source(path, max_bytes=max_bytes_per_file) for path in files], rules, CHUNK_BYTES, "auto", None)
+    # Slurm's node count makes the job multi-node even when its logs never say so.
+    scan.facts.slurm_nodes = max(scan.facts.slurm_nodes, sum(j.num_nodes for j in jobs))
+    findings, notes = apply_job(evaluate(rules, scan), jobs, rules)
+    report = _report(
+        scan,
+        rank(findings, rules.by_id()),
+        job_id or jobs[0].job_id,
+        problems=problems,
+        slurm=[slurm_record(j) for j in jobs],
+        notes=notes,
+    )
+    for stats in scan.inputs:
+        if stats.skipped_bytes:
+            report.notes.append(
+                f"{stats.path}: over the time budget, only its first and last {max_bytes_per_file // 2 / MIB:.1f} MiB "
+                f"were read ({stats.skipped_bytes / MIB:.1f} MiB in the middle skipped; line numbers after the gap "
+                "count from the gap)."
+            )
+    if not files:
+        report.notes.append("Slurm names no output file that exists here: the diagnosis rests on Slurm's record alone.")
+    return report

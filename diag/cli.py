@@ -6,7 +6,6 @@ Exit codes: 0 no finding at or above ``--fail-on``; 1 at least one; 2 usage, rul
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -14,13 +13,12 @@ import time
 import click
 
 from diag import __version__
-from diag.formats import EXTRA_FORMATS, alert_options, deliver, job_option, prepare, render_extra
+from diag.formats import FORMATS, FormatError, OutputOptions, deliver, prepare, render
+from diag.scan.engines import ENGINE_NAMES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-FORMATS = ("text", "json", "markdown", "html", "slack", "teams", "mattermost", "summary", "prometheus")
 _STARTED = time.monotonic()  # scan duration for --format prometheus: rules, reading and diagnosis
 FAIL_ON = ("info", "warning", "error", "critical", "never")
-ENGINES = ("auto", "hyperscan", "re2", "python")
 
 
 class DefaultGroup(click.Group):
@@ -37,8 +35,15 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
-def _load_rules(rule_dirs: tuple[str, ...], disabled: tuple[str, ...]):
-    from diag.rules import RuleError, load_rules
+def _load_rules(rule_dirs: tuple[str, ...], disabled: tuple[str, ...], analyzers: bool = True):
+    """The rules, or a one-line exit 2. ``analyzers=False``: the catalogue alone (rules, explain),
+    without importing the scanner and the analyzers."""
+    from diag.catalog.model import RuleError
+
+    if analyzers:
+        from diag.api import load_rules
+    else:
+        from diag.catalog.load import load_rules
 
     try:
         return load_rules(rule_dirs, disabled)
@@ -61,35 +66,43 @@ def cli() -> None:
 def _report_options(fn):
     """The options every diagnosing command shares (diagnose, job)."""
     options = (
-        click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True),
+        click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True),
         click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."),
         click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
                      help="Exit 1 when a finding has this severity or worse."),
         click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False),
                      help="Extra rule directory (repeatable; also $SLURMDIAG_RULES)."),
         click.option("--disable", multiple=True, metavar="ID", help="Turn a rule off (repeatable)."),
+        click.option("--redact/--no-redact", default=None,
+                     help="Mask tokens, keys and e-mail addresses in log text (default: on for chat formats and "
+                          "--webhook, off otherwise)."),
+        click.option("--redact-hosts", is_flag=True, help="Also mask host names and IP addresses (implies --redact)."),
+        click.option("--webhook", metavar="URL", envvar="SLURMDIAG_WEBHOOK",
+                     help="POST the alert to this Slack/Teams/Mattermost webhook (a secret: prefer "
+                          "$SLURMDIAG_WEBHOOK; never printed)."),
     )  # fmt: skip
     for option in reversed(options):
         fn = option(fn)
-    return alert_options(fn)
+    return fn
 
 
 @cli.command()
 @click.argument("paths", nargs=-1)
 @_report_options
-@job_option
+@click.option("--job", metavar="ID", help="Job id shown in reports and alerts (default: from file names like slurm-12345.out).")
 @click.option("--per-file", is_flag=True, help="Diagnose each file on its own instead of as one job.")
-@click.option("--engine", type=click.Choice(ENGINES), default="auto", show_default=True,
+@click.option("--engine", type=click.Choice(ENGINE_NAMES), default="auto", show_default=True,
               help="What locates candidate lines: the fastest installed (auto), hyperscan, re2 or python.")  # fmt: skip
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default=True,
               help="Worker processes for large inputs; 0: the usable cores, at most 8 (or $SLURMDIAG_JOBS).")  # fmt: skip
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 @click.option("--expect-busbw", type=click.FloatRange(min=0, min_open=True), metavar="GB/S",
               help="nccl-tests: the busbw (GB/s) this fabric should reach at the largest size.")  # fmt: skip
-def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, engine, jobs, color, expect_busbw) -> None:
+def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, job, per_file, engine, jobs, color,
+             expect_busbw) -> None:  # fmt: skip
     """Diagnose the job whose logs are at PATHS."""
     from diag.api import diagnose_paths
-    from diag.engines import EngineUnavailable
+    from diag.scan.engines import EngineUnavailable
 
     if not paths:
         if sys.stdin.isatty():
@@ -102,12 +115,13 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, per_file, engine, 
         )
     except EngineUnavailable as exc:
         _fail(f"engine {engine}: {exc}")
-    _emit(reports, problems, fmt, output, fail_on, color, per_file)
+    opts = OutputOptions(job=job, redact=redact, redact_hosts=redact_hosts, webhook=webhook, per_file=per_file)
+    _emit(reports, problems, fmt, output, fail_on, color, opts)
 
 
-def _emit(reports, problems, fmt, output, fail_on, color, per_file=False, need_input=True) -> None:
+def _emit(reports, problems, fmt, output, fail_on, color, opts: OutputOptions, need_input=True) -> None:
     """Report input problems, render, write, and exit with the --fail-on status."""
-    from diag.causes import severity_rank
+    from diag.catalog.causes import severity_rank
 
     for problem in problems:
         click.echo(problem.message(), err=True)
@@ -120,9 +134,13 @@ def _emit(reports, problems, fmt, output, fail_on, color, per_file=False, need_i
                 read_any = True
     if need_input and not read_any:
         _fail("nothing could be read")
-    color = (output is None and sys.stdout.isatty()) if color is None else color
-    reports, redacted = prepare(reports, fmt, per_file)
-    text = _render(reports, fmt, color, per_file, redacted)
+    opts.color = (output is None and sys.stdout.isatty()) if color is None else color
+    opts.duration_s = time.monotonic() - _STARTED
+    try:
+        reports, redacted = prepare(reports, fmt, opts)
+    except FormatError as exc:
+        _fail(str(exc))
+    text = render(reports, fmt, opts, redacted)
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:
@@ -131,7 +149,7 @@ def _emit(reports, problems, fmt, output, fail_on, color, per_file=False, need_i
             _fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
         _write_stdout(text)
-    failure = deliver(reports, fmt, redacted)
+    failure = deliver(reports, fmt, opts, redacted)
     if failure:
         _fail(failure)
     if fail_on == "never":
@@ -139,22 +157,6 @@ def _emit(reports, problems, fmt, output, fail_on, color, per_file=False, need_i
     threshold = severity_rank(fail_on)
     worst = [severity_rank(f.severity) for r in reports for f in r.findings]
     sys.exit(EXIT_FINDINGS if worst and max(worst) >= threshold else EXIT_CLEAN)
-
-
-def _render(reports, fmt: str, color: bool, per_file: bool, redacted: int | None = None) -> str:
-    if fmt in EXTRA_FORMATS:
-        return render_extra(reports, fmt, redacted, time.monotonic() - _STARTED)
-    if fmt == "json":
-        if per_file:
-            return json.dumps([r.to_json() for r in reports], indent=2) + "\n"
-        return json.dumps(reports[0].to_json(), indent=2) + "\n"
-    if fmt == "markdown":
-        from diag.markdown import render_markdown
-
-        return "\n".join(render_markdown(r, redacted) for r in reports)
-    from diag.terminal import render_terminal
-
-    return "\n".join(render_terminal(r, color) for r in reports)
 
 
 def _write_stdout(text: str) -> None:
@@ -172,11 +174,12 @@ def _write_stdout(text: str) -> None:
 @_report_options
 @click.option("--max-seconds", type=float, default=None, help="Time budget: big files are read head and tail.")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
-def job(job_id, fmt, output, fail_on, rule_dirs, disable, max_seconds, color) -> None:
+def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, max_seconds, color) -> None:
     """Diagnose Slurm job JOBID (123, array task 123_4, het component 123+1): ask Slurm for its
     state and output files, read them as one job, and weigh Slurm's verdict with the logs."""
-    from diag.slurm import SlurmError, job_files, query_job
-    from diag.slurm_job import budget_bytes, diagnose_job
+    from diag.api import diagnose_job
+    from diag.input.sources import SCAN_BYTES_PER_SECOND, budget_bytes
+    from diag.slurm.query import SlurmError, job_files, query_job
 
     try:
         jobs = query_job(job_id)
@@ -185,11 +188,10 @@ def job(job_id, fmt, output, fail_on, rule_dirs, disable, max_seconds, color) ->
     rules = _load_rules(rule_dirs, disable)
     max_bytes = None
     if max_seconds:
-        from diag.epilog import SCAN_BYTES_PER_SECOND
-
         max_bytes = budget_bytes(job_files(jobs)[0], max_seconds * 0.8, SCAN_BYTES_PER_SECOND)
     report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes)
-    _emit([report], report.problems, fmt, output, fail_on, color, need_input=False)
+    opts = OutputOptions(redact=redact, redact_hosts=redact_hosts, webhook=webhook)
+    _emit([report], report.problems, fmt, output, fail_on, color, opts, need_input=False)
 
 
 @cli.command()
@@ -221,11 +223,11 @@ def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_f
 @click.option("--export-patterns", is_flag=True, help="Print every signature regex, one per line (for grep/rg -f).")
 def list_rules(rule_dirs, fmt, export_patterns) -> None:
     """List the rules: id, severity, role, title."""
-    from diag.ruledoc import rules_table
+    from diag.catalog.docs import rules_table
 
-    rules = _load_rules(rule_dirs, ())
+    rules = _load_rules(rule_dirs, (), analyzers=False)
     if export_patterns:
-        from diag.facts import FACT_SIGNATURES
+        from diag.scan.facts import FACT_SIGNATURES
 
         sigs = [s for r in rules.rules for s in r.signatures] + list(FACT_SIGNATURES)
         _write_stdout("".join(f"{p}\n" for p in dict.fromkeys(s.pattern for s in sigs)))
@@ -238,9 +240,9 @@ def list_rules(rule_dirs, fmt, export_patterns) -> None:
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 def explain(rule_id, rule_dirs) -> None:
     """Print one rule in full: what it means, what it matches, how to fix it."""
-    from diag.ruledoc import explain_rule
+    from diag.catalog.docs import explain_rule
 
-    rules = _load_rules(rule_dirs, ()).by_id()
+    rules = _load_rules(rule_dirs, (), analyzers=False).by_id()
     if rule_id not in rules:
         _fail(f"no rule has the id {rule_id!r}; see 'slurmdiag rules'")
     _write_stdout(explain_rule(rules[rule_id]))

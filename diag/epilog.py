@@ -21,9 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from diag.hostlist import expand
-from diag.slurm import JobInfo, SlurmError, job_files, query_job
+from diag.slurm.query import JobInfo, SlurmError, job_files, query_job
 
-SCAN_BYTES_PER_SECOND = 5e6  # conservative: bench/ measures 8-9 MB/s on realistic logs
 SETTLED_WAIT_S = 0.5
 UNSETTLED_STATES = ("COMPLETING", "RUNNING", "CONFIGURING", "PENDING", "REQUEUED", "RESIZING", "SUSPENDED", "STOPPED")
 
@@ -220,9 +219,9 @@ def _query(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: Log, s
 
 
 def _diagnose_and_write(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: Log, start: float) -> list[str]:
-    from diag.markdown import render_markdown
-    from diag.rules import load_rules
-    from diag.slurm_job import budget_bytes, diagnose_job
+    from diag.api import diagnose_job, load_rules
+    from diag.formats.markdown import render_markdown
+    from diag.input.sources import SCAN_BYTES_PER_SECOND, budget_bytes
 
     jobs = _query(job_id, opts, env, log, start)
     if len(jobs) == 1:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from diag import __version__
-from diag.causes import severity_rank
+from diag.catalog.causes import severity_rank
 from diag.evidence import Evidence, time_key
-from diag.facts import Facts
-from diag.sources import InputProblem, InputStats
+from diag.input.sources import InputProblem, InputStats
+from diag.scan.facts import Facts
 
 SCHEMA = "slurmdiag.report/1"
 

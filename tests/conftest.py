@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from diag.rules import load_rules
+from diag.api import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import functools
 
-from diag.api import diagnose_paths
-from diag.jobid import guess_job_id
+from diag.api import diagnose_paths, load_rules
 from diag.report import Report
-from diag.rules import load_rules
+from diag.slurm.jobid import guess_job_id
 
 from .conftest import case_logs, corpus_cases
 

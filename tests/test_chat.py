@@ -16,8 +16,8 @@ import re
 
 import pytest
 
-from diag.chat import build_alert, mattermost_payload, render_chat, slack_payload, summary_text, teams_payload
 from diag.evidence import Evidence
+from diag.formats.chat import build_alert, mattermost_payload, render_chat, slack_payload, summary_text, teams_payload
 from diag.report import where
 
 from .reports import CASES, corpus_report

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from diag.api import diagnose
-from diag.causes import CAUSE_IDS, severity_rank
+from diag.catalog.causes import CAUSE_IDS, severity_rank
 
 from .conftest import case_logs, corpus_cases
 

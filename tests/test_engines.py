@@ -8,8 +8,8 @@ import re
 import pytest
 
 from diag.api import diagnose_bytes
-from diag.engines import Pattern, PythonEngine, available_engines, make_engine, prefilter_regex
-from diag.facts import FACT_SIGNATURES
+from diag.scan.engines import Pattern, PythonEngine, available_engines, make_engine, prefilter_regex
+from diag.scan.facts import FACT_SIGNATURES
 
 from .conftest import case_logs, corpus_cases
 

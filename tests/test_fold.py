@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diag.scan import Scanner, ScanResult
-from diag.sources import InputStats, MemorySource
+from diag.input.sources import InputStats, MemorySource
+from diag.scan.scanner import Scanner, ScanResult
 
 from .conftest import case_logs, corpus_cases
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diag.framing import frame, frame_general, strip_ansi
+from diag.input.framing import frame, frame_general, strip_ansi
 
 CASES = [
     # (line, payload, expected context)

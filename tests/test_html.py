@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from diag.api import diagnose_bytes
-from diag.html import render_html, title_of
+from diag.formats.html import render_html, title_of
 
 from .reports import CASES, corpus_report
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diag import lines
+from diag.input import lines
 
 
 @settings(max_examples=100, deadline=None)

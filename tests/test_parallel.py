@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from diag import parallel
-from diag.scan import Scanner
-from diag.sources import InputStats, Source, Span, read_blocks, resume_state
+from diag.input.sources import InputStats, Source, Span, read_blocks, resume_state
+from diag.scan import parallel
+from diag.scan.scanner import Scanner
 
 from .conftest import ROOT, case_logs, corpus_cases
 
@@ -113,7 +113,7 @@ ENDING = st.sampled_from([b"\n", b"\r\n", b"\r"])
 def test_spans_yield_exactly_the_blocks_of_a_whole_read(tmp_path_factory, monkeypatch, lines, chunk, cap):
     """Whatever the line endings, over-long lines (cut at a small cap here) and chunk size, the
     blocks of consecutive spans are the blocks of one read, and the counts add up."""
-    monkeypatch.setattr("diag.sources.MAX_LINE_BYTES", cap)
+    monkeypatch.setattr("diag.input.sources.MAX_LINE_BYTES", cap)
     path = tmp_path_factory.mktemp("span") / "log"
     path.write_bytes(b"".join(text + end for text, end in lines) + b"tail")
     whole = InputStats(str(path))

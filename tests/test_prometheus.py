@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from diag.prometheus import escape_label, render_prometheus
+from diag.formats.prometheus import escape_label, render_prometheus
 
 from .reports import CASES, corpus_report
 

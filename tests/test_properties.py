@@ -101,8 +101,8 @@ def test_arbitrary_bytes_never_raise(rules, data, chunk):
 @settings(max_examples=100, deadline=None)
 @given(lines=st.lists(st.text(max_size=200), max_size=40))
 def test_arbitrary_text_never_raises_and_renders(rules, lines):
-    from diag.markdown import render_markdown
-    from diag.terminal import render_terminal
+    from diag.formats.markdown import render_markdown
+    from diag.formats.terminal import render_terminal
 
     report = diagnose_bytes("\n".join(lines).encode("utf-8", "surrogatepass"), rules)
     render_terminal(report, color=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from diag.redact import Redactor, redact_report
+from diag.formats.redact import Redactor, redact_report
 
 from .reports import corpus_report
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from diag.api import diagnose_bytes
-from diag.framing import frame
-from diag.rules import load_rules
-from diag.scan import Scanner
-from diag.sources import MemorySource
+from diag.api import diagnose_bytes, load_rules
+from diag.input.framing import frame
+from diag.input.sources import MemorySource
+from diag.scan.scanner import Scanner
 
 
 def pytest_generate_tests(metafunc):

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from diag.api import diagnose_job, load_rules
 from diag.epilog import EpilogOptions, job_id_from_env, run_epilog, should_run_here
-from diag.rules import load_rules
-from diag.slurm import (
+from diag.input.sources import InputStats, Source, budget_bytes, read_blocks
+from diag.slurm.query import (
     JobInfo,
     SlurmError,
     expand_pattern,
@@ -25,8 +26,6 @@ from diag.slurm import (
     rank_files,
     select,
 )
-from diag.slurm_job import budget_bytes, diagnose_job
-from diag.sources import InputStats, Source, read_blocks
 
 DATA = Path(__file__).parent / "data" / "slurm"
 REPO = Path(__file__).resolve().parents[1]
@@ -270,7 +269,7 @@ SACCT_23_02 = {
 def test_sacct_json_of_two_slurm_eras():
     import json
 
-    from diag.slurm import parse_sacct_json
+    from diag.slurm.query import parse_sacct_json
 
     (old,) = parse_sacct_json(json.dumps(SACCT_21_08))
     assert (old.job_id, old.state, old.reason, old.num_nodes) == ("4123", "TIMEOUT", "TimeLimit", 2)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import gzip
 import os
 
-from diag.sources import MAX_LINE_BYTES, InputStats, MemorySource, Source, discover, read_blocks
+from diag.input.sources import MAX_LINE_BYTES, InputStats, MemorySource, Source, discover, read_blocks
 
 
 def _lines(data: bytes, chunk: int = 7) -> list[bytes]:

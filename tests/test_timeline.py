@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diag.diagnosis import rank
+from diag.diagnosis.evaluate import rank
 from diag.evidence import Evidence, time_key
 from diag.report import Finding
 

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from diag.webhook import WebhookError, infer_format, mask_url, post
+from diag.formats.webhook import WebhookError, infer_format, mask_url, post
 
 from .conftest import CORPUS
 

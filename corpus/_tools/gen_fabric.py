@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 import gen_synthetic as gs  # noqa: E402
 from gen_synthetic import BUSID, IB_IP, NODES, Job, T, V, info, interleave, omp_banner, pyxis, step_lines  # noqa: E402
 
-from diag.causes import CAUSE_IDS  # noqa: E402
+from diag.catalog.causes import CAUSE_IDS  # noqa: E402
 
 # Consequences a case may or may not show without it being wrong (the tool may fold or list them).
 CASCADE = {"nccl-timeout"}

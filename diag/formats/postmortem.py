@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from diag.causes import severity_rank
+from diag.catalog.causes import severity_rank
 from diag.report import Finding, Report
 
 MAX_TIMELINE = 40

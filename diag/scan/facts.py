@@ -10,56 +10,67 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from diag.framing import Frame
-from diag.literals import best_literal
-from diag.rules import Signature
+from diag.catalog.literals import best_literal
+from diag.catalog.model import Signature
+from diag.input.framing import Frame
 
 MAX_VALUES = 64
 
 
-def _sig(name: str, pattern: str, literal: str | None = None) -> Signature:
+# How an observation acts on the facts, declared once with its pattern; diag.scan.fold reads it to
+# know which repeats it may fold into a count:
+#   "set"       adds to sets and counts (repeats commute)
+#   "last-wins" overwrites a per-key value (a process's rank, a host's setting): see overwrites()
+#   "counter"   increments a HostFacts counter: see counter()
+#   "ordered"   its effect depends on order or on every sighting (progress, result rows): never folded
+FACT_KINDS = ("set", "last-wins", "counter", "ordered")
+FACT_KIND: dict[str, str] = {}
+
+
+def _sig(name: str, pattern: str, literal: str | None = None, kind: str = "set") -> Signature:
     lit = literal or best_literal(pattern)
     assert lit, pattern
+    assert kind in FACT_KINDS and FACT_KIND.setdefault(name, kind) == kind, (name, kind)
     return Signature(name, pattern, lit, None, (), True)
 
 
 FACT_SIGNATURES: tuple[Signature, ...] = (
     _sig("using_network", r"^Using network (?P<net>.+?)\s*$"),
     _sig("assigned_net", r"^Assigned NET plugin (?P<net>\S+) to comm"),
-    _sig("channel_net", r"\[(?:send|receive)\] via NET/(?P<net>[^/\s]+)/(?P<dev>\d+)(?P<gdr>/GDRDMA)?"),
+    _sig("channel_net", r"\[(?:send|receive)\] via NET/(?P<net>[^/\s]+)/(?P<dev>\d+)(?P<gdr>/GDRDMA)?", kind="counter"),
     _sig("ib_using", r"^NET/IB ?: Using (?P<devs>.*?)(?:\[RO\])?; OOB (?P<oob>\S+)", "NET/IB"),
     _sig("ib_no_device", r"^NET/IB ?: No device found"),
     _sig("socket_using", r"^NET/Socket ?: Using (?P<ifs>.+)$"),
-    _sig("env_echo", r"^(?P<var>[A-Z][A-Z0-9_]+) set by environment to (?P<value>.*?)\.?\s*$", " set by environment to "),
-    _sig("hca_echo", r"^(?P<var>NCCL_IB_HCA) set to (?P<value>\S+)", "NCCL_IB_HCA set to "),
-    _sig("hca_echo", r"^(?P<var>NCCL_SOCKET_IFNAME) set to (?P<value>\S+)", "NCCL_SOCKET_IFNAME set to "),
+    _sig("env_echo", r"^(?P<var>[A-Z][A-Z0-9_]+) set by environment to (?P<value>.*?)\.?\s*$", " set by environment to ", kind="last-wins"),
+    _sig("hca_echo", r"^(?P<var>NCCL_IB_HCA) set to (?P<value>\S+)", "NCCL_IB_HCA set to ", kind="last-wins"),
+    _sig("hca_echo", r"^(?P<var>NCCL_SOCKET_IFNAME) set to (?P<value>\S+)", "NCCL_SOCKET_IFNAME set to ", kind="last-wins"),
     _sig("nnodes", r"nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+)"),
-    _sig("comm_rank", r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"),
+    _sig("comm_rank", r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)", kind="last-wins"),
     _sig("nccl_version", r"NCCL version (?P<version>\d+\.\d+\.\d+)"),
     _sig("bootstrap_if", r"^Bootstrap ?: Using (?:\[\d+\])?(?P<iface>[^\s:]+):(?P<addr>\S+)", "Bootstrap"),
     _sig("slurm_nodes", r"\bSLURM_(?:JOB_NUM_NODES|NNODES)=(?P<n>\d+)", "SLURM_"),
     _sig("slurm_task_host", r"^srun: error: (?P<host>[\w.-]+): tasks? (?P<task>[\d,-]+): "),
-    # Fabric/collective facts (per rank or per test row; read by diag.analyzers_fabric).
-    _sig("work_nccl", r"WorkNCCL\((?:SeqNum=(?P<seq>-?\d+), )?OpType=(?P<op>\w+)(?:[^)]*?Timeout\(ms\)=(?P<timeout>\d+))?"),
+    # Fabric/collective facts (per rank or per test row; read by the nodes and collectives analyzers).
+    _sig("work_nccl", r"WorkNCCL\((?:SeqNum=(?P<seq>-?\d+), )?OpType=(?P<op>\w+)(?:[^)]*?Timeout\(ms\)=(?P<timeout>\d+))?", kind="ordered"),
     _sig("pg_status", r"[Ll]ast enqueued (?:NCCL )?work: (?P<enq>-?\d+), last completed (?:NCCL )?work: (?P<done>-?\d+)",
-         "ast enqueued "),
+         "ast enqueued ", kind="ordered"),
     _sig("nic_rate", r"\+ NET\[(?P<bw>\d+(?:\.\d+)?)\] - NET/(?P<dev>\S+)", "+ NET["),
     _sig("busbw_row", r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>\w+)\s+(?P<redop>\w+)\s+-1\s+(?P<t1>[\d.]+)\s+"
          r"(?P<algbw1>[\d.]+)\s+(?P<busbw1>[\d.]+)\s+(?P<wrong1>\d+|N/A)(?:\s+(?P<t2>[\d.]+)\s+(?P<algbw2>[\d.]+)\s+"
-         r"(?P<busbw2>[\d.]+)\s+(?P<wrong2>\d+|N/A))?\s*$", "      -1  "),
+         r"(?P<busbw2>[\d.]+)\s+(?P<wrong2>\d+|N/A))?\s*$", "      -1  ", kind="ordered"),
     _sig("tests_device", r"#\s+Rank\s+(?P<rank>\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device\s+\d+\s+"
          r"\[[^\]]+\]\s+(?P<gpu>.+?)\s*$", " Group "),
 )  # fmt: skip
 
 
-# Observations whose effect depends on how often or in what order they come (first failure,
-# progress, every result row): never folded into a count by diag.fold.
-ORDER_DEPENDENT = frozenset({"work_nccl", "pg_status", "busbw_row"})
+ORDER_DEPENDENT = frozenset(name for name, kind in FACT_KIND.items() if kind == "ordered")
 
 
 def overwrites(name: str, groups: dict, host: str | None, pid: int | None) -> tuple[tuple[tuple, object], ...]:
     """The last-wins entries an observation sets, as (key, value): what may change between two
-    sightings of the same line. Mirrors :meth:`Facts.observe`."""
+    sightings of the same line. What each one sets mirrors :meth:`Facts.observe`."""
+    if FACT_KIND.get(name) != "last-wins":
+        return ()
     if name == "comm_rank" and host and pid is not None:
         rank = int(groups["rank"])
         return ((("rank_of", host, pid), rank), (("host_of", rank), host))
@@ -70,7 +81,7 @@ def overwrites(name: str, groups: dict, host: str | None, pid: int | None) -> tu
 
 def counter(name: str, groups: dict) -> str | None:
     """The HostFacts counter an observation increments, if any (a repeat adds one more)."""
-    if name == "channel_net" and groups["net"] == "IB":
+    if FACT_KIND.get(name) == "counter" and name == "channel_net" and groups["net"] == "IB":
         return "gdr_channels" if groups["gdr"] else "plain_ib_channels"
     return None
 

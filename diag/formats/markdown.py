@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 
-from diag import postmortem
-from diag.postmortem import Event, PostMortem
+from diag.formats import postmortem
+from diag.formats.postmortem import Event, PostMortem
+from diag.formats.safe import safe_text
 from diag.report import Finding, Report, where
-from diag.textsafe import safe_text
 
 MAX_NODES = 64
 STATUS_MARK = {"culprit": "✖ ", "odd": "⚠ ", "ok": ""}
@@ -145,7 +145,7 @@ def render_markdown(report: Report, redacted: int | None = None) -> str:
     out.append(f"**Summary:** {safe_text(report.summary())}")
     out.append("")
     if report.slurm or report.notes:  # slurmdiag job / epilog: Slurm's record, and where it disagrees
-        from diag.slurm_job import slurm_lines
+        from diag.formats.safe import slurm_lines
 
         out += [f"- {line}" for line in slurm_lines(report)] + [""]
     out += _summary(pm)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import html
 import os
 
-from diag import __version__, postmortem
-from diag.postmortem import Event, PostMortem
+from diag import __version__
+from diag.formats import postmortem
+from diag.formats.postmortem import Event, PostMortem
+from diag.formats.safe import safe_text
 from diag.report import Finding, Report, where
-from diag.textsafe import safe_text
 
 SEVERITY_COLOR = {"critical": "#8b0000", "error": "#c62828", "warning": "#b26a00", "info": "#1565c0"}
 MAX_EVIDENCE_HTML = 20

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from diag.catalog.causes import SEVERITIES
 from diag.report import Report
 
 METRICS = (
@@ -18,7 +19,6 @@ METRICS = (
     ("slurmdiag_log_lines", "gauge", "Log lines slurmdiag read for the job."),
     ("slurmdiag_report_timestamp_seconds", "gauge", "When the report was written (Unix time)."),
 )
-SEVERITIES = ("info", "warning", "error", "critical")
 
 
 def escape_label(value: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from diag.formats.safe import safe_text
 from diag.report import Finding, Report, where
-from diag.textsafe import safe_text
 
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "bold yellow", "info": "cyan"}
 SEVERITY_MARK = {"critical": "!!", "error": "✖", "warning": "▲", "info": "ℹ"}
@@ -62,7 +62,7 @@ def _finding_lines(f: Finding, nested: bool) -> list[tuple[str, str]]:
 def report_lines(report: Report) -> list[tuple[str, str]]:
     out = _header(report)
     if report.slurm or report.notes:  # slurmdiag job / epilog: Slurm's record, and where it disagrees
-        from diag.slurm_job import slurm_lines
+        from diag.formats.safe import slurm_lines
 
         out += [("yellow" if line.startswith("note") else "", line) for line in slurm_lines(report)] + [("", "")]
     if not report.findings:

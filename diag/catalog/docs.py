@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diag.rules import Rule, RuleSet
+from diag.catalog.model import Rule, RuleSet
 
 ROLE_ORDER = {"root": 0, "symptom": 1, "advice": 2}
 

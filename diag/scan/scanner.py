@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from diag.allocator import keep_block_buffers
-from diag.engines import Pattern, make_engine
+from diag.catalog.model import RuleSet, Signature
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
-from diag.facts import FACT_SIGNATURES, Facts
-from diag.fold import Folded, Folder
-from diag.framing import ANSI_BYTES_RE, Frame, frame_fields
-from diag.lines import count_newlines
-from diag.rules import RuleSet, Signature
-from diag.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
+from diag.input.allocator import keep_block_buffers
+from diag.input.framing import ANSI_BYTES_RE, Frame, frame_fields
+from diag.input.lines import count_newlines
+from diag.input.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
+from diag.scan.engines import Pattern, make_engine
+from diag.scan.facts import FACT_SIGNATURES, Facts
+from diag.scan.fold import Folded, Folder
 
 MAX_SAMPLES = 64
 MAX_DISTINCT = 256
@@ -87,7 +87,7 @@ class Scanner:
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
-        from diag import parallel  # only large inputs need it
+        from diag.scan import parallel  # only large inputs need it
 
         sources = list(sources)
         keep_block_buffers()

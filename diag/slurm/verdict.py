@@ -9,14 +9,13 @@ while the job COMPLETED, i.e. a step's ``srun --time``) the report says so in a 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from diag.causes import severity_rank
+from diag.catalog.causes import severity_rank
+from diag.catalog.model import Rule, RuleSet, fill
 from diag.evidence import Evidence
 from diag.report import Finding
-from diag.rules import Rule, RuleSet
-from diag.slurm import JobInfo
+from diag.slurm.query import JobInfo
 
 STATE_CAUSES = {
     "TIMEOUT": "job-time-limit",
@@ -27,7 +26,6 @@ STATE_CAUSES = {
 CAUSE_STATES = {cause: state for state, cause in STATE_CAUSES.items()}
 FAILED_STATES = ("FAILED", "BOOT_FAIL", "DEADLINE", *STATE_CAUSES)
 SLURM_CONFIDENCE = 0.95  # Slurm's own verdict on the job
-_PLACEHOLDER = re.compile(r"(?<!\$)\{([a-z_]+)\}")
 
 
 def record_text(job: JobInfo) -> str:
@@ -64,10 +62,6 @@ def _status(code: str) -> int:
     return int(head) if head.isdigit() else 0
 
 
-def _fill(template: str, values: dict[str, str]) -> str:
-    return _PLACEHOLDER.sub(lambda m: values.get(m[1], f"<{m[1]}>"), template)
-
-
 def _from_rule(rule: Rule, job: JobInfo, ev: Evidence, detail: str) -> Finding:
     values = {"node": ", ".join(job.nodes[:6]) or "the job's nodes", "hosts": ", ".join(job.nodes[:6])}
     values["job"] = job.job_id
@@ -78,10 +72,10 @@ def _from_rule(rule: Rule, job: JobInfo, ev: Evidence, detail: str) -> Finding:
         role=rule.role,
         confidence=SLURM_CONFIDENCE,
         detail=detail,
-        remediation=_fill(rule.remediation.strip(), values),
+        remediation=fill(rule.remediation.strip(), values),
         hosts=[],
         evidence=[ev],
-        settings=[_fill(s, values) for s in rule.settings],
+        settings=[fill(s, values) for s in rule.settings],
         references=list(rule.references),
         count=1,
     )
@@ -101,10 +95,8 @@ def _state_detail(job: JobInfo) -> str:
 
 
 def apply_job(findings: list[Finding], jobs: Sequence[JobInfo], rules: RuleSet) -> tuple[list[Finding], list[str]]:
-    """Findings with Slurm's verdict merged in, re-ranked; and the notes where Slurm and the logs
-    disagree or Slurm knows something the logs cannot show."""
-    from diag.diagnosis import rank
-
+    """Findings with Slurm's verdict merged in (to be ranked again by the caller); and the notes where
+    Slurm and the logs disagree or Slurm knows something the logs cannot show."""
     by_id = {f.id: f for f in findings}
     rule_by_id = rules.by_id()
     notes: list[str] = []
@@ -144,7 +136,7 @@ def apply_job(findings: list[Finding], jobs: Sequence[JobInfo], rules: RuleSet) 
             finding = _from_rule(rule_by_id["unexplained-failure"], job, ev, detail)
             finding.confidence = rule_by_id["unexplained-failure"].confidence
             by_id["unexplained-failure"] = finding
-    return rank(list(by_id.values()), rule_by_id), notes
+    return list(by_id.values()), notes
 
 
 def _notes(job: JobInfo, by_id: dict[str, Finding]) -> list[str]:
@@ -205,3 +197,8 @@ def _notes(job: JobInfo, by_id: dict[str, Finding]) -> list[str]:
 
 def _slurm_backed(finding: Finding) -> bool:
     return any(e.order[0] == -1 for e in finding.evidence)
+
+
+def slurm_record(job: JobInfo) -> dict:
+    """Slurm's record of one job as the report carries it: the fields, and the one line a reader sees."""
+    return {**job.to_json(), "record": record_text(job)}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from diag.facts import ORDER_DEPENDENT, counter, overwrites
+from diag.scan.facts import ORDER_DEPENDENT, counter, overwrites
 
 _MAX_SEEN = 65536  # distinct lines remembered per task; forgetting only means folding less
 _UNSET = object()

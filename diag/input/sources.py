@@ -12,7 +12,7 @@ import io
 import os
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -329,3 +329,32 @@ def read_blocks(
     finally:
         if not source.is_stdin:
             stream.close()
+
+
+# What a time budget assumes a scan reads per second: conservative (bench/ measures far more on
+# realistic logs), so a budgeted run on a slow file system still ends in time.
+SCAN_BYTES_PER_SECOND = 5e6
+
+
+def budget_bytes(paths: Sequence[str], seconds: float, bytes_per_second: float) -> int | None:
+    """``max_bytes_per_file`` that keeps reading ``paths`` within ``seconds`` at the given rate;
+    None when everything fits."""
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.path.getsize(path))
+        except OSError:
+            continue
+    allowed = int(seconds * bytes_per_second)
+    if sum(sizes) <= allowed or not sizes:
+        return None
+    # Give every file an equal share; a file under its share leaves the rest to the others.
+    sizes.sort()
+    remaining, left = allowed, len(sizes)
+    for size in sizes:
+        share = remaining // left
+        if size > share:
+            return max(share, 64 * 1024)
+        remaining -= size
+        left -= 1
+    return None

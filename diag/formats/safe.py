@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from diag.framing import strip_ansi
+from diag.input.framing import strip_ansi
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -13,3 +13,10 @@ def safe_text(text: str) -> str:
     """Strip ANSI sequences, then show any other control character as a visible escape."""
     text = strip_ansi(text)
     return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
+def slurm_lines(report) -> list[str]:
+    """Slurm's record of the job and the report's notes, as plain text lines safe for any output."""
+    out = [f"slurm: {safe_text(j.get('record') or j.get('job_id', ''))}" for j in report.slurm]
+    out += [f"note: {safe_text(n)}" for n in report.notes]
+    return out

@@ -20,12 +20,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from diag import lines
-from diag.sources import InputStats, MemorySource, Source, Span, resume_state
+from diag.input import lines
+from diag.input.sources import InputStats, MemorySource, Source, Span, resume_state
 
 if TYPE_CHECKING:
-    from diag.fold import Folded, Folder
-    from diag.scan import Record, Scanner, ScanResult
+    from diag.scan.fold import Folded, Folder
+    from diag.scan.scanner import Record, Scanner, ScanResult
 
 JOBS_ENV = "SLURMDIAG_JOBS"
 MIN_PARALLEL_BYTES = 32 << 20  # below this, starting workers costs more than it saves

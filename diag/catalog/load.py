@@ -10,105 +10,13 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from diag.causes import CAUSE_IDS, CUSTOM_ID_PREFIX, ROLES, SEVERITIES
-from diag.literals import best_literal
+from diag.catalog.causes import CAUSE_IDS, CUSTOM_ID_PREFIX, ROLES, SEVERITIES
+from diag.catalog.literals import best_literal
+from diag.catalog.model import LEVELS, Condition, Rule, RuleError, RuleSet, Signature
 
 RULES_ENV = "SLURMDIAG_RULES"
-
-LEVELS = ("INFO", "WARN", "TRACE", "ERROR", "WARNING", "FATAL")
-
-
-class RuleError(Exception):
-    """A rule file that does not follow the schema."""
-
-    def __init__(self, path: str, rule_id: str | None, field_name: str | None, message: str):
-        self.path, self.rule_id, self.field_name = path, rule_id, field_name
-        where = path
-        if rule_id:
-            where += f": rule '{rule_id}'"
-        if field_name:
-            where += f": field '{field_name}'"
-        super().__init__(f"{where}: {message}")
-
-
-@dataclass(frozen=True)
-class Signature:
-    name: str
-    pattern: str
-    literal: str
-    compiled: object | None = None  # compiled on first use: most signatures never see a candidate
-    levels: tuple[str, ...] = ()
-    fact: bool = False  # evidence for facts/conditions only; never shown as the finding's own evidence
-
-    def match(self, payload: str, level: str | None):
-        if self.levels and level not in self.levels:
-            return None
-        compiled = self.compiled
-        if compiled is None:
-            compiled = compile_signature(self.pattern)
-            object.__setattr__(self, "compiled", compiled)  # a cache, not a change of meaning
-        return compiled.search(payload)
-
-
-def compile_signature(pattern: str):
-    """The stdlib ``re`` where it accepts the pattern (2.4x faster on a candidate line than the
-    ``regex`` package), else ``regex`` (a user rule may use its extra syntax, e.g. ``\\p{L}``)."""
-    try:
-        return re.compile(pattern)
-    except re.error:
-        import regex  # the regex package costs a noticeable part of start-up: only when a line needs it
-
-        return regex.compile(pattern)
-
-
-@dataclass(frozen=True)
-class Condition:
-    any: tuple[str, ...] = ()  # signature names that make the finding; empty = every non-fact signature
-    min_count: int = 1
-    multi_node: bool | None = None  # True: only when the job spans >1 node
-    single_node_severity: str | None = None  # severity on a one-node job; "none" drops the finding
-    analyzer: str | None = None
-    phase: int = 1  # rules of a later phase see the findings of earlier phases
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    title: str
-    severity: str
-    role: str
-    confidence: float
-    description: str
-    signatures: tuple[Signature, ...]
-    condition: Condition
-    explains: tuple[str, ...]
-    remediation: str
-    settings: tuple[str, ...]
-    references: tuple[str, ...]
-    examples_match: tuple[str, ...]
-    examples_no_match: tuple[str, ...]
-    path: str
-
-    def signature(self, name: str) -> Signature:
-        for sig in self.signatures:
-            if sig.name == name:
-                return sig
-        raise KeyError(name)
-
-
-@dataclass
-class RuleSet:
-    rules: list[Rule] = field(default_factory=list)
-
-    def by_id(self) -> dict[str, Rule]:
-        return {r.id: r for r in self.rules}
-
-    def ids(self) -> list[str]:
-        return [r.id for r in self.rules]
-
 
 _TOP_FIELDS = {
     "id": True, "title": True, "severity": True, "role": True, "confidence": False, "description": True,
@@ -122,10 +30,11 @@ _FORBIDDEN_SYNTAX = re.compile(r"\(\?[=!<]|\\[1-9]|\(\?P=")
 
 def builtin_rules_dir() -> Path:
     """The rules shipped in the wheel (``diag/builtin_rules``), or ``rules/`` of a source checkout."""
-    installed = Path(__file__).resolve().parent / "builtin_rules"
+    package = Path(__file__).resolve().parent.parent
+    installed = package / "builtin_rules"
     if installed.is_dir():
         return installed
-    checkout = Path(__file__).resolve().parent.parent / "rules"
+    checkout = package.parent / "rules"
     if checkout.is_dir():
         return checkout
     from importlib import resources  # slow to import; only for unusual installs
@@ -207,13 +116,9 @@ def _parse_condition(raw, path: str, rid: str, names: set[str]) -> Condition:
     if sns is not None and sns not in (*SEVERITIES, "none"):
         raise RuleError(path, rid, "condition.single_node_severity", f"one of {', '.join(SEVERITIES)}, none")
     analyzer = raw.get("analyzer")
-    if analyzer is not None:
-        from diag.analyzers import ANALYZERS
-
-        if analyzer not in ANALYZERS:
-            raise RuleError(
-                path, rid, "condition.analyzer", f"unknown analyzer {analyzer!r}; known: {', '.join(ANALYZERS)}"
-            )
+    if analyzer is not None and (not isinstance(analyzer, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", analyzer)):
+        # Whether the name is known is the diagnosis' business (diag.diagnosis.analyzers.check).
+        raise RuleError(path, rid, "condition.analyzer", "must be a lower_snake_case analyzer name")
     phase = raw.get("phase", 1)
     if not isinstance(phase, int) or phase < 1:
         raise RuleError(path, rid, "condition.phase", "must be an integer >= 1")
@@ -329,12 +234,13 @@ def load_rules(extra_dirs: Iterable[str] = (), disabled: Iterable[str] = ()) -> 
 
 def _parsed_rules(paths: list[Path]) -> list[Rule]:
     """Parse and validate the rule files, or take them from the cache when no byte of the files
-    (or of this schema code, or the analyzers' names) changed: validation compiles every regex."""
+    (or of the catalogue's code) changed: validation compiles every regex."""
     from diag import __version__, cache
-    from diag.analyzers import ANALYZERS
 
-    digest = hashlib.sha256(f"{__version__}\0{sorted(ANALYZERS)}\0".encode())
-    digest.update(Path(__file__).read_bytes())
+    digest = hashlib.sha256(f"{__version__}\0".encode())
+    here = Path(__file__).resolve().parent
+    for code in ("load.py", "model.py", "causes.py", "literals.py"):
+        digest.update((here / code).read_bytes())
     for path in paths:
         try:
             digest.update(f"\0{path}\0".encode() + path.read_bytes())

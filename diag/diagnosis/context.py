@@ -1,10 +1,6 @@
-"""Diagnosis: turn scan statistics and facts into ranked findings with causal links.
+"""The analyzers' toolbox: what an analyzer may look at (:class:`Context`) and how it builds a finding.
 
-Each rule either uses the default condition (enough matching lines, optional multi-node gate)
-or a named analyzer for what YAML cannot say. Rules run by phase so a late rule (the honest
-``unexplained-failure``) sees what earlier ones found. Then symptoms are folded under the root
-that explains them, and findings are ordered: severity, roots before symptoms, confidence,
-earliest evidence.
+Analyzers import this module at the top; it imports nothing from the diagnosis that runs them.
 """
 
 from __future__ import annotations
@@ -13,17 +9,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from diag.causes import severity_rank
+from diag.catalog.model import Rule, fill
 from diag.evidence import Evidence
-from diag.facts import Facts
-from diag.framing import frame
+from diag.input.framing import frame
 from diag.report import Finding
-from diag.rules import Rule, RuleSet
-from diag.scan import ScanResult, SigStats
+from diag.scan.facts import Facts
+from diag.scan.scanner import ScanResult, SigStats
 
 MAX_EVIDENCE_SHOWN = 8
 MAX_VALUES_SHOWN = 6
-_PLACEHOLDER = re.compile(r"(?<!\$)\{([a-z_]+)\}")
 _NUM_SPLIT = re.compile(r"(\d+)")
 
 
@@ -110,11 +104,11 @@ class Context:
             for r in st.captures.get("rank", {}):
                 if r.isdigit():
                     found_ranks.add(int(r))
-        fill = {}
+        captured: dict[str, dict] = {}
         for _, st in chosen:
             for group, vals in st.captures.items():
-                fill.setdefault(group, {}).update(vals)
-        merged = {k: _join(list(v)) for k, v in fill.items()}
+                captured.setdefault(group, {}).update(vals)
+        merged = {k: _join(list(v)) for k, v in captured.items()}
         merged.update(values or {})
         rank_list = sorted(ranks if ranks is not None else found_ranks)
         if hosts is None:
@@ -138,13 +132,13 @@ class Context:
             severity=severity or rule.severity,
             role=rule.role,
             confidence=rule.confidence if confidence is None else confidence,
-            detail=_fill(detail, merged),
-            remediation=_fill(rule.remediation, merged),
+            detail=fill(detail, merged),
+            remediation=fill(rule.remediation, merged),
             hosts=host_list,
             ranks=rank_list,
             tasks=task_list,
             evidence=evidence,
-            settings=[_fill(s, merged) for s in rule.settings],
+            settings=[fill(s, merged) for s in rule.settings],
             references=list(rule.references),
             count=count,
         )
@@ -158,10 +152,6 @@ def _join(values: list[str]) -> str:
 
 def _shorten(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _fill(template: str, values: dict[str, str]) -> str:
-    return _PLACEHOLDER.sub(lambda m: values.get(m[1], f"<{m[1]}>"), template)
 
 
 def pick_evidence(items: Iterable[Evidence], limit: int = MAX_EVIDENCE_SHOWN) -> list[Evidence]:
@@ -184,64 +174,7 @@ def pick_evidence(items: Iterable[Evidence], limit: int = MAX_EVIDENCE_SHOWN) ->
     return sorted(chosen, key=lambda e: e.order)
 
 
-def default_condition(rule: Rule, ctx: Context) -> list[Finding]:
-    cond = rule.condition
-    chosen = ctx.stats(rule)
-    if sum(st.count for _, st in chosen) < cond.min_count:
-        return []
-    if cond.multi_node and not ctx.facts.multi_node():
-        return []
-    return [ctx.make_finding(rule)]
-
-
-def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None) -> list[Finding]:
-    from diag.analyzers import ANALYZERS
-
-    ctx = Context(scan=scan, facts=scan.facts, rules=rules.by_id(), expect_busbw=expect_busbw)
-    single_node = not scan.facts.multi_node()
-    for phase in sorted({r.condition.phase for r in rules.rules}):
-        for rule in (r for r in rules.rules if r.condition.phase == phase):
-            if rule.condition.analyzer:
-                found = ANALYZERS[rule.condition.analyzer](rule, ctx)
-            else:
-                found = default_condition(rule, ctx)
-            for finding in found:
-                if single_node and rule.condition.single_node_severity:
-                    if rule.condition.single_node_severity == "none":
-                        continue
-                    if severity_rank(rule.condition.single_node_severity) < severity_rank(finding.severity):
-                        finding.severity = rule.condition.single_node_severity
-                prior = ctx.findings.get(finding.id)
-                if prior is None or finding.sort_key() < prior.sort_key():
-                    ctx.findings[finding.id] = finding
-    return rank(list(ctx.findings.values()), ctx.rules)
-
-
-def rank(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
-    """Fold symptoms under the best root that explains them, then order roots and their children."""
-    present = {f.id: f for f in findings}
-    for f in findings:
-        f.explains = []
-    roots_first = sorted(findings, key=_order_key)
-    for f in roots_first:
-        if f.role == "root":
-            continue
-        for parent in roots_first:
-            if parent is f or parent.explained_by is not None:
-                continue
-            rule = rules.get(parent.id)
-            if rule and f.id in rule.explains and parent.role == "root":
-                f.explained_by = parent.id
-                parent.explains.append(f.id)
-                break
-    ordered: list[Finding] = []
-    for f in sorted((f for f in findings if f.explained_by is None), key=_order_key):
-        ordered.append(f)
-        ordered.extend(sorted((c for c in findings if c.explained_by == f.id), key=_order_key))
-    assert len(ordered) == len(present)
-    return ordered
-
-
-def _order_key(f: Finding) -> tuple:
-    # The first failure in time is the prime suspect; file order only where lines carry no time.
-    return (-severity_rank(f.severity), f.role != "root", -f.confidence, f.first_time(), f.first_order(), f.id)
+def hosts_text(hosts: Iterable[str]) -> str:
+    """Host names in natural order, six at most, then how many more."""
+    hosts = sorted(hosts, key=natural_key)
+    return ", ".join(hosts[:6]) + (f" (+{len(hosts) - 6} more)" if len(hosts) > 6 else "")

@@ -1,0 +1,107 @@
+"""The rule catalogue as data: what a rule, a signature and a condition are.
+
+Everything below the diagnosis reads these records (the scanner compiles signatures, the facts
+declare their own); none of it knows any analyzer code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+LEVELS = ("INFO", "WARN", "TRACE", "ERROR", "WARNING", "FATAL")
+_PLACEHOLDER = re.compile(r"(?<!\$)\{([a-z_]+)\}")
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """A rule's text with its ``{placeholders}`` filled; an unknown one shows as ``<name>``."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m[1], f"<{m[1]}>"), template)
+
+
+class RuleError(Exception):
+    """A rule file that does not follow the schema."""
+
+    def __init__(self, path: str, rule_id: str | None, field_name: str | None, message: str):
+        self.path, self.rule_id, self.field_name = path, rule_id, field_name
+        where = path
+        if rule_id:
+            where += f": rule '{rule_id}'"
+        if field_name:
+            where += f": field '{field_name}'"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    pattern: str
+    literal: str
+    compiled: object | None = None  # compiled on first use: most signatures never see a candidate
+    levels: tuple[str, ...] = ()
+    fact: bool = False  # evidence for facts/conditions only; never shown as the finding's own evidence
+
+    def match(self, payload: str, level: str | None):
+        if self.levels and level not in self.levels:
+            return None
+        compiled = self.compiled
+        if compiled is None:
+            compiled = compile_signature(self.pattern)
+            object.__setattr__(self, "compiled", compiled)  # a cache, not a change of meaning
+        return compiled.search(payload)
+
+
+def compile_signature(pattern: str):
+    """The stdlib ``re`` where it accepts the pattern (2.4x faster on a candidate line than the
+    ``regex`` package), else ``regex`` (a user rule may use its extra syntax, e.g. ``\\p{L}``)."""
+    try:
+        return re.compile(pattern)
+    except re.error:
+        import regex  # the regex package costs a noticeable part of start-up: only when a line needs it
+
+        return regex.compile(pattern)
+
+
+@dataclass(frozen=True)
+class Condition:
+    any: tuple[str, ...] = ()  # signature names that make the finding; empty = every non-fact signature
+    min_count: int = 1
+    multi_node: bool | None = None  # True: only when the job spans >1 node
+    single_node_severity: str | None = None  # severity on a one-node job; "none" drops the finding
+    analyzer: str | None = None
+    phase: int = 1  # rules of a later phase see the findings of earlier phases
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    severity: str
+    role: str
+    confidence: float
+    description: str
+    signatures: tuple[Signature, ...]
+    condition: Condition
+    explains: tuple[str, ...]
+    remediation: str
+    settings: tuple[str, ...]
+    references: tuple[str, ...]
+    examples_match: tuple[str, ...]
+    examples_no_match: tuple[str, ...]
+    path: str
+
+    def signature(self, name: str) -> Signature:
+        for sig in self.signatures:
+            if sig.name == name:
+                return sig
+        raise KeyError(name)
+
+
+@dataclass
+class RuleSet:
+    rules: list[Rule] = field(default_factory=list)
+
+    def by_id(self) -> dict[str, Rule]:
+        return {r.id: r for r in self.rules}
+
+    def ids(self) -> list[str]:
+        return [r.id for r in self.rules]

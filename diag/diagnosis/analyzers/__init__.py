@@ -1,0 +1,70 @@
+"""The analyzers: correlation a rule's YAML cannot express, in one explicit table.
+
+A rule names one with ``condition.analyzer``; it receives the rule and the diagnosis
+:class:`~diag.diagnosis.context.Context` and returns its findings (usually zero or one).
+Analyzers are grouped by cause family, the headings of :mod:`diag.catalog.causes`; to add one,
+write the function in its family's module and add a line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from diag.catalog.model import Rule, RuleError
+from diag.diagnosis.analyzers import collectives, gpu, job, launch, nodes, storage, transport
+from diag.diagnosis.context import Context
+from diag.report import Finding
+
+Analyzer = Callable[[Rule, Context], list[Finding]]
+
+ANALYZERS: dict[str, Analyzer] = {
+    # transport.py
+    "gdr_disabled": transport.gdr_disabled,  # gdr-disabled
+    "ib_expected": transport.ib_expected,  # ib-devices-not-mounted, ib-verbs-library-missing
+    "ib_disabled": transport.ib_disabled,  # nccl-ib-disabled
+    "ib_hca_wrong": transport.ib_hca_wrong,  # nccl-ib-hca-wrong
+    "net_plugin": transport.net_plugin,  # nccl-net-plugin
+    "socket_ifname": transport.socket_ifname,  # nccl-socket-ifname
+    "tcp_fallback": transport.tcp_fallback,  # nccl-tcp-fallback
+    "roce_gid": transport.roce_gid,  # roce-gid-index
+    "shm_too_small": transport.shm_too_small,  # shm-too-small
+    # nodes.py
+    "hca_mismatch": nodes.hca_mismatch,  # ib-hca-mismatch-nodes
+    "link_fault": nodes.link_fault,  # ib-link-fault
+    "duplicate_gpu": nodes.duplicate_gpu,  # nccl-duplicate-gpu
+    "version_mismatch": nodes.version_mismatch,  # nccl-version-mismatch
+    # collectives.py
+    "busbw_low": collectives.busbw_low,  # busbw-low
+    "debug_verbose": collectives.debug_verbose,  # nccl-debug-verbose
+    "nccl_timeout": collectives.nccl_timeout,  # nccl-timeout
+    # launch.py
+    "pmix_not_used": launch.pmix_not_used,  # pmix-not-used
+    "pmix_runtime": launch.pmix_runtime,  # pmix-runtime-error
+    "port_in_use": launch.port_in_use,  # port-in-use
+    "rendezvous": launch.rendezvous,  # rendezvous-failure
+    "world_size": launch.world_size,  # world-size-mismatch
+    # storage.py
+    "container_import": storage.container_import,  # container-import-failure
+    "container_runtime": storage.container_runtime,  # container-runtime-error
+    "node_local_path": storage.node_local_path,  # node-local-path
+    "shared_storage": storage.shared_storage,  # shared-storage-missing
+    # job.py
+    "job_oom": job.job_oom,  # job-oom
+    "job_time_limit": job.job_time_limit,  # job-time-limit
+    "node_failure": job.node_failure,  # node-failure
+    "preempted": job.preempted,  # preempted
+    "unexplained_failure": job.unexplained_failure,  # unexplained-failure
+    # gpu.py
+    "cuda_oom": gpu.cuda_oom,  # cuda-oom
+    "gpu_xid": gpu.gpu_xid,  # gpu-xid
+}
+
+
+def check(rules: Iterable[Rule]) -> None:
+    """Every ``condition.analyzer`` names an analyzer of the table: a :class:`RuleError` naming the file otherwise."""
+    for rule in rules:
+        name = rule.condition.analyzer
+        if name is not None and name not in ANALYZERS:
+            raise RuleError(
+                rule.path, rule.id, "condition.analyzer", f"unknown analyzer {name!r}; known: {', '.join(ANALYZERS)}"
+            )

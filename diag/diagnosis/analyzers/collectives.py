@@ -1,0 +1,200 @@
+"""Collectives: watchdog timeouts and the rank behind them, nccl-tests bandwidth, verbose NCCL logging."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import _plural
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.evidence import Evidence, time_key
+from diag.report import Finding
+
+INFO_VERBOSE_RANKS = 64
+
+INFO_VERBOSE_LINES = 1_000_000
+
+# Large-message all_reduce busbw of one node's NVLink domain, by GPU name (conservative figures).
+NVLINK_BUSBW = (("B200", 650.0), ("GB200", 650.0), ("H200", 360.0), ("H100", 360.0), ("H800", 170.0),
+                ("A100", 220.0), ("A800", 150.0), ("V100", 130.0))
+
+# ------------------------------------------------------------------------------------ NCCL_DEBUG=INFO
+def debug_verbose(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    info_ranks = max(len(facts.host_of_rank), sum(st.count for _, st in ctx.stats(rule, ["init_complete"])))
+    lines = sum(i.lines for i in ctx.scan.inputs)
+    if info_ranks == 0:
+        return []
+    if facts.max_nranks >= INFO_VERBOSE_RANKS and info_ranks >= INFO_VERBOSE_RANKS:
+        detail = f"NCCL_DEBUG=INFO is on for all {facts.max_nranks} ranks of this job ({lines:,} log lines)"
+    elif lines >= INFO_VERBOSE_LINES:
+        detail = f"NCCL_DEBUG=INFO output fills this job's log ({lines:,} lines)"
+    else:
+        return []
+    samples = [ev for ev, _ in ctx.samples(rule, ["init_complete"])][:3]
+    return [ctx.make_finding(rule, ["init_complete", "debug_env"], detail=detail + ".", evidence=samples,
+                             hosts=[], ranks=[])]
+
+# ------------------------------------------------------------------------------------ collective timeout
+def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    names = ["watchdog", "async_exception", "heartbeat", "watchdog_stuck", "comm_aborted"]
+    if not ctx.stats(rule, names):
+        return []
+    cols = facts.collectives
+    reporters = {r: c for r, c in cols.items() if c.kind}
+    if not reporters:
+        stuck = sorted({ev.rank for ev, _ in ctx.samples(rule, names) if ev.rank is not None})
+        detail = "The PyTorch NCCL watchdog itself was blocked (an NCCL/CUDA call hung)"
+        if stuck:
+            detail += f" on rank {', '.join(map(str, stuck[:8]))}"
+        return [ctx.make_finding(rule, names, detail=detail + ".", values={"culprits": "the ranks named"})]
+
+    def when(r: int) -> tuple:
+        c = reporters[r]
+        tk = time_key(c.timestamp)
+        return (0, tk, c.order) if tk else (1, (), c.order)
+
+    first = min(reporters, key=when)
+    max_seq = max(c.seq for c in reporters.values() if c.seq is not None)
+    behind = sorted(
+        r
+        for r, c in cols.items()
+        if (c.min_enqueued is not None and c.min_enqueued < max_seq) or (c.seq is not None and c.seq < max_seq)
+    )
+    known = set(facts.host_of_rank) | set(cols)
+    silent = sorted(known - set(cols))
+    if len(silent) > max(1, len(known) // 2):
+        silent = []  # most ranks said nothing: their logs are probably not here, not proof they left
+    peer_lost = ctx.count(rule.id, ["remote_exited", "closed_by_peer"]) > 0
+    c0 = reporters[first]
+    what = f"{c0.op or 'a collective'} (SeqNum {c0.seq})"
+    if c0.kind == "timeout":
+        seen = f"rank {first} timed out" + (f" after {c0.timeout_ms} ms" if c0.timeout_ms else "") + f" in {what}"
+    else:
+        seen = f"rank {first} lost its peer in {what}"
+    if c0.timestamp:
+        seen += f" at {c0.timestamp}"
+    culprits = sorted(set(behind) | set(silent))
+    behind_only = [r for r in behind if r not in silent]
+    parts = []
+    if silent:
+        one = len(silent) == 1
+        parts.append(
+            f"Rank {', '.join(map(str, silent[:8]))} exited or stopped first: {'it' if one else 'they'} reported "
+            f"no collective error of {'its' if one else 'their'} own, then {seen}"
+        )
+    else:
+        parts.append(seen[0].upper() + seen[1:])
+    if behind_only:
+        one = len(behind_only) == 1
+        parts.append(
+            f"rank {', '.join(map(str, behind_only[:8]))} fell behind: {'it' if one else 'they'} had not reached "
+            f"collective {max_seq} when the others waited there"
+        )
+    if not culprits:
+        parts.append(
+            f"every reporting rank waited in the same collective (SeqNum {max_seq}): no rank fell behind, so "
+            "suspect the network or a hang inside NCCL"
+        )
+    detail = "; ".join(parts)
+    later = sorted(r for r in reporters if r != first)
+    if later:
+        detail += (
+            f". The errors rank {', '.join(map(str, later[:8]))} printed afterwards (ncclRemoteError, connection "
+            "closed) are consequences"
+        )
+    elif peer_lost and silent:
+        detail += f". Rank {first}'s ncclRemoteError / 'Connection closed by remote peer' are consequences"
+    hosts = sorted({facts.host_of_rank[r] for r in culprits if r in facts.host_of_rank}, key=natural_key)
+    shown = culprits or sorted(reporters)
+    values = {"culprits": "rank " + ", ".join(map(str, shown[:8])) + (" (+more)" if len(shown) > 8 else "")}
+    evidence = pick_evidence(ev for ev, _ in ctx.samples(rule, names + ["pg_status"]))
+    return [ctx.make_finding(rule, names, detail=detail + ".", ranks=shown, hosts=hosts or None, values=values,
+                             evidence=evidence)]
+
+# ------------------------------------------------------------------------------------------- busbw
+def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    rows = facts.busbw_rows
+    oob = ctx.stats(rule, ["oob_failed"])
+    if not rows and not oob:
+        return []
+    wrong_rows = [r for r in rows if r.wrong]
+    problems = []
+    severity = None
+    if wrong_rows or oob:
+        n = sum(r.wrong or 0 for r in wrong_rows) or int(
+            max(ctx.captures(rule, "wrong", ["oob_failed"]) or ["0"], key=int)
+        )
+        problems.append(
+            f"nccl-tests counted {_plural(n, 'wrong result')} (#wrong): data corruption, an error of its own"
+        )
+        severity = "error"
+    measured = expected = None
+    largest = None
+    if rows:
+        largest = max(rows, key=lambda r: (r.size, r.order))
+        # Several tests in one log: judge each by its own largest size, report the worst.
+        measured = largest.busbw
+        expected, source = _expected_busbw(ctx)
+        threshold = 0.8 if source == "--expect-busbw" else 0.6
+        if expected and measured < threshold * expected:
+            low = (
+                f"busbw at the largest size ({_size_text(largest.size)}) is {measured:g} GB/s, "
+                f"{measured / expected:.0%} of the {expected:g} GB/s expected ({source})"
+            )
+            suspects = _busbw_suspects(ctx)
+            problems.append(low + (f"; the log shows why: {' and '.join(suspects)}" if suspects else ""))
+    if not problems:
+        return []
+    values = {
+        "measured": f"{measured:g}" if measured is not None else "?",
+        "expected": f"{expected:g}" if expected else "?",
+        "size": _size_text(largest.size) if largest else "the largest size",
+    }
+    evidence = []
+    for r in ([largest] if largest else []) + wrong_rows[:3]:
+        evidence.append(Evidence(path=ctx.scan.inputs[r.order[0]].path, line=r.order[1], text=r.text, order=r.order))
+    evidence += [ev for ev, _ in ctx.samples(rule, ["oob_failed"])][:2]
+    finding = ctx.make_finding(rule, ["oob_failed"], detail="; ".join(problems) + ".", evidence=pick_evidence(evidence),
+                               values=values, severity=severity)
+    finding.count = max(finding.count, len(wrong_rows) + (1 if largest else 0))
+    return [finding]
+
+def _busbw_suspects(ctx: Context) -> list[str]:
+    """What the NCCL INFO lines of the same log show that caps bandwidth (so the finding says why)."""
+    hosts = ctx.facts.hosts.values()
+    out = []
+    tcp = [h.host for h in hosts if h.uses_socket()]
+    if tcp and ctx.facts.multi_node():
+        out.append(f"inter-node traffic over TCP sockets on {hosts_text(tcp)}")
+    no_gdr = [h.host for h in hosts if h.plain_ib_channels and not h.gdr_channels]
+    if no_gdr:
+        out.append(f"no GPUDirect RDMA on {hosts_text(no_gdr)} (gdr-disabled)")
+    return out
+
+def _size_text(size: int) -> str:
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= div and size % div == 0:
+            return f"{size // div} {unit}"
+    return f"{size} B"
+
+def _expected_busbw(ctx: Context) -> tuple[float | None, str]:
+    given = getattr(ctx, "expect_busbw", None)
+    if given:
+        return float(given), "--expect-busbw"
+    facts = ctx.facts
+    hosts = facts.tests_hosts or {h for h in facts.hosts}
+    ib = [h for h in facts.hosts.values() if h.hcas]
+    if len(hosts) > 1 or facts.multi_node():
+        if facts.hosts and any(h.uses_socket() for h in facts.hosts.values()):
+            return None, ""  # TCP between nodes: tcp-fallback says why; no line rate to compare with
+        rates = [(len(h.hcas), h.nic_rate_gbs) for h in ib if h.nic_rate_gbs]
+        if rates:
+            n, rate = min(rates)
+            # ~90% of line rate per rail for large all_reduce (45 GB/s per 400 Gb/s NDR rail)
+            return round(n * rate * 0.9, 1), f"inferred: {n} HCAs x {rate:g} GB/s per node"
+        return None, ""
+    for name, bw in NVLINK_BUSBW:
+        if any(name in gpu for gpu in facts.tests_gpus):
+            return bw, f"inferred: NVLink on one node of {name} GPUs"
+    return None, ""

@@ -1,0 +1,38 @@
+"""Helpers shared by several analyzer families (node-local prefixes, timeout cascades, wording)."""
+
+from __future__ import annotations
+
+from diag.catalog.causes import severity_rank
+from diag.diagnosis.context import Context
+from diag.evidence import Evidence, time_key
+
+NODE_LOCAL_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/", "/scratch/local/", "/local/", "/raid/", "/run/user/")
+
+CANCELLED_TASK_ENDINGS = (": Terminated", ": Killed")  # srun's task lines for tasks a cancel ended
+
+# Lines that are the cascade of a collective timeout or a lost peer, never a cause of their own.
+TIMEOUT_CASCADE = (
+    "ncclRemoteError", "DistBackendError", "WorkNCCL", "atchdog", "remote process exited", "closed by remote peer",
+    "communicator was aborted", "ChildFailedError", "SignalException", "NCCL error", "Connection reset by peer",
+)
+
+def timeline_key(ev: Evidence) -> tuple:
+    """Order by timestamp where the line carries one, else by file order."""
+    tk = time_key(ev.timestamp)
+    return (0, tk, ev.order) if tk else (1, (), ev.order)
+
+def is_timeout_cascade(text: str) -> bool:
+    return any(marker in text for marker in TIMEOUT_CASCADE)
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+def failure_is_timeout_cascade(ctx: Context, texts: list[str]) -> bool:
+    """True when a collective-timeout finding exists and every failure line given is its cascade."""
+    found = ctx.findings.get("nccl-timeout")
+    if found is None or severity_rank(found.severity) < severity_rank("error"):
+        return False
+    return all(is_timeout_cascade(t) for t in texts)
+
+def _first(values: list[str], default: str = "") -> str:
+    return values[0] if values else default

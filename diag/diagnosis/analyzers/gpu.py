@@ -1,0 +1,124 @@
+"""GPUs: Xid events and CUDA out-of-memory."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.context import Context, hosts_text
+from diag.report import Finding
+
+# ------------------------------------------------------------------------------------------ GPU
+# Xid -> (meaning, whose fault). "hardware" faults drain the node; "application" ones are usually
+# the program (illegal address); "consequence" follows another error.
+XID_MEANING: dict[int, tuple[str, str]] = {
+    13: ("graphics engine exception (SM warp exception)", "application"),
+    31: ("GPU memory page fault (MMU fault)", "application"),
+    43: ("GPU stopped processing (channel reset after a fault)", "application"),
+    45: ("preemptive cleanup after a previous error", "consequence"),
+    48: ("double-bit ECC error (DBE)", "hardware"),
+    61: ("internal micro-controller breakpoint", "hardware"),
+    62: ("internal micro-controller halt", "hardware"),
+    63: ("ECC page retirement / row remapping event", "hardware"),
+    64: ("ECC page retirement / row remapper failure", "hardware"),
+    74: ("NVLink error", "hardware"),
+    79: ("GPU has fallen off the bus", "hardware"),
+    92: ("high single-bit ECC error rate", "hardware"),
+    94: ("contained ECC error (the process was killed, the GPU stays usable)", "hardware"),
+    95: ("uncontained ECC error (GPU reset required)", "hardware"),
+    119: ("GSP firmware RPC timeout", "hardware"),
+    120: ("GSP firmware error", "hardware"),
+    154: ("GPU recovery action changed (reset or reboot required)", "hardware"),
+}
+
+ERROR_ONLY_XIDS = {63, 92, 94}  # hardware, but the GPU keeps working: error rather than critical
+
+def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = {n for n, _ in ctx.stats(rule)}
+    if not chosen:
+        return []
+    xids: dict[int, list[str]] = {}
+    order: list[int] = []
+    for ev, g in ctx.samples(rule, ["xid"]):
+        n = int(g["xid"])
+        host = ctx.host_for(ev)
+        if n not in xids:
+            xids[n] = []
+            order.append(n)
+        if host and host not in xids[n]:
+            xids[n].append(host)
+    if "off_bus" in chosen and 79 not in xids:
+        xids[79] = []
+        order.append(79)
+    parts, classes = [], set()
+    for n in order:
+        meaning, whose = XID_MEANING.get(n, ("see NVIDIA's Xid table", "unknown"))
+        if n == 45 and order[0] != 45:
+            whose = "consequence"
+            meaning += f", after Xid {order[0]}: a consequence of it"
+        classes.add(whose)
+        where = f" on {hosts_text(xids[n])}" if xids[n] else ""
+        label = {"hardware": "hardware", "application": "usually the application", "consequence": "consequence"}.get(
+            whose, "unclassified"
+        )
+        parts.append(f"Xid {n}{where}: {meaning} [{label}]")
+    severity = None
+    if "ecc_in_process" in chosen:
+        parts.append("the process got 'uncorrectable ECC error encountered' [hardware]")
+        classes.add("hardware")
+    if "gpu_lost" in chosen:
+        parts.append("the GPU is lost (reboot required) [hardware]")
+        classes.add("hardware")
+    if "nvml_mismatch" in chosen:
+        parts.append(
+            "NVML: driver/library version mismatch (driver upgraded without reboot, or the image ships its own)"
+        )
+        classes.add("driver")
+    hard = [n for n in order if XID_MEANING.get(n, ("", "unknown"))[1] in ("hardware", "unknown")]
+    if "hardware" in classes or "unknown" in classes:
+        severity = "error" if hard and set(hard) <= ERROR_ONLY_XIDS and not chosen - {"xid"} else "critical"
+    elif "driver" in classes:
+        severity = "error"
+    elif "application" in classes:
+        severity = "warning"
+        parts.append("no hardware Xid: rule out the program (illegal address) before suspecting the GPU")
+    else:
+        severity = "info"
+    detail = "; ".join(parts) + "."
+    values = {"xid": ", ".join(str(n) for n in order) or "<n>"}
+    confidence = 0.9 if severity in ("critical", "error") else 0.5
+    return [ctx.make_finding(rule, detail=detail, severity=severity, confidence=confidence, values=values)]
+
+def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = {n for n, _ in ctx.stats(rule)}
+    if not chosen:
+        return []
+    samples = ctx.samples(rule, ["allocator", "allocator_old"])
+    ranks = sorted({ev.rank for ev, _ in ctx.samples(rule, list(chosen)) if ev.rank is not None})
+    who = f"Rank {', '.join(str(r) for r in ranks[:8])}" if ranks else "A process"
+    if samples:
+        _ev, g = samples[0]
+        detail = f"{who} ran out of GPU memory: tried to allocate {g['alloc']} on GPU {g['gpu']}"
+        detail += f" (total capacity {g['total']}, {g['free']} free"
+        if g.get("inuse"):
+            detail += f", this process holds {g['inuse']}"
+        if g.get("allocated"):
+            detail += f", {g['allocated']} allocated by PyTorch"
+        if g.get("reserved"):
+            detail += f", {g['reserved']} reserved but unallocated" if "allocated" in g else ""
+        detail += ")"
+        if g.get("others"):
+            detail += f"; another process uses the same GPU:{g['others'].rstrip('.')} (two ranks on one GPU?)"
+        if _size(g["alloc"]) > _size(g["total"]):
+            detail += "; the request alone is larger than the GPU"
+    elif "nccl_oom" in chosen or "nccl_calloc" in chosen:
+        detail = f"{who}: NCCL could not allocate its buffers: the GPU was already full when the communicator started"
+    else:
+        detail = f"{who} ran out of GPU memory (CUDA error: out of memory)"
+    return [ctx.make_finding(rule, detail=detail + ".")]
+
+def _size(text: str) -> float:
+    num, _, unit = text.partition(" ")
+    scale = {"B": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+    try:
+        return float(num) * scale.get(unit, 1)
+    except ValueError:
+        return 0.0

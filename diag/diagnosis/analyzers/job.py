@@ -1,0 +1,216 @@
+"""Job and node fate as Slurm tells it (time limit, OOM, node failure, preemption) and the honest 'unexplained'."""
+
+from __future__ import annotations
+
+from diag.catalog.causes import severity_rank
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, _first, failure_is_timeout_cascade
+from diag.diagnosis.context import Context, hosts_text
+from diag.hostlist import expand
+from diag.report import Finding
+
+
+def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
+    from diag.diagnosis.context import pick_evidence
+
+    failed = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact])
+    if not failed:
+        return []
+    for f in ctx.findings.values():
+        if f.role == "root" and severity_rank(f.severity) >= severity_rank("error"):
+            return []
+    # A plain scancel (reported as info by `preempted` only when nothing failed before it): the
+    # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.
+    if "preempted" in ctx.findings:
+        return []
+    # A collective timeout that names the rank which fell behind is the better answer when every
+    # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
+    errors = [ev.text for ev, _ in ctx.samples(rule, ["exception", "exception_other", "terminate", "mpi_abort"])]
+    if errors and failure_is_timeout_cascade(ctx, errors):
+        return []
+    # The most telling line per host/rank: the exception or exit line, not "Traceback".
+    telling = [
+        ev
+        for ev, _ in ctx.samples(
+            rule,
+            [
+                "exception",
+                "exception_other",
+                "task_exit",
+                "agent_exit",
+                "banner",
+                "banner_failed",
+                "terminate",
+                "mpi_abort",
+            ],
+        )
+    ]
+    evidence = pick_evidence(telling or [ev for _, st in failed for ev, _ in st.samples], limit=10)
+    hosts = {h for e in evidence if (h := ctx.host_for(e))} | set(
+        ctx.captures(rule, "host", ["task_exit", "banner", "banner_failed"])
+    )
+    ranks = sorted({e.rank for e in evidence if e.rank is not None})
+    # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first.
+    causes = [e for e in evidence if "CANCELLED AT" not in e.text and not e.text.rstrip().endswith(CANCELLED_TASK_ENDINGS)]
+    first = (causes or evidence)[0].text.strip() if evidence else ""
+    detail = f"The job failed and no known cause matched. First error: {first[:200]}"
+    return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
+# How a task ends when Slurm (not the program) stopped it: these follow a cancel, never cause one.
+SIGNAL_HOWS = ("Terminated", "Killed")
+
+# Exceptions a launcher raises when it is itself signalled (scancel, time limit, preemption).
+SIGNAL_EXCEPTIONS = ("SignalException",)
+
+def _mib(n: str) -> str:
+    value = int(n)
+    if value >= 1 << 30:
+        return f"{value / (1 << 30):.1f} GiB"
+    return f"{value / (1 << 20):.0f} MiB"
+
+def failure_before_cancel(ctx: Context) -> bool:
+    """Whether the logs show a failure of the program itself (not just tasks ended by a signal).
+
+    The same plain ``CANCELLED AT <time> ***`` banner follows a user's scancel and srun's own
+    cancel after a task failed (MPI_Abort, --kill-on-bad-exit, OOM): only the second has one.
+    """
+    rule = ctx.rules.get("unexplained-failure")
+    if rule is None:
+        return False
+    names = [n for n, _ in ctx.stats(rule, ["exception", "exception_other"])]
+    if names:
+        exceptions = ctx.captures(rule, "exception", names)
+        if any(not e.endswith(SIGNAL_EXCEPTIONS) for e in exceptions):
+            return True
+    if ctx.stats(rule, ["terminate", "mpi_abort"]):
+        return True
+    if any(not how.startswith(SIGNAL_HOWS) for how in ctx.captures(rule, "how", ["task_exit"])):
+        return True
+    codes = ctx.captures(rule, "code", ["agent_exit"])
+    if any(c not in ("-15", "-9", "-1") for c in codes):
+        return True
+    return any(ctx.count(rid) for rid in ("job-oom", "job-time-limit", "node-failure", "cuda-oom", "gpu-xid"))
+
+def job_time_limit(rule: Rule, ctx: Context) -> list[Finding]:
+    if not ctx.stats(rule):
+        return []
+    kinds = ctx.captures(rule, "kind")
+    jobs = ctx.captures(rule, "job")
+    when = _first(ctx.captures(rule, "time"), "?")
+    what = "job" if "JOB" in kinds else "step"
+    detail = f"Slurm cancelled {what} {', '.join(jobs[:3])} at {when} because it reached its time limit"
+    if "JOB" not in kinds:
+        detail += " (an srun --time limit on the step; the job itself may have gone on)"
+    if ctx.stats(rule, ["sigterm"]):
+        detail += "; torchrun's SIGTERM shutdown and the terminated tasks that follow are consequences"
+    else:
+        detail += "; the terminated tasks that follow are consequences"
+    # A job that broke earlier (IB unusable, a rank stuck) often hangs until the limit: then the
+    # limit is how it ended, not why. Runs in phase 2 so those roots are known.
+    first = min((ev.order for ev, _ in ctx.samples(rule, ["time_limit"])), default=(1 << 30, 0))
+    earlier = [
+        f
+        for f in ctx.findings.values()
+        if f.role == "root" and severity_rank(f.severity) >= severity_rank("error") and f.first_order() < first
+    ]
+    # The node in the banner is where slurmstepd reported, not a culprit.
+    if earlier:
+        detail += f"; it ran into the limit after {', '.join(sorted(f.id for f in earlier))}, which is the likely cause"
+        return [ctx.make_finding(rule, detail=detail + ".", hosts=[], severity="warning", confidence=0.6)]
+    return [ctx.make_finding(rule, detail=detail + ".", hosts=[])]
+
+def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = ctx.stats(rule)
+    if not chosen:
+        return []
+    names = {n for n, _ in chosen}
+    steps = ctx.captures(rule, "step", ["oom_kill_event", "exceeded_limit"])
+    hosts: dict[str, None] = {}
+    for ev, groups in ctx.samples(rule, list(names)):
+        host = groups.get("host") or ctx.host_for(ev)
+        if host:
+            hosts[host] = None
+    parts = []
+    for _ev, groups in ctx.samples(rule, ["exceeded_limit"])[:1]:
+        parts.append(
+            f"StepId={groups['step']} used {_mib(groups['used'])} of its {_mib(groups['limit'])} memory limit "
+            "and was killed"
+        )
+    if "oom_kill_event" in names:
+        parts.append(f"the kernel's cgroup OOM killer fired in StepId={', '.join(steps[:3]) or '?'}")
+    if "task_oom" in names:
+        tasks = ctx.captures(rule, "task", ["task_oom"])
+        parts.append(f"srun reports task(s) {', '.join(tasks[:6])} Out Of Memory")
+    if "kernel_oom" in names:
+        comms = ctx.captures(rule, "comm", ["kernel_oom"])
+        parts.append(f"the kernel killed {', '.join(comms[:3])} for memory")
+    if "exceeded_at_some_point" in names and not parts:
+        parts.append("Slurm says the job exceeded its memory limit")
+    confidence = None
+    if names == {"dataloader_killed"}:
+        parts.append("a DataLoader worker was killed by SIGKILL, which is almost always the host's OOM killer")
+        confidence = 0.6
+    where = f" on {hosts_text(list(hosts))}" if hosts else ""
+    detail = "Host memory ran out" + where + ": " + "; ".join(parts) + "."
+    values = {"step": "StepId=" + ", ".join(steps[:3]) if steps else "the job"}
+    return [ctx.make_finding(rule, detail=detail, hosts=list(hosts), values=values, confidence=confidence)]
+
+def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
+    if not ctx.stats(rule):
+        return []
+    failed: dict[str, None] = {}
+    for expr in ctx.captures(rule, "nodes", ["node_failure_on"]):
+        for host in expand(expr):
+            failed[host] = None
+    for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed"]):
+        failed[host] = None
+    parts = []
+    if failed:
+        parts.append(f"Slurm lost {hosts_text(list(failed))}")
+    ids = ctx.captures(rule, "nodeid", ["io_error"])
+    if ids:
+        parts.append(f"srun lost the connection to the slurmstepd of node index {', '.join(ids[:6])} of the step")
+    reasons = ctx.captures(rule, "reason", ["task_launch_failed"])
+    if reasons:
+        parts.append(f"task launch failed: {reasons[0]}")
+    if ctx.stats(rule, ["kill_task_failed"]):
+        parts.append(
+            "processes did not die on SIGKILL (Kill task failed: stuck in the kernel, often a hung GPU or file system)"
+        )
+    reporters = ctx.captures(rule, "reporter", ["banner"])
+    if ctx.stats(rule, ["banner"]):
+        parts.append(
+            f"the job was cancelled DUE TO NODE FAILURE (reported by {', '.join(reporters[:3])}"
+            + (", a surviving node)" if failed and not set(reporters) & set(failed) else ")")
+        )
+    detail = "; ".join(parts)
+    detail = (
+        detail[:1].upper()
+        + detail[1:]
+        + ". Errors on the other nodes after this (peer closed/reset, timeouts) are consequences."
+    )
+    names = failed and list(failed) or []
+    values = {"nodes": ",".join(names) if names else "<the failed node, see scontrol show job / slurmctld log>"}
+    return [ctx.make_finding(rule, detail=detail, hosts=names, values=values)]
+
+def preempted(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = {n for n, _ in ctx.stats(rule)}
+    if not chosen:
+        return []
+    when = _first(ctx.captures(rule, "time"), "?")
+    jobs = ctx.captures(rule, "job")
+    if "preemption" in chosen or "requeue" in chosen:
+        why = "was preempted by a higher-priority job" if "preemption" in chosen else "was requeued"
+        names = [n for n in ("preemption", "requeue") if n in chosen]
+        detail = f"Job {', '.join(jobs[:3])} {why} at {when}; the terminated tasks that follow are consequences."
+        return [ctx.make_finding(rule, names, detail=detail, hosts=[])]
+    if failure_before_cancel(ctx):
+        # srun (or MPI) cancelled the step because something failed first: that failure is the cause.
+        return []
+    signals = ctx.captures(rule, "signal", ["cancelled"])
+    how = f" with SIGNAL {', '.join(signals)}" if signals else ""
+    detail = (
+        f"Job {', '.join(jobs[:3])} was cancelled{how} at {when} with no reason given and no failure before it: "
+        "a user or admin ran scancel. Nothing failed; the terminated tasks are its consequences."
+    )
+    return [ctx.make_finding(rule, ["cancelled"], detail=detail, severity="info", confidence=0.7, hosts=[])]

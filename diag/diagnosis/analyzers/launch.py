@@ -1,0 +1,163 @@
+"""Launch: PMIx wiring and run-time errors, rendezvous, the master port, world size against the allocation."""
+
+from __future__ import annotations
+
+from diag.catalog.causes import severity_rank
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import _first
+from diag.diagnosis.context import Context, hosts_text, natural_key
+from diag.hostlist import expand
+from diag.report import Finding
+
+
+def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
+    if ctx.stats(rule):
+        return [ctx.make_finding(rule)]
+    facts = ctx.facts
+    singles = [h for h in facts.hosts.values() if h.ranks == {0}]
+    if len(singles) > 1 and facts.max_nranks == 1:
+        detail = (
+            f"every process is rank 0 of a world of 1 on {hosts_text([h.host for h in singles])}: "
+            "the ranks were started without PMI/PMIx wiring or without RANK/WORLD_SIZE"
+        )
+        return [ctx.make_finding(rule, detail=detail, hosts=[h.host for h in singles], confidence=0.6)]
+    return []
+
+def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
+    if not ctx.stats(rule):
+        return []
+    if ctx.job_failed():
+        hosts = _awaited_hosts(rule, ctx)
+        return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
+    return [ctx.make_finding(rule, severity="info", confidence=0.4,
+                             detail="PMIx reported errors but the job shows no failure: harmless noise.")]
+
+def _awaited_hosts(rule: Rule, ctx: Context) -> list[str]:
+    """The nodes PMIx waited for: common to every "wait contrib" list (a ring dump lists the
+    laggard and everything after it), plus those named by timeouts and failed connections."""
+    waits = [set(expand(v)) for v in ctx.captures(rule, "host", ["wait_contrib"])]
+    hosts = set.intersection(*waits) if waits else set()
+    hosts |= set(ctx.captures(rule, "host", ["dmdx_timeout", "cannot_connect", "unexpected_contrib"]))
+    return sorted(hosts, key=natural_key)
+
+# --------------------------------------------------------------------------------------- launch
+LOCAL_ADDRS = ("localhost", "127.0.0.1", "::1", "127.0.1.1")
+
+def _earlier_roots(ctx: Context, first: tuple[int, int], exclude: str) -> list[Finding]:
+    """Error-level roots found before ``first``: what a later failure is probably a consequence of."""
+    return [
+        f
+        for f in ctx.findings.values()
+        if f.id != exclude
+        and f.role == "root"
+        and severity_rank(f.severity) >= severity_rank("error")
+        and f.first_order() < first
+    ]
+
+def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = {n for n, _ in ctx.stats(rule)}
+    if not chosen:
+        return []
+    socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
+    addrs = ctx.captures(rule, "addr", socket_sigs)
+    ports = ctx.captures(rule, "port", socket_sigs)
+    target = f"{', '.join(addrs[:3])}:{', '.join(ports[:3])}" if addrs else "MASTER_ADDR:MASTER_PORT"
+    parts = []
+    if "gai" in chosen:
+        hosts = sorted({h for ev, _ in ctx.samples(rule, ["gai"]) if (h := ctx.host_for(ev))})
+        where = f" on {hosts_text(hosts)}" if hosts else ""
+        reason = _first(ctx.captures(rule, "reason", ["gai"]))
+        parts.append(f"{', '.join(ctx.captures(rule, 'addr', ['gai'])[:3])} cannot be resolved{where} ({reason})")
+    if "connect_refused" in chosen:
+        parts.append(f"nothing listened at {target} (connection refused): the store on rank 0 was not up")
+    if chosen & {"client_timeout", "connect_any"}:
+        timeout = _first(ctx.captures(rule, "timeout", ["client_timeout"]))
+        parts.append(f"no connection to {target}" + (f" within {timeout}" if timeout else ""))
+    for _ev, g in ctx.samples(rule, ["clients_joined"])[:1]:
+        missing = int(g["world"]) - int(g["joined"])
+        parts.append(
+            f"rank 0's store waited {g['secs']} s and only {g['joined']} of {g['world']} processes joined: "
+            f"{missing} never started, crashed first, or used another MASTER_ADDR/PORT or --nnodes"
+        )
+    if "env_missing" in chosen:
+        var = ", ".join(ctx.captures(rule, "var", ["env_missing"]))
+        parts.append(f"{var} not set: the script uses env:// but was not started by torchrun (or the job script)")
+    if chosen & {"rdzv_timeout", "store_connection"}:
+        parts.append("torchrun's rendezvous failed: fewer nodes than --nnodes joined, or they used different endpoints")
+    if "store_get" in chosen:
+        err = _first(ctx.captures(rule, "error", ["store_get"]))
+        parts.append(f"ranks could not fetch the NCCL unique id from rank 0 through the store ({err})")
+    local = [a for a in addrs if a.strip("[]") in LOCAL_ADDRS]
+    if local and ctx.facts.multi_node():
+        parts.append(f"MASTER_ADDR is {local[0]}, which every node resolves to itself in a multi-node job")
+    detail = "Rendezvous failed: " + "; ".join(parts) + "."
+    first = min((ev.order for ev, _ in ctx.samples(rule, list(chosen))), default=(1 << 30, 0))
+    values = {"addr": target}
+    if chosen <= {"store_get", "store_connection", "connect_refused", "client_timeout", "connect_any"} and any(
+        _earlier_roots(ctx, (1 << 62, 0), rule.id)
+    ):
+        # Rank 0 died of something else: the others then cannot reach its store. Whether the store
+        # error's line comes first in the file depends on how the processes' output interleaved.
+        return []
+    earlier = _earlier_roots(ctx, first, rule.id)
+    if earlier:
+        detail += f" It followed {', '.join(sorted(f.id for f in earlier))}, which may be the cause."
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values)]
+    return [ctx.make_finding(rule, detail=detail, values=values)]
+
+def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
+    if not ctx.stats(rule):
+        return []
+    ports = ctx.captures(rule, "port") or [
+        a.rsplit(":", 1)[-1] for a in ctx.captures(rule, "addr") if ":" in a and a.rsplit(":", 1)[-1].isdigit()
+    ]
+    by_host: dict[str, set] = {}
+    for ev, _ in ctx.samples(rule, [s.name for s in rule.signatures]):
+        host = ctx.host_for(ev) or "?"
+        by_host.setdefault(host, set()).add((ev.task, ev.pid, ev.local_rank, ev.rank))
+    crowded = {h: len(v) for h, v in by_host.items() if len(v) > 1}
+    port = ", ".join(dict.fromkeys(ports)) or "MASTER_PORT"
+    detail = f"Port {port} was already in use"
+    hosts = [h for h in by_host if h != "?"]
+    if hosts:
+        detail += f" on {hosts_text(hosts)}"
+    if crowded:
+        where = ", ".join(f"{n} on {h}" if h != "?" else f"{n}" for h, n in crowded.items())
+        detail += (
+            f": {where} launchers tried to serve the store on one node, so more than one torchrun ran per node "
+            "(srun started it once per GPU instead of once per node)"
+        )
+    else:
+        detail += ": another process on that node (a second launcher or job, or a leftover run) holds it"
+    return [ctx.make_finding(rule, detail=detail + ".", values={"port": port}, hosts=hosts)]
+
+def world_size(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = {n for n, _ in ctx.stats(rule)}
+    if not chosen:
+        return []
+    parts = []
+    for _ev, g in ctx.samples(rule, ["rank_count", "info_mismatch"])[:1]:
+        parts.append(f"ranks passed different world sizes to NCCL ({g['a']} vs {g['b']})")
+    for _ev, g in ctx.samples(rule, ["checked_in"])[:1]:
+        parts.append(
+            f"two processes claimed rank {g['rank']} of {g['nranks']}: every task got the same RANK, or torchrun "
+            "was started once per GPU with the same --node-rank"
+        )
+    for _ev, g in ctx.samples(rule, ["step_create"])[:1]:
+        parts.append(f"an srun step asked for more than job {g['job']} holds ({g['reason']})")
+    for _ev, g in ctx.samples(rule, ["only_allocated"])[:1]:
+        parts.append(f"an srun step asked for {g['want']} nodes in a {g['have']}-node allocation")
+    for _ev, g in ctx.samples(rule, ["nnodes_reset"])[:1]:
+        parts.append(
+            f"srun ran {g['tasks']} tasks on {g['have']} nodes instead of the {g['want']} asked for, "
+            "so anything computed from the asked-for node count is wrong"
+        )
+    for _ev, g in ctx.samples(rule, ["ntasks_per_node"])[:1]:
+        parts.append(f"srun ignored --ntasks-per-node={g['per_node']} ({g['tasks']} tasks requested)")
+    if "device_ordinal" in chosen:
+        parts.append("a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")
+    detail = "Launch layout does not match: " + "; ".join(parts) + "."
+    if chosen <= {"nnodes_reset", "ntasks_per_node"}:
+        # srun adjusted the layout and the step ran: worth knowing, not a failure by itself.
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.6)]
+    return [ctx.make_finding(rule, detail=detail)]

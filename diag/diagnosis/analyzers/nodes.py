@@ -1,0 +1,239 @@
+"""Node-to-node differences and faults: HCA sets, NCCL versions, GPUs shared by two ranks, IB link faults."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import _plural, timeline_key
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.evidence import Evidence
+from diag.report import Finding
+
+WC_STATUS = {
+    1: "local length error", 2: "local QP operation error", 4: "local protection error, often ACS or peermem",
+    5: "work request flushed", 9: "remote invalid request", 10: "remote access error",
+    11: "remote operation error", 12: "transport retry counter exceeded: the peer stopped answering",
+    13: "RNR retry counter exceeded",
+}
+
+FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
+
+# ------------------------------------------------------------------------------------- HCA mismatch
+def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    table = _per_host_fabric(ctx)
+    explicit = ctx.stats(rule)
+    if explicit and {n for n, _ in explicit} <= {"mixed_counts"} and _unopenable_hosts(ctx) and not _odd_hosts(table):
+        return []  # NCCL 2.30's count check on a node that could not open some HCAs: ib-devices-not-mounted
+    if explicit:
+        counts = ctx.captures(rule, "min") + ctx.captures(rule, "max")
+        detail = "NCCL found different network devices on the nodes of this job"
+        if counts:
+            detail += f" (local NIC counts from {min(counts, key=int)} to {max(counts, key=int)})"
+        odd = _odd_hosts(table) if table else []
+        if table:
+            detail += "; per node: " + _table_text(table)
+        return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None)]
+    if len(table) < 2 or not facts.multi_node():
+        return []
+    odd = _odd_hosts(table)
+    if not odd:
+        return []
+    detail = "The nodes offer NCCL different HCAs or settings: " + _table_text(table)
+    detail += f". {hosts_text(odd)} differ{'s' if len(odd) == 1 else ''} from the rest."
+    evidence = [ev for ev, _ in ctx.samples(rule, ["ib_using", "hca_env"]) if ctx.host_for(ev) in odd]
+    failed = ctx.job_failed()
+    return [
+        ctx.make_finding(
+            rule, ["ib_using", "hca_env"], detail=detail, hosts=odd, evidence=pick_evidence(evidence),
+            severity=None if failed else "warning", confidence=0.75 if failed else 0.6,
+        )
+    ]
+
+def _per_host_fabric(ctx: Context) -> dict[str, str]:
+    """host -> what NCCL's IB transport saw there (HCA list, link type, NCCL_IB_HCA), IB hosts only.
+
+    Hosts where some verbs devices could not be opened are left out: ib-devices-not-mounted names them,
+    and the shorter HCA list there is its consequence, not a second root cause."""
+    out = {}
+    unopenable = _unopenable_hosts(ctx)
+    for host in sorted(ctx.facts.hosts, key=natural_key):
+        hf = ctx.facts.hosts[host]
+        if not hf.hcas or host in unopenable:
+            continue
+        text = f"{len(hf.hcas)} HCA{'s' if len(hf.hcas) != 1 else ''} {_hca_range(hf.hcas)}"
+        text += "/RoCE" if hf.roce else "/IB"
+        if "NCCL_IB_HCA" in hf.env:
+            text += f" (NCCL_IB_HCA={hf.env['NCCL_IB_HCA']})"
+        out[host] = text
+    return out
+
+def _unopenable_hosts(ctx: Context) -> set[str]:
+    mounted = ctx.rules.get("ib-devices-not-mounted")
+    return {h for _, st in ctx.stats(mounted) for h in st.hosts} if mounted else set()
+
+def _hca_range(hcas: list[str]) -> str:
+    if len(hcas) <= 3:
+        return ",".join(hcas)
+    return f"{hcas[0]}..{hcas[-1]}"
+
+def _odd_hosts(table: dict[str, str]) -> list[str]:
+    groups: dict[str, list[str]] = {}
+    for host, text in table.items():
+        groups.setdefault(text, []).append(host)
+    if len(groups) < 2:
+        return []
+    biggest = max(len(h) for h in groups.values())
+    if list(len(h) for h in groups.values()).count(biggest) > 1:
+        return sorted(table, key=natural_key)  # no majority: every node is a suspect
+    return sorted((h for hs in groups.values() if len(hs) < biggest for h in hs), key=natural_key)
+
+def _table_text(table: dict[str, str]) -> str:
+    groups: dict[str, list[str]] = {}
+    for host, text in table.items():
+        groups.setdefault(text, []).append(host)
+    return "; ".join(f"{hosts_text(hosts)}: {text}" for text, hosts in groups.items())
+
+# ------------------------------------------------------------------------------------------- IB faults
+def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
+    cqe = ctx.samples(rule, ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4", "ucx_retry", "device_failed"])
+    events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal"])
+    faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
+    faults += [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
+    real = [(ev, g) for ev, g in cqe if g.get("status") != "5"]
+    flushes = [(ev, g) for ev, g in cqe if g.get("status") == "5"]
+    if not real and not faults and not flushes:
+        return _speed_drop(rule, ctx)
+    ordered = sorted(real + faults, key=lambda s: timeline_key(s[0])) or sorted(
+        flushes, key=lambda s: timeline_key(s[0])
+    )
+    first, g = ordered[0]
+    host = ctx.host_for(first) or "an unnamed node"
+    hca = g.get("hca") or _hca_of_host_events(ctx, faults, host) or "its HCA"
+    if g.get("status"):
+        status = int(g["status"])
+        what = f"completion error status {status} ({WC_STATUS.get(status, 'see ibv_wc_status')})"
+        if g.get("peer"):
+            what += f" talking to peer {g['peer']}"
+        if g.get("rgid"):
+            what += f" (remote GID {g['rgid']})"
+    else:
+        what = g.get("event", "").strip() or "an HCA failure"
+    detail = f"First fabric error at {first.timestamp or 'line ' + str(first.line)}: {hca} on {host}: {what}"
+    later = len(real) + len(faults) - 1
+    if later > 0:
+        detail += f"; {_plural(later, 'later error')} follow"
+    if flushes:
+        if real or faults:
+            detail += f"; {_plural(len(flushes), 'flush error')} (status 5) are consequences of it"
+        else:
+            detail = (
+                f"Only flush errors (status 5, work request flushed) on {host}: a queue pair was already in "
+                "error, and the first error was not logged"
+            )
+    hosts = sorted({h for ev, _ in real + faults if (h := ctx.host_for(ev))} or {host} - {"an unnamed node"},
+                   key=natural_key)
+    hosts = [host] + [h for h in hosts if h != host] if host != "an unnamed node" else hosts
+    evidence = pick_evidence([ev for ev, _ in ordered[:6]] + [ev for ev, _ in flushes[:2]])
+    conf = 0.9 if (real or faults) else 0.5
+    return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=conf,
+                             values={"hca": hca})]
+
+def _hca_of_host_events(ctx: Context, events: list, host: str) -> str | None:
+    for ev, g in events:
+        if ctx.host_for(ev) == host and g.get("hca"):
+            return g["hca"]
+    return None
+
+def _speed_drop(rule: Rule, ctx: Context) -> list[Finding]:
+    drops = [(ev, g) for ev, g in ctx.samples(rule, ["speed_change"]) if int(g["new"]) < int(g["old"])]
+    if not drops:
+        return []
+    ev, g = drops[0]
+    host = ctx.host_for(ev) or "a node"
+    detail = (
+        f"{g['hca']}:{g['port']} on {host} trained down from {int(g['old']) // 1000} to {int(g['new']) // 1000} Gb/s"
+    )
+    return [ctx.make_finding(rule, ["speed_change"], detail=detail + ".", severity="warning", confidence=0.7,
+                             evidence=[e for e, _ in drops[:4]], hosts=[host], values={"hca": g["hca"]})]
+
+# ----------------------------------------------------------------------------------- version mismatch
+def _decode_version(code: str) -> str:
+    n = int(code)
+    return f"{n // 10000}.{n % 10000 // 100}.{n % 100}" if n >= 10000 else f"{n // 1000}.{n % 1000 // 100}.{n % 100}"
+
+def version_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    by_version: dict[str, list[str]] = {}
+    for h in facts.hosts.values():
+        for v in h.versions:
+            by_version.setdefault(v, []).append(h.host)
+    per_host = "; ".join(f"{hosts_text(hs)}: NCCL {v}" for v, hs in sorted(by_version.items()))
+    odd = []
+    if len(by_version) > 1:
+        biggest = max(len(hs) for hs in by_version.values())
+        odd = sorted({h for hs in by_version.values() if len(hs) < biggest for h in hs}, key=natural_key)
+    samples = ctx.samples(rule, ["mismatch"])
+    if samples:
+        _, g = samples[0]
+        detail = (
+            f"NCCL refused to start: rank {g['rank_a']} runs NCCL {_decode_version(g['va'])}, "
+            f"rank {g['rank_b']} runs {_decode_version(g['vb'])}"
+        )
+        ranks = sorted({int(x) for _, g in samples for x in (g["rank_a"], g["rank_b"])})
+        minority = _minority_ranks(samples)
+        if minority:
+            ranks = minority
+            if not odd:  # the odd node printed no version line of its own (<= 2.21 only rank 0 does)
+                odd = sorted({h for r in minority if (h := facts.host_of_rank.get(r))}, key=natural_key)
+        if per_host and len(by_version) > 1:
+            detail += f"; per node: {per_host}"
+        return [ctx.make_finding(rule, detail=detail + ".", ranks=ranks, hosts=odd or None,
+                                 values={"versions": per_host or "one NCCL version"})]
+    ras = ctx.samples(rule, ["ras_mismatch"])
+    if ras:
+        _, g = ras[0]
+        detail = f"NCCL {g['local']} here, NCCL {g['remote']} on peer {g['peer']}"
+        if per_host and len(by_version) > 1:
+            detail += f"; per node: {per_host}"
+        return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None,
+                                 values={"versions": per_host or f"{g['local']} vs {g['remote']}"})]
+    if odd:
+        detail = f"The nodes load different NCCL libraries: {per_host}"
+        return [ctx.make_finding(rule, [], detail=detail + ".", hosts=odd, confidence=0.85,
+                                 evidence=_version_evidence(ctx, odd), values={"versions": per_host})]
+    return []
+
+def _minority_ranks(samples: list) -> list[int]:
+    """The ranks of the version fewer ranks run, from the mismatch lines (each names two ranks and their versions)."""
+    by_code: dict[str, set[int]] = {}
+    for _, g in samples:
+        by_code.setdefault(g["va"], set()).add(int(g["rank_a"]))
+        by_code.setdefault(g["vb"], set()).add(int(g["rank_b"]))
+    sizes = sorted(len(r) for r in by_code.values())
+    if len(sizes) < 2 or sizes[0] == sizes[1]:
+        return []  # no clear minority: do not guess
+    return sorted(min(by_code.values(), key=len))
+
+def _version_evidence(ctx: Context, hosts: list[str]) -> list[Evidence]:
+    rule = ctx.rules.get("nccl-version-mismatch")
+    if rule is None:
+        return []
+    return pick_evidence(ev for ev, _ in ctx.samples(rule, ["version_line"]) if ctx.host_for(ev) in hosts)
+
+# ------------------------------------------------------------------------------------- duplicate GPU
+def duplicate_gpu(rule: Rule, ctx: Context) -> list[Finding]:
+    fatal = ["duplicate", "multi_rank", "multi_nvls"]
+    if ctx.stats(rule, fatal):
+        pairs = sorted({(int(g["rank"]), int(g["other"])) for _, g in ctx.samples(rule, ["duplicate"])})
+        ranks = sorted({r for p in pairs for r in p})
+        bus = ctx.captures(rule, "busid", ["duplicate"])
+        if pairs:
+            shown = ", ".join(f"{a} and {b}" for a, b in pairs if a < b) or f"{pairs[0][0]} and {pairs[0][1]}"
+            detail = f"Ranks {shown} share one GPU (CUDA device {', '.join(bus)})"
+        else:
+            detail = "Several ranks use the same GPU"
+        return [ctx.make_finding(rule, fatal, detail=detail + "; NCCL refuses to run.", ranks=ranks or None)]
+    if ctx.stats(rule, ["allowed"]):
+        detail = "Several ranks share one GPU; this NCCL allows it silently and switches NVLS off (slow)"
+        return [ctx.make_finding(rule, ["allowed"], detail=detail + ".", severity="warning", confidence=0.7)]
+    return []

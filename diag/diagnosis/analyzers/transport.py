@@ -1,0 +1,333 @@
+"""Fabric and NCCL transport: why NCCL is on TCP, and the settings, images and plugins behind it."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import _plural
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.report import Finding
+
+NOT_ROUTABLE_IFACES = ("lo", "docker", "virbr", "veth", "br-")
+
+IB_ROOT_IDS = ("ib-devices-not-mounted", "ib-verbs-library-missing", "nccl-ib-hca-wrong", "nccl-ib-disabled")
+
+def ib_evidence(ctx: Context) -> list[str]:
+    """Why InfiniBand/RoCE was expected on this job, as short reasons (empty: no sign of IB)."""
+    facts = ctx.facts
+    reasons = []
+    ib_hosts = [h.host for h in facts.hosts.values() if h.uses_ib()]
+    if ib_hosts:
+        reasons.append(f"{hosts_text(ib_hosts)} use{'s' if len(ib_hosts) == 1 else ''} IB")
+    if facts.env_values("NCCL_IB_HCA"):
+        reasons.append(f"NCCL_IB_HCA is set ({', '.join(facts.env_values('NCCL_IB_HCA'))})")
+    if ctx.count("ib-devices-not-mounted"):
+        reasons.append("verbs devices exist but cannot be opened")
+    ipoib = sorted({i for h in facts.hosts.values() for i in h.bootstrap_ifaces if i.startswith("ib")})
+    if ipoib:
+        reasons.append(f"nodes have IPoIB interfaces ({', '.join(ipoib)})")
+    if any(v.upper().startswith("IB") for v in facts.env_values("NCCL_NET")):
+        reasons.append("NCCL_NET asks for IB")
+    return reasons
+
+def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    if not facts.multi_node():
+        return []
+    socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
+    if not socket_hosts and not ctx.stats(rule):
+        return []
+    reasons = ib_evidence(ctx)
+    nodes = facts.node_count()
+    where = hosts_text(socket_hosts) if socket_hosts else "some nodes"
+    ib_hosts = [h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()]
+    if reasons:
+        detail = f"NCCL carried inter-node traffic over TCP sockets on {where} of a {nodes}-node job"
+        if ib_hosts:
+            detail += f", while {hosts_text(ib_hosts)} use{'s' if len(ib_hosts) == 1 else ''} InfiniBand"
+        detail += f"; IB was expected: {'; '.join(reasons)}."
+        return [ctx.make_finding(rule, detail=detail, hosts=socket_hosts or None, confidence=0.9)]
+    detail = (
+        f"NCCL carried inter-node traffic over TCP sockets on {where}; nothing in the logs shows "
+        "InfiniBand/RoCE on this cluster, so this is expected on Ethernet-only nodes."
+    )
+    return [ctx.make_finding(rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None)]
+
+def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
+    """A fabric problem that matters only where IB was expected: a warning when nothing shows IB."""
+    if not ctx.stats(rule):
+        return []
+    reasons = ib_evidence(ctx)
+    if reasons or not ctx.facts.multi_node():
+        return [ctx.make_finding(rule)]
+    return [
+        ctx.make_finding(
+            rule,
+            severity="info",  # the same lines are on every healthy Ethernet-only job
+            confidence=0.5,
+            detail="InfiniBand is unavailable to NCCL, and nothing in the logs shows this cluster has IB; "
+            "if it has, this is why NCCL uses TCP between nodes.",
+        )
+    ]
+
+def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    explicit = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact])
+    if explicit:
+        devs = ctx.captures(rule, "device")
+        detail = f"UCX_NET_DEVICES names {', '.join(devs) or 'a device'} that this node does not have"
+        avail = ctx.captures(rule, "available")
+        if avail:
+            detail += f"; available: {avail[0]}"
+        return [ctx.make_finding(rule, detail=detail, values={"value": ", ".join(devs)})]
+    mounted = ctx.rules.get("ib-devices-not-mounted")
+    unopenable = set()
+    if mounted:
+        for _, st in ctx.stats(mounted):
+            unopenable |= set(st.hosts)
+    bad_hosts = [
+        h.host
+        for h in facts.hosts.values()
+        if "NCCL_IB_HCA" in h.env and (h.ib_no_device or (not h.hcas and h.uses_socket())) and h.host not in unopenable
+    ]
+    if not bad_hosts:
+        return []
+    values = sorted({facts.hosts[h].env["NCCL_IB_HCA"] for h in bad_hosts})
+    seen_elsewhere = sorted({hca for h in facts.hosts.values() for hca in h.hcas})
+    detail = f"NCCL_IB_HCA={' / '.join(values)} matched no usable HCA on {hosts_text(bad_hosts)}"
+    detail += ': NCCL found no IB device ("NET/IB : No device found.") and fell back to TCP sockets'
+    if seen_elsewhere:
+        detail += f"; HCAs NCCL used on other nodes: {', '.join(seen_elsewhere)}"
+    names = [s.name for s in rule.signatures]
+    evidence = [ev for ev, _ in ctx.samples(rule, names) if ev.host in bad_hosts]
+    return [
+        ctx.make_finding(
+            rule,
+            names,
+            detail=detail,
+            hosts=bad_hosts,
+            values={"value": ", ".join(values)},
+            evidence=pick_evidence(evidence),
+            confidence=0.85,
+        )
+    ]
+
+def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
+    if not ctx.stats(rule):
+        return []
+    facts = ctx.facts
+    if not facts.multi_node():
+        return [ctx.make_finding(rule, severity="info", confidence=0.6,
+                                 detail="IB is switched off, which does not matter on a one-node job.")]
+    socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
+    reasons = [r for r in ib_evidence(ctx) if not r.startswith("NCCL_NET")]
+    told = []  # which setting did it, as the log shows it
+    if disable := ctx.captures(rule, "value", ["ib_disable_echo", "ib_disable_env"]):
+        told.append(f"NCCL_IB_DISABLE={disable[0]}")
+    if net := ctx.captures(rule, "value", ["net_socket_env", "comm_config_socket"]):
+        told.append(f"NCCL_NET={net[0]}")
+    detail = f"{' and '.join(told) or 'The job'} told NCCL not to use InfiniBand, so inter-node traffic goes over TCP"
+    if socket_hosts:
+        detail += f" (on {hosts_text(socket_hosts)})"
+    if reasons:
+        return [ctx.make_finding(rule, detail=detail + f"; this cluster has IB: {'; '.join(reasons)}.",
+                                 confidence=0.9)]
+    detail += "; if these nodes have InfiniBand/RoCE, unset it."
+    return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail)]
+
+def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
+    explicit = ctx.stats(rule)
+    if explicit:
+        return [ctx.make_finding(rule)]
+    facts = ctx.facts
+    if not facts.multi_node():
+        return []
+    bad = {
+        h.host: iface
+        for h in facts.hosts.values()
+        for iface in h.bootstrap_ifaces
+        if iface.startswith(NOT_ROUTABLE_IFACES)
+    }
+    if not bad:
+        return []
+    failures = ctx.stats(rule, ["connect_failed", "connect_exceeded"])
+    ifaces = sorted(set(bad.values()))
+    detail = (
+        f"NCCL bootstrap uses {', '.join(ifaces)} on {hosts_text(list(bad))}, an interface other nodes cannot reach"
+    )
+    names = ["bootstrap_on", "connect_failed", "connect_exceeded"]
+    if failures:
+        return [ctx.make_finding(rule, names, detail=detail + "; connections between ranks then failed.",
+                                 hosts=list(bad), values={"iface": ", ".join(ifaces)}, confidence=0.85)]
+    return [ctx.make_finding(rule, names, severity="warning", confidence=0.5, detail=detail + ".",
+                             hosts=list(bad), values={"iface": ", ".join(ifaces)})]
+
+DEFAULT_PLUGIN_NAMES = {"libnccl-net.so", ""}
+
+# ----------------------------------------------------------------------------------------- net plugin
+def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    plugin_env = ctx.captures(rule, "plugin", ["plugin_env"]) + facts.env_values("NCCL_NET_PLUGIN")
+    missing = [
+        v for g in ("plugin_a", "plugin_b", "plugin_c", "plugin_d") for v in ctx.captures(rule, g, ["not_found"])
+    ]
+    missing = sorted({n.strip().rstrip(".") for v in missing for n in v.split()} - DEFAULT_PLUGIN_NAMES)
+    net_env = ctx.captures(rule, "value", ["net_env"]) + facts.env_values("NCCL_NET")
+    failed_nets = ctx.captures(rule, "net", ["failed_ib"])
+    socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
+    fell_back = facts.multi_node() and bool(socket_hosts)
+    if ctx.stats(rule, ["any_failed", "network_not_found"]):
+        wanted = ctx.captures(rule, "net", ["network_not_found"]) or net_env
+        what = f"NCCL_NET={'/'.join(wanted)}" if wanted else "NCCL_NET (or the plugin list)"
+        detail = f"{what} asks for a network NCCL could not start, so communicator init failed"
+        if failed_nets:
+            detail += f'; NCCL tried {", ".join(failed_nets)}: "Failed to initialize NET plugin {failed_nets[0]}"'
+        if any(h.ib_no_device for h in facts.hosts.values()):
+            detail += ' ("NET/IB : No device found.": this node has no usable HCA)'
+        if plugin_env and missing:
+            detail += f"; NCCL_NET_PLUGIN={plugin_env[0]} was not found"
+        values = {"what": f"{what} could not be satisfied."}
+        return [ctx.make_finding(rule, ["any_failed", "network_not_found"], detail=detail + ".", values=values)]
+    broken = ctx.stats(rule, ["symbol_missing", "unsupported", "broken"])
+    if broken:
+        names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
+        why = ctx.captures(rule, "dlerror", ["broken"])
+        plugin = f"The net plugin {names[0]}" if names else "The net plugin NCCL found"
+        detail = f"{plugin} exists but cannot be used"
+        if ctx.stats(rule, ["symbol_missing"]):
+            detail += " (it is built for an older NCCL: no ncclNetPlugin_v5+ symbol)"
+        elif why:
+            detail += f" ({why[0][:120]})"
+        detail += "; NCCL skipped it and used its built-in transport"
+        severe = fell_back or ctx.job_failed()
+        if fell_back:
+            detail += f" and fell back to TCP sockets on {hosts_text(socket_hosts)}"
+        return [ctx.make_finding(rule, ["symbol_missing", "unsupported", "broken"], detail=detail + ".",
+                                 severity=None if severe else "warning", confidence=0.85 if severe else 0.6,
+                                 values={"what": f"{plugin} could not be used."})]
+    expected = plugin_env or missing
+    if expected and ctx.stats(rule, ["not_found"]) and not ctx.stats(rule, ["loaded"]):
+        name = (plugin_env or missing)[0]
+        nets = sorted({n for h in facts.hosts.values() for n in h.nets}) or ["its built-in transport"]
+        detail = f"A net plugin was asked for ({name}), but NCCL could not find it and used {', '.join(nets)} instead"
+        if fell_back:
+            detail += f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}"
+        return [ctx.make_finding(rule, ["not_found", "plugin_env"], detail=detail + ".",
+                                 severity=None if fell_back else "warning", confidence=0.8 if fell_back else 0.6,
+                                 values={"what": f"NCCL_NET_PLUGIN={name} was not found."})]
+    return _plugin_override(rule, ctx)
+
+def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
+    """An external plugin replaces NCCL's built-in IB transport: NCCL_IB_* meant for it may not apply."""
+    facts = ctx.facts
+    external = ctx.captures(rule, "plugin", ["loaded"]) + sorted(
+        {n for h in facts.hosts.values() for n in h.nets if n not in ("IB", "Socket")}
+    )
+    ib_vars = sorted(v for v in facts.env if v.startswith("NCCL_IB_") and v != "NCCL_IB_DISABLE")
+    if not external or not ib_vars:
+        return []
+    settings = ", ".join(f"{v}={facts.env[v][0]}" for v in ib_vars)
+    detail = (
+        f"NCCL uses the external net plugin {external[0]} instead of its built-in IB transport; {settings} "
+        f"{'is' if len(ib_vars) == 1 else 'are'} read by the built-in transport and apply only if the plugin "
+        "implements them (aws-ofi-nccl ignores them; HPC-X's IBext has its own defaults)"
+    )
+    return [ctx.make_finding(rule, ["loaded"], detail=detail + ".", severity="warning", confidence=0.5,
+                             values={"what": f"The plugin {external[0]} overrides {settings}."})]
+
+# ------------------------------------------------------------------------------------- RoCE GID index
+def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
+    names = ["modify_qp_gid", "modify_qp_old", "hint"]
+    if not ctx.stats(rule, names):
+        return []
+    facts = ctx.facts
+    forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
+    roce = any(h.roce for h in facts.hosts.values())
+    hint = bool(ctx.stats(rule, ["hint"]))
+    if not (forced or roce or hint):
+        return []  # an IB fabric: a failed QP transition there is not about GID indexes
+    samples = ctx.samples(rule, ["modify_qp_gid", "modify_qp_old"])
+    errs = sorted({g.get("err", "").strip() for _, g in samples if g.get("err")})
+    gids = sorted({g["gid"] for _, g in samples if g.get("gid")})
+    hcas = sorted({g["hca"] for _, g in samples if g.get("hca")})
+    detail = f"Queue pairs could not be connected: ibv_modify_qp failed ({', '.join(errs) or 'error'})"
+    if hcas:
+        detail += f" on {', '.join(hcas)}"
+    if gids:
+        detail += f" with local GID index {', '.join(gids)}"
+    if forced:
+        detail += f"; NCCL_IB_GID_INDEX={'/'.join(sorted(set(forced)))} is forced"
+    if any((g.get("lgid") or "").startswith("fe80") for _, g in samples) or any(
+        "local GID fe80" in ev.text for ev, _ in samples
+    ):
+        detail += "; the local GID is link-local (fe80::), which RoCE v2 cannot route between nodes"
+    if roce:
+        detail += "; the HCAs are RoCE"
+    return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint) else 0.7)]
+
+# --------------------------------------------------------------------------------------- GDR disabled
+def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    if not facts.multi_node():
+        return []
+    ib_hosts = {h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()}
+    no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
+    ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
+    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu"])
+    said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
+    hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
+    if not hosts and not explicit:
+        return []
+    parts = []
+    if no_gdr:
+        n = sum(facts.hosts[h].plain_ib_channels for h in no_gdr)
+        parts.append(f"{_plural(n, 'via NET/IB channel line')} without /GDRDMA")
+    if ring0:
+        parts.append('"Connected all rings ... GDR 0"')
+    if explicit:
+        ev, g = explicit[0]
+        why = f" ({g['why']})" if g.get("why") else ""
+        parts.append(f'"GPU Direct RDMA Disabled for {g.get("hca", "an HCA")}{why}"')
+    level = ctx.captures(rule, "level", ["gdr_level_env"]) or facts.env_values("NCCL_NET_GDR_LEVEL")
+    detail = f"GPUDirect RDMA is not used on {hosts_text(hosts) if hosts else 'this job'}: {'; '.join(parts)}"
+    if level:
+        detail += f"; NCCL_NET_GDR_LEVEL={level[0]} is set"
+    detail += ". Inter-node data is staged through host memory."
+    evidence = [ev for ev, _ in explicit] + [
+        ev for ev, _ in ctx.samples(rule, ["plain_ib_channel", "rings_gdr0"]) if ctx.host_for(ev) in hosts
+    ]
+    return [ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence))]
+
+# --------------------------------------------------------------------------------------------- /dev/shm
+def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
+    clean = ["extend", "create_segment", "create_file", "map", "posix_fallocate"]
+    if ctx.stats(rule, clean):
+        paths = ctx.captures(rule, "path", clean)
+        sizes = ctx.captures(rule, "size", clean)
+        err = next((ev.text.split("error: ")[-1] for ev, _ in ctx.samples(rule, clean) if "error: " in ev.text), None)
+        detail = f"NCCL could not allocate its shared-memory segment {paths[0] if paths else 'in /dev/shm'}"
+        if sizes:
+            detail += f" ({int(sizes[0]):,} bytes)"
+        if err:
+            detail += f": {err.strip()[:80]}"
+        return [ctx.make_finding(rule, clean + ["attach_segment"], detail=detail + ".")]
+    if ctx.stats(rule, ["dataloader_bus"]):
+        detail = "A DataLoader worker died of SIGBUS: its shared memory did not fit in /dev/shm"
+        return [ctx.make_finding(rule, ["dataloader_bus", "bus_error"], detail=detail + ".", confidence=0.75)]
+    if ctx.stats(rule, ["attach_segment"]):
+        detail = "Ranks could not attach to a peer's /dev/shm segment: its creator failed to allocate it"
+        return [ctx.make_finding(rule, ["attach_segment"], detail=detail + ".", confidence=0.6)]
+    bus = ["bus_error", "sigbus", "exitcode_sigbus"]
+    if not ctx.stats(rule, bus):
+        return []
+    versions = sorted(ctx.facts.versions)
+    old = [v for v in versions if v.startswith("2.") and 12 <= int(v.split(".")[1]) <= 18]
+    shared_node = ctx.facts.max_nranks > max(1, ctx.facts.node_count()) or any(
+        len(h.ranks) > 1 for h in ctx.facts.hosts.values()
+    )
+    if not old or len(old) != len(versions) or not shared_node:
+        return []  # 2.19+ fail cleanly, and one rank per node never uses the SHM transport
+    detail = (
+        f"Processes died of SIGBUS (Bus error) with NCCL {', '.join(old)}: NCCL 2.12-2.18 size /dev/shm "
+        "segments with ftruncate, so a /dev/shm too small for them shows up as SIGBUS, not as an NCCL error"
+    )
+    return [ctx.make_finding(rule, bus, detail=detail + ".", confidence=0.6)]

@@ -1,0 +1,78 @@
+"""Diagnosis: turn scan statistics and facts into ranked findings with causal links.
+
+Each rule either uses the default condition (enough matching lines, optional multi-node gate)
+or a named analyzer for what YAML cannot say. Rules run by phase so a late rule (the honest
+``unexplained-failure``) sees what earlier ones found. Then symptoms are folded under the root
+that explains them, and findings are ordered: severity, roots before symptoms, confidence,
+earliest evidence.
+"""
+
+from __future__ import annotations
+
+from diag.catalog.causes import severity_rank
+from diag.catalog.model import Rule, RuleSet
+from diag.diagnosis.analyzers import ANALYZERS
+from diag.diagnosis.context import Context
+from diag.report import Finding
+from diag.scan.scanner import ScanResult
+
+
+def default_condition(rule: Rule, ctx: Context) -> list[Finding]:
+    cond = rule.condition
+    chosen = ctx.stats(rule)
+    if sum(st.count for _, st in chosen) < cond.min_count:
+        return []
+    if cond.multi_node and not ctx.facts.multi_node():
+        return []
+    return [ctx.make_finding(rule)]
+
+
+def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None) -> list[Finding]:
+    ctx = Context(scan=scan, facts=scan.facts, rules=rules.by_id(), expect_busbw=expect_busbw)
+    single_node = not scan.facts.multi_node()
+    for phase in sorted({r.condition.phase for r in rules.rules}):
+        for rule in (r for r in rules.rules if r.condition.phase == phase):
+            if rule.condition.analyzer:
+                found = ANALYZERS[rule.condition.analyzer](rule, ctx)
+            else:
+                found = default_condition(rule, ctx)
+            for finding in found:
+                if single_node and rule.condition.single_node_severity:
+                    if rule.condition.single_node_severity == "none":
+                        continue
+                    if severity_rank(rule.condition.single_node_severity) < severity_rank(finding.severity):
+                        finding.severity = rule.condition.single_node_severity
+                prior = ctx.findings.get(finding.id)
+                if prior is None or finding.sort_key() < prior.sort_key():
+                    ctx.findings[finding.id] = finding
+    return rank(list(ctx.findings.values()), ctx.rules)
+
+
+def rank(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
+    """Fold symptoms under the best root that explains them, then order roots and their children."""
+    present = {f.id: f for f in findings}
+    for f in findings:
+        f.explains = []
+    roots_first = sorted(findings, key=_order_key)
+    for f in roots_first:
+        if f.role == "root":
+            continue
+        for parent in roots_first:
+            if parent is f or parent.explained_by is not None:
+                continue
+            rule = rules.get(parent.id)
+            if rule and f.id in rule.explains and parent.role == "root":
+                f.explained_by = parent.id
+                parent.explains.append(f.id)
+                break
+    ordered: list[Finding] = []
+    for f in sorted((f for f in findings if f.explained_by is None), key=_order_key):
+        ordered.append(f)
+        ordered.extend(sorted((c for c in findings if c.explained_by == f.id), key=_order_key))
+    assert len(ordered) == len(present)
+    return ordered
+
+
+def _order_key(f: Finding) -> tuple:
+    # The first failure in time is the prime suspect; file order only where lines carry no time.
+    return (-severity_rank(f.severity), f.role != "root", -f.confidence, f.first_time(), f.first_order(), f.id)
