@@ -101,7 +101,7 @@ def test_no_import_circle():
             if nxt not in graph:
                 continue
             if state.get(nxt) == 1:
-                raise AssertionError("import circle: " + " -> ".join(path[path.index(nxt):] + [nxt]))
+                raise AssertionError("import circle: " + " -> ".join(path[path.index(nxt) :] + [nxt]))
             if nxt not in state:
                 visit(nxt)
         path.pop()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import _plural
+from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence, time_key
 from diag.report import Finding
@@ -13,8 +13,17 @@ INFO_VERBOSE_RANKS = 64
 INFO_VERBOSE_LINES = 1_000_000
 
 # Large-message all_reduce busbw of one node's NVLink domain, by GPU name (conservative figures).
-NVLINK_BUSBW = (("B200", 650.0), ("GB200", 650.0), ("H200", 360.0), ("H100", 360.0), ("H800", 170.0),
-                ("A100", 220.0), ("A800", 150.0), ("V100", 130.0))
+NVLINK_BUSBW = (
+    ("B200", 650.0),
+    ("GB200", 650.0),
+    ("H200", 360.0),
+    ("H100", 360.0),
+    ("H800", 170.0),
+    ("A100", 220.0),
+    ("A800", 150.0),
+    ("V100", 130.0),
+)
+
 
 # ------------------------------------------------------------------------------------ NCCL_DEBUG=INFO
 def debug_verbose(rule: Rule, ctx: Context) -> list[Finding]:
@@ -30,8 +39,12 @@ def debug_verbose(rule: Rule, ctx: Context) -> list[Finding]:
     else:
         return []
     samples = [ev for ev, _ in ctx.samples(rule, ["init_complete"])][:3]
-    return [ctx.make_finding(rule, ["init_complete", "debug_env"], detail=detail + ".", evidence=samples,
-                             hosts=[], ranks=[])]
+    return [
+        ctx.make_finding(
+            rule, ["init_complete", "debug_env"], detail=detail + ".", evidence=samples, hosts=[], ranks=[]
+        )
+    ]
+
 
 # ------------------------------------------------------------------------------------ collective timeout
 def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
@@ -108,8 +121,12 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     shown = culprits or sorted(reporters)
     values = {"culprits": "rank " + ", ".join(map(str, shown[:8])) + (" (+more)" if len(shown) > 8 else "")}
     evidence = pick_evidence(ev for ev, _ in ctx.samples(rule, names + ["pg_status"]))
-    return [ctx.make_finding(rule, names, detail=detail + ".", ranks=shown, hosts=hosts or None, values=values,
-                             evidence=evidence)]
+    return [
+        ctx.make_finding(
+            rule, names, detail=detail + ".", ranks=shown, hosts=hosts or None, values=values, evidence=evidence
+        )
+    ]
+
 
 # ------------------------------------------------------------------------------------------- busbw
 def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
@@ -126,7 +143,7 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
             max(ctx.captures(rule, "wrong", ["oob_failed"]) or ["0"], key=int)
         )
         problems.append(
-            f"nccl-tests counted {_plural(n, 'wrong result')} (#wrong): data corruption, an error of its own"
+            f"nccl-tests counted {plural(n, 'wrong result')} (#wrong): data corruption, an error of its own"
         )
         severity = "error"
     measured = expected = None
@@ -155,10 +172,17 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     for r in ([largest] if largest else []) + wrong_rows[:3]:
         evidence.append(Evidence(path=ctx.scan.inputs[r.order[0]].path, line=r.order[1], text=r.text, order=r.order))
     evidence += [ev for ev, _ in ctx.samples(rule, ["oob_failed"])][:2]
-    finding = ctx.make_finding(rule, ["oob_failed"], detail="; ".join(problems) + ".", evidence=pick_evidence(evidence),
-                               values=values, severity=severity)
+    finding = ctx.make_finding(
+        rule,
+        ["oob_failed"],
+        detail="; ".join(problems) + ".",
+        evidence=pick_evidence(evidence),
+        values=values,
+        severity=severity,
+    )
     finding.count = max(finding.count, len(wrong_rows) + (1 if largest else 0))
     return [finding]
+
 
 def _busbw_suspects(ctx: Context) -> list[str]:
     """What the NCCL INFO lines of the same log show that caps bandwidth (so the finding says why)."""
@@ -172,11 +196,13 @@ def _busbw_suspects(ctx: Context) -> list[str]:
         out.append(f"no GPUDirect RDMA on {hosts_text(no_gdr)} (gdr-disabled)")
     return out
 
+
 def _size_text(size: int) -> str:
     for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= div and size % div == 0:
             return f"{size // div} {unit}"
     return f"{size} B"
+
 
 def _expected_busbw(ctx: Context) -> tuple[float | None, str]:
     given = getattr(ctx, "expect_busbw", None)

@@ -12,20 +12,33 @@ CANCELLED_TASK_ENDINGS = (": Terminated", ": Killed")  # srun's task lines for t
 
 # Lines that are the cascade of a collective timeout or a lost peer, never a cause of their own.
 TIMEOUT_CASCADE = (
-    "ncclRemoteError", "DistBackendError", "WorkNCCL", "atchdog", "remote process exited", "closed by remote peer",
-    "communicator was aborted", "ChildFailedError", "SignalException", "NCCL error", "Connection reset by peer",
+    "ncclRemoteError",
+    "DistBackendError",
+    "WorkNCCL",
+    "atchdog",
+    "remote process exited",
+    "closed by remote peer",
+    "communicator was aborted",
+    "ChildFailedError",
+    "SignalException",
+    "NCCL error",
+    "Connection reset by peer",
 )
+
 
 def timeline_key(ev: Evidence) -> tuple:
     """Order by timestamp where the line carries one, else by file order."""
     tk = time_key(ev.timestamp)
     return (0, tk, ev.order) if tk else (1, (), ev.order)
 
+
 def is_timeout_cascade(text: str) -> bool:
     return any(marker in text for marker in TIMEOUT_CASCADE)
 
-def _plural(n: int, word: str) -> str:
+
+def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
 
 def failure_is_timeout_cascade(ctx: Context, texts: list[str]) -> bool:
     """True when a collective-timeout finding exists and every failure line given is its cascade."""
@@ -34,5 +47,6 @@ def failure_is_timeout_cascade(ctx: Context, texts: list[str]) -> bool:
         return False
     return all(is_timeout_cascade(t) for t in texts)
 
-def _first(values: list[str], default: str = "") -> str:
+
+def first_or(values: list[str], default: str = "") -> str:
     return values[0] if values else default

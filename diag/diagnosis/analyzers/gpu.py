@@ -31,6 +31,7 @@ XID_MEANING: dict[int, tuple[str, str]] = {
 
 ERROR_ONLY_XIDS = {63, 92, 94}  # hardware, but the GPU keeps working: error rather than critical
 
+
 def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
@@ -87,6 +88,7 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     confidence = 0.9 if severity in ("critical", "error") else 0.5
     return [ctx.make_finding(rule, detail=detail, severity=severity, confidence=confidence, values=values)]
 
+
 def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
@@ -114,6 +116,7 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
     else:
         detail = f"{who} ran out of GPU memory (CUDA error: out of memory)"
     return [ctx.make_finding(rule, detail=detail + ".")]
+
 
 def _size(text: str) -> float:
     num, _, unit = text.partition(" ")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, _first, failure_is_timeout_cascade
+from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, failure_is_timeout_cascade, first_or
 from diag.diagnosis.context import Context, hosts_text
 from diag.hostlist import expand
 from diag.report import Finding
@@ -51,10 +51,13 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     )
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
     # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first.
-    causes = [e for e in evidence if "CANCELLED AT" not in e.text and not e.text.rstrip().endswith(CANCELLED_TASK_ENDINGS)]
+    causes = [
+        e for e in evidence if "CANCELLED AT" not in e.text and not e.text.rstrip().endswith(CANCELLED_TASK_ENDINGS)
+    ]
     first = (causes or evidence)[0].text.strip() if evidence else ""
     detail = f"The job failed and no known cause matched. First error: {first[:200]}"
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
 
 # How a task ends when Slurm (not the program) stopped it: these follow a cancel, never cause one.
 SIGNAL_HOWS = ("Terminated", "Killed")
@@ -62,11 +65,13 @@ SIGNAL_HOWS = ("Terminated", "Killed")
 # Exceptions a launcher raises when it is itself signalled (scancel, time limit, preemption).
 SIGNAL_EXCEPTIONS = ("SignalException",)
 
+
 def _mib(n: str) -> str:
     value = int(n)
     if value >= 1 << 30:
         return f"{value / (1 << 30):.1f} GiB"
     return f"{value / (1 << 20):.0f} MiB"
+
 
 def failure_before_cancel(ctx: Context) -> bool:
     """Whether the logs show a failure of the program itself (not just tasks ended by a signal).
@@ -91,12 +96,13 @@ def failure_before_cancel(ctx: Context) -> bool:
         return True
     return any(ctx.count(rid) for rid in ("job-oom", "job-time-limit", "node-failure", "cuda-oom", "gpu-xid"))
 
+
 def job_time_limit(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     kinds = ctx.captures(rule, "kind")
     jobs = ctx.captures(rule, "job")
-    when = _first(ctx.captures(rule, "time"), "?")
+    when = first_or(ctx.captures(rule, "time"), "?")
     what = "job" if "JOB" in kinds else "step"
     detail = f"Slurm cancelled {what} {', '.join(jobs[:3])} at {when} because it reached its time limit"
     if "JOB" not in kinds:
@@ -118,6 +124,7 @@ def job_time_limit(rule: Rule, ctx: Context) -> list[Finding]:
         detail += f"; it ran into the limit after {', '.join(sorted(f.id for f in earlier))}, which is the likely cause"
         return [ctx.make_finding(rule, detail=detail + ".", hosts=[], severity="warning", confidence=0.6)]
     return [ctx.make_finding(rule, detail=detail + ".", hosts=[])]
+
 
 def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = ctx.stats(rule)
@@ -154,6 +161,7 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     detail = "Host memory ran out" + where + ": " + "; ".join(parts) + "."
     values = {"step": "StepId=" + ", ".join(steps[:3]) if steps else "the job"}
     return [ctx.make_finding(rule, detail=detail, hosts=list(hosts), values=values, confidence=confidence)]
+
 
 def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
@@ -193,11 +201,12 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     values = {"nodes": ",".join(names) if names else "<the failed node, see scontrol show job / slurmctld log>"}
     return [ctx.make_finding(rule, detail=detail, hosts=names, values=values)]
 
+
 def preempted(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
         return []
-    when = _first(ctx.captures(rule, "time"), "?")
+    when = first_or(ctx.captures(rule, "time"), "?")
     jobs = ctx.captures(rule, "job")
     if "preemption" in chosen or "requeue" in chosen:
         why = "was preempted by a higher-priority job" if "preemption" in chosen else "was requeued"

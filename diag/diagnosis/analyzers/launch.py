@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import _first
+from diag.diagnosis.analyzers.common import first_or
 from diag.diagnosis.context import Context, hosts_text, natural_key
 from diag.hostlist import expand
 from diag.report import Finding
@@ -23,14 +23,22 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
         return [ctx.make_finding(rule, detail=detail, hosts=[h.host for h in singles], confidence=0.6)]
     return []
 
+
 def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     if ctx.job_failed():
         hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
-    return [ctx.make_finding(rule, severity="info", confidence=0.4,
-                             detail="PMIx reported errors but the job shows no failure: harmless noise.")]
+    return [
+        ctx.make_finding(
+            rule,
+            severity="info",
+            confidence=0.4,
+            detail="PMIx reported errors but the job shows no failure: harmless noise.",
+        )
+    ]
+
 
 def _awaited_hosts(rule: Rule, ctx: Context) -> list[str]:
     """The nodes PMIx waited for: common to every "wait contrib" list (a ring dump lists the
@@ -40,8 +48,10 @@ def _awaited_hosts(rule: Rule, ctx: Context) -> list[str]:
     hosts |= set(ctx.captures(rule, "host", ["dmdx_timeout", "cannot_connect", "unexpected_contrib"]))
     return sorted(hosts, key=natural_key)
 
+
 # --------------------------------------------------------------------------------------- launch
 LOCAL_ADDRS = ("localhost", "127.0.0.1", "::1", "127.0.1.1")
+
 
 def _earlier_roots(ctx: Context, first: tuple[int, int], exclude: str) -> list[Finding]:
     """Error-level roots found before ``first``: what a later failure is probably a consequence of."""
@@ -53,6 +63,7 @@ def _earlier_roots(ctx: Context, first: tuple[int, int], exclude: str) -> list[F
         and severity_rank(f.severity) >= severity_rank("error")
         and f.first_order() < first
     ]
+
 
 def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
@@ -66,12 +77,12 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if "gai" in chosen:
         hosts = sorted({h for ev, _ in ctx.samples(rule, ["gai"]) if (h := ctx.host_for(ev))})
         where = f" on {hosts_text(hosts)}" if hosts else ""
-        reason = _first(ctx.captures(rule, "reason", ["gai"]))
+        reason = first_or(ctx.captures(rule, "reason", ["gai"]))
         parts.append(f"{', '.join(ctx.captures(rule, 'addr', ['gai'])[:3])} cannot be resolved{where} ({reason})")
     if "connect_refused" in chosen:
         parts.append(f"nothing listened at {target} (connection refused): the store on rank 0 was not up")
     if chosen & {"client_timeout", "connect_any"}:
-        timeout = _first(ctx.captures(rule, "timeout", ["client_timeout"]))
+        timeout = first_or(ctx.captures(rule, "timeout", ["client_timeout"]))
         parts.append(f"no connection to {target}" + (f" within {timeout}" if timeout else ""))
     for _ev, g in ctx.samples(rule, ["clients_joined"])[:1]:
         missing = int(g["world"]) - int(g["joined"])
@@ -85,7 +96,7 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if chosen & {"rdzv_timeout", "store_connection"}:
         parts.append("torchrun's rendezvous failed: fewer nodes than --nnodes joined, or they used different endpoints")
     if "store_get" in chosen:
-        err = _first(ctx.captures(rule, "error", ["store_get"]))
+        err = first_or(ctx.captures(rule, "error", ["store_get"]))
         parts.append(f"ranks could not fetch the NCCL unique id from rank 0 through the store ({err})")
     local = [a for a in addrs if a.strip("[]") in LOCAL_ADDRS]
     if local and ctx.facts.multi_node():
@@ -104,6 +115,7 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         detail += f" It followed {', '.join(sorted(f.id for f in earlier))}, which may be the cause."
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values)]
     return [ctx.make_finding(rule, detail=detail, values=values)]
+
 
 def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
@@ -130,6 +142,7 @@ def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
     else:
         detail += ": another process on that node (a second launcher or job, or a leftover run) holds it"
     return [ctx.make_finding(rule, detail=detail + ".", values={"port": port}, hosts=hosts)]
+
 
 def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}

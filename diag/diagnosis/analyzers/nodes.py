@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import _plural, timeline_key
+from diag.diagnosis.analyzers.common import plural, timeline_key
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence
 from diag.report import Finding
 
 WC_STATUS = {
-    1: "local length error", 2: "local QP operation error", 4: "local protection error, often ACS or peermem",
-    5: "work request flushed", 9: "remote invalid request", 10: "remote access error",
-    11: "remote operation error", 12: "transport retry counter exceeded: the peer stopped answering",
+    1: "local length error",
+    2: "local QP operation error",
+    4: "local protection error, often ACS or peermem",
+    5: "work request flushed",
+    9: "remote invalid request",
+    10: "remote access error",
+    11: "remote operation error",
+    12: "transport retry counter exceeded: the peer stopped answering",
     13: "RNR retry counter exceeded",
 }
 
 FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
+
 
 # ------------------------------------------------------------------------------------- HCA mismatch
 def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
@@ -44,10 +50,16 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     failed = ctx.job_failed()
     return [
         ctx.make_finding(
-            rule, ["ib_using", "hca_env"], detail=detail, hosts=odd, evidence=pick_evidence(evidence),
-            severity=None if failed else "warning", confidence=0.75 if failed else 0.6,
+            rule,
+            ["ib_using", "hca_env"],
+            detail=detail,
+            hosts=odd,
+            evidence=pick_evidence(evidence),
+            severity=None if failed else "warning",
+            confidence=0.75 if failed else 0.6,
         )
     ]
+
 
 def _per_host_fabric(ctx: Context) -> dict[str, str]:
     """host -> what NCCL's IB transport saw there (HCA list, link type, NCCL_IB_HCA), IB hosts only.
@@ -67,14 +79,17 @@ def _per_host_fabric(ctx: Context) -> dict[str, str]:
         out[host] = text
     return out
 
+
 def _unopenable_hosts(ctx: Context) -> set[str]:
     mounted = ctx.rules.get("ib-devices-not-mounted")
     return {h for _, st in ctx.stats(mounted) for h in st.hosts} if mounted else set()
+
 
 def _hca_range(hcas: list[str]) -> str:
     if len(hcas) <= 3:
         return ",".join(hcas)
     return f"{hcas[0]}..{hcas[-1]}"
+
 
 def _odd_hosts(table: dict[str, str]) -> list[str]:
     groups: dict[str, list[str]] = {}
@@ -87,11 +102,13 @@ def _odd_hosts(table: dict[str, str]) -> list[str]:
         return sorted(table, key=natural_key)  # no majority: every node is a suspect
     return sorted((h for hs in groups.values() if len(hs) < biggest for h in hs), key=natural_key)
 
+
 def _table_text(table: dict[str, str]) -> str:
     groups: dict[str, list[str]] = {}
     for host, text in table.items():
         groups.setdefault(text, []).append(host)
     return "; ".join(f"{hosts_text(hosts)}: {text}" for text, hosts in groups.items())
+
 
 # ------------------------------------------------------------------------------------------- IB faults
 def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
@@ -121,28 +138,34 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     detail = f"First fabric error at {first.timestamp or 'line ' + str(first.line)}: {hca} on {host}: {what}"
     later = len(real) + len(faults) - 1
     if later > 0:
-        detail += f"; {_plural(later, 'later error')} follow"
+        detail += f"; {plural(later, 'later error')} follow"
     if flushes:
         if real or faults:
-            detail += f"; {_plural(len(flushes), 'flush error')} (status 5) are consequences of it"
+            detail += f"; {plural(len(flushes), 'flush error')} (status 5) are consequences of it"
         else:
             detail = (
                 f"Only flush errors (status 5, work request flushed) on {host}: a queue pair was already in "
                 "error, and the first error was not logged"
             )
-    hosts = sorted({h for ev, _ in real + faults if (h := ctx.host_for(ev))} or {host} - {"an unnamed node"},
-                   key=natural_key)
+    hosts = sorted(
+        {h for ev, _ in real + faults if (h := ctx.host_for(ev))} or {host} - {"an unnamed node"}, key=natural_key
+    )
     hosts = [host] + [h for h in hosts if h != host] if host != "an unnamed node" else hosts
     evidence = pick_evidence([ev for ev, _ in ordered[:6]] + [ev for ev, _ in flushes[:2]])
     conf = 0.9 if (real or faults) else 0.5
-    return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=conf,
-                             values={"hca": hca})]
+    return [
+        ctx.make_finding(
+            rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=conf, values={"hca": hca}
+        )
+    ]
+
 
 def _hca_of_host_events(ctx: Context, events: list, host: str) -> str | None:
     for ev, g in events:
         if ctx.host_for(ev) == host and g.get("hca"):
             return g["hca"]
     return None
+
 
 def _speed_drop(rule: Rule, ctx: Context) -> list[Finding]:
     drops = [(ev, g) for ev, g in ctx.samples(rule, ["speed_change"]) if int(g["new"]) < int(g["old"])]
@@ -153,13 +176,25 @@ def _speed_drop(rule: Rule, ctx: Context) -> list[Finding]:
     detail = (
         f"{g['hca']}:{g['port']} on {host} trained down from {int(g['old']) // 1000} to {int(g['new']) // 1000} Gb/s"
     )
-    return [ctx.make_finding(rule, ["speed_change"], detail=detail + ".", severity="warning", confidence=0.7,
-                             evidence=[e for e, _ in drops[:4]], hosts=[host], values={"hca": g["hca"]})]
+    return [
+        ctx.make_finding(
+            rule,
+            ["speed_change"],
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.7,
+            evidence=[e for e, _ in drops[:4]],
+            hosts=[host],
+            values={"hca": g["hca"]},
+        )
+    ]
+
 
 # ----------------------------------------------------------------------------------- version mismatch
 def _decode_version(code: str) -> str:
     n = int(code)
     return f"{n // 10000}.{n % 10000 // 100}.{n % 100}" if n >= 10000 else f"{n // 1000}.{n % 1000 // 100}.{n % 100}"
+
 
 def version_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
@@ -187,21 +222,44 @@ def version_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
                 odd = sorted({h for r in minority if (h := facts.host_of_rank.get(r))}, key=natural_key)
         if per_host and len(by_version) > 1:
             detail += f"; per node: {per_host}"
-        return [ctx.make_finding(rule, detail=detail + ".", ranks=ranks, hosts=odd or None,
-                                 values={"versions": per_host or "one NCCL version"})]
+        return [
+            ctx.make_finding(
+                rule,
+                detail=detail + ".",
+                ranks=ranks,
+                hosts=odd or None,
+                values={"versions": per_host or "one NCCL version"},
+            )
+        ]
     ras = ctx.samples(rule, ["ras_mismatch"])
     if ras:
         _, g = ras[0]
         detail = f"NCCL {g['local']} here, NCCL {g['remote']} on peer {g['peer']}"
         if per_host and len(by_version) > 1:
             detail += f"; per node: {per_host}"
-        return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None,
-                                 values={"versions": per_host or f"{g['local']} vs {g['remote']}"})]
+        return [
+            ctx.make_finding(
+                rule,
+                detail=detail + ".",
+                hosts=odd or None,
+                values={"versions": per_host or f"{g['local']} vs {g['remote']}"},
+            )
+        ]
     if odd:
         detail = f"The nodes load different NCCL libraries: {per_host}"
-        return [ctx.make_finding(rule, [], detail=detail + ".", hosts=odd, confidence=0.85,
-                                 evidence=_version_evidence(ctx, odd), values={"versions": per_host})]
+        return [
+            ctx.make_finding(
+                rule,
+                [],
+                detail=detail + ".",
+                hosts=odd,
+                confidence=0.85,
+                evidence=_version_evidence(ctx, odd),
+                values={"versions": per_host},
+            )
+        ]
     return []
+
 
 def _minority_ranks(samples: list) -> list[int]:
     """The ranks of the version fewer ranks run, from the mismatch lines (each names two ranks and their versions)."""
@@ -214,11 +272,13 @@ def _minority_ranks(samples: list) -> list[int]:
         return []  # no clear minority: do not guess
     return sorted(min(by_code.values(), key=len))
 
+
 def _version_evidence(ctx: Context, hosts: list[str]) -> list[Evidence]:
     rule = ctx.rules.get("nccl-version-mismatch")
     if rule is None:
         return []
     return pick_evidence(ev for ev, _ in ctx.samples(rule, ["version_line"]) if ctx.host_for(ev) in hosts)
+
 
 # ------------------------------------------------------------------------------------- duplicate GPU
 def duplicate_gpu(rule: Rule, ctx: Context) -> list[Finding]:

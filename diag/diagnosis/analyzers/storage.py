@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, _first
+from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, first_or
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 
@@ -28,18 +28,36 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             f"{', '.join(paths[:4])} is node-local storage: it was not found on "
             f"{hosts_text(hosts) if hosts else 'other nodes'} of this {ctx.facts.node_count()}-node job"
         )
-        return [ctx.make_finding(rule, ["missing", "pyxis_name", "chdir", "written"], detail=detail,
-                                 evidence=evidence, values={"path": ", ".join(paths[:4])},
-                                 hosts=hosts or None, ranks=ranks or None, confidence=0.85)]
+        return [
+            ctx.make_finding(
+                rule,
+                ["missing", "pyxis_name", "chdir", "written"],
+                detail=detail,
+                evidence=evidence,
+                values={"path": ", ".join(paths[:4])},
+                hosts=hosts or None,
+                ranks=ranks or None,
+                confidence=0.85,
+            )
+        ]
     if written:
         paths = sorted({g["path"] for _, g in written})
         detail = (
             f"{', '.join(paths[:4])} is on node-local storage in a {ctx.facts.node_count()}-node job: "
             "other nodes cannot read it"
         )
-        return [ctx.make_finding(rule, ["written"], severity="warning", confidence=0.5, detail=detail,
-                                 values={"path": ", ".join(paths[:4])})]
+        return [
+            ctx.make_finding(
+                rule,
+                ["written"],
+                severity="warning",
+                confidence=0.5,
+                detail=detail,
+                values={"path": ", ".join(paths[:4])},
+            )
+        ]
     return []
+
 
 # ---------------------------------------------------------------------------------- containers
 _HTTP_MEANING = {
@@ -48,6 +66,7 @@ _HTTP_MEANING = {
     "404": "404 Not Found: the image name or tag does not exist",
     "429": "429 Too Many Requests: the registry's pull rate limit (every node importing at once multiplies pulls)",
 }
+
 
 def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
     reasons = []
@@ -65,7 +84,7 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
             "the registry answered with something that is not JSON (proxy or error page, often a rate limit)"
         )
     if "bad_reference" in chosen:
-        ref = _first(ctx.captures(rule, "image", ["bad_reference"]))
+        ref = first_or(ctx.captures(rule, "image", ["bad_reference"]))
         reasons.append(f"invalid image reference {ref} (pyxis wants registry#repository:tag)")
     if chosen & {"auth_protocol", "digest"}:
         reasons.append("the registry's authentication/digest protocol was not understood")
@@ -79,6 +98,7 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         reasons.append(f"enroot lacks {', '.join(ctx.captures(rule, 'cmd', ['command_missing']))}")
     return "; ".join(dict.fromkeys(reasons))
 
+
 def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
@@ -86,7 +106,7 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     images = ctx.captures(rule, "image", ["failed_import", "bad_reference"]) or ctx.captures(
         rule, "image", ["importing"]
     )
-    image = _first(images, "the image")
+    image = first_or(images, "the image")
     reason = _import_reason(rule, ctx, chosen)
     if chosen <= {"curl_error", "http_error"} and "failed_import" not in chosen and not ctx.job_failed():
         return []  # a curl or HTTP error from the program itself, with no import failure
@@ -98,6 +118,7 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
         detail += f" on {hosts_text(hosts)}"
     detail += f": {reason}" if reason else " (enroot's log gives no reason)"
     return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, values={"image": image.replace("#", "/", 1)})]
+
 
 def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
@@ -122,7 +143,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     ]
     if mounts:
         srcs = list(dict.fromkeys(g["src"] for _, g in mounts))
-        reason = _first([g["reason"] for _, g in mounts if g.get("reason")], "source path does not exist")
+        reason = first_or([g["reason"] for _, g in mounts if g.get("reason")], "source path does not exist")
         hosts = sorted({h for ev, _ in mounts if (h := ctx.host_for(ev))})
         where = f" on {hosts_text(hosts)}" if hosts else ""
         parts.append(f"mounting {', '.join(srcs[:3])} into the container failed{where}: {reason}")
@@ -141,7 +162,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     for _ev, g in ctx.samples(rule, ["name_flag"])[:1]:
         parts.append(f'--container-name "{g["flag"]}" was used but the container {g["state"]}')
     if "mounts_format" in chosen:
-        parts.append(f"--container-mounts is malformed: {_first(ctx.captures(rule, 'spec', ['mounts_format']))}")
+        parts.append(f"--container-mounts is malformed: {first_or(ctx.captures(rule, 'spec', ['mounts_format']))}")
     if not parts:
         parts.append("the container failed to start; enroot's log above says why")
     reason = "; ".join(parts)
@@ -151,19 +172,42 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         hosts = sorted(ctx.facts.slurm_task_hosts)
     return [ctx.make_finding(rule, names, detail=detail, hosts=hosts, values={"reason": reason[:160]})]
 
+
 # ------------------------------------------------------------------------------------- storage
 SHARED_PREFIXES = (
-    "/home/", "/lustre", "/gpfs", "/nfs", "/fsx", "/weka", "/pfs", "/sfs", "/shared", "/scratch", "/projects",
-    "/project/", "/work/", "/data/", "/datasets", "/mnt/", "/net/", "/efs", "/beegfs", "/cephfs", "/vast", "/groups",
+    "/home/",
+    "/lustre",
+    "/gpfs",
+    "/nfs",
+    "/fsx",
+    "/weka",
+    "/pfs",
+    "/sfs",
+    "/shared",
+    "/scratch",
+    "/projects",
+    "/project/",
+    "/work/",
+    "/data/",
+    "/datasets",
+    "/mnt/",
+    "/net/",
+    "/efs",
+    "/beegfs",
+    "/cephfs",
+    "/vast",
+    "/groups",
 )
 
 _PATH_RE = re.compile(r"""(/[^\s'"`:,;()]+)""")
+
 
 def _shared_path(text: str) -> str | None:
     for path in _PATH_RE.findall(text):
         if path.startswith(SHARED_PREFIXES) and not path.startswith(NODE_LOCAL_PREFIXES):
             return path
     return None
+
 
 def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = [n for n, _ in ctx.stats(rule)]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import _plural
+from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 
 NOT_ROUTABLE_IFACES = ("lo", "docker", "virbr", "veth", "br-")
 
 IB_ROOT_IDS = ("ib-devices-not-mounted", "ib-verbs-library-missing", "nccl-ib-hca-wrong", "nccl-ib-disabled")
+
 
 def ib_evidence(ctx: Context) -> list[str]:
     """Why InfiniBand/RoCE was expected on this job, as short reasons (empty: no sign of IB)."""
@@ -28,6 +29,7 @@ def ib_evidence(ctx: Context) -> list[str]:
     if any(v.upper().startswith("IB") for v in facts.env_values("NCCL_NET")):
         reasons.append("NCCL_NET asks for IB")
     return reasons
+
 
 def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
@@ -52,6 +54,7 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     )
     return [ctx.make_finding(rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None)]
 
+
 def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     """A fabric problem that matters only where IB was expected: a warning when nothing shows IB."""
     if not ctx.stats(rule):
@@ -68,6 +71,7 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
             "if it has, this is why NCCL uses TCP between nodes.",
         )
     ]
+
 
 def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
@@ -111,13 +115,20 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         )
     ]
 
+
 def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     facts = ctx.facts
     if not facts.multi_node():
-        return [ctx.make_finding(rule, severity="info", confidence=0.6,
-                                 detail="IB is switched off, which does not matter on a one-node job.")]
+        return [
+            ctx.make_finding(
+                rule,
+                severity="info",
+                confidence=0.6,
+                detail="IB is switched off, which does not matter on a one-node job.",
+            )
+        ]
     socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
     reasons = [r for r in ib_evidence(ctx) if not r.startswith("NCCL_NET")]
     told = []  # which setting did it, as the log shows it
@@ -129,10 +140,10 @@ def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     if socket_hosts:
         detail += f" (on {hosts_text(socket_hosts)})"
     if reasons:
-        return [ctx.make_finding(rule, detail=detail + f"; this cluster has IB: {'; '.join(reasons)}.",
-                                 confidence=0.9)]
+        return [ctx.make_finding(rule, detail=detail + f"; this cluster has IB: {'; '.join(reasons)}.", confidence=0.9)]
     detail += "; if these nodes have InfiniBand/RoCE, unset it."
     return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail)]
+
 
 def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     explicit = ctx.stats(rule)
@@ -156,12 +167,31 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     )
     names = ["bootstrap_on", "connect_failed", "connect_exceeded"]
     if failures:
-        return [ctx.make_finding(rule, names, detail=detail + "; connections between ranks then failed.",
-                                 hosts=list(bad), values={"iface": ", ".join(ifaces)}, confidence=0.85)]
-    return [ctx.make_finding(rule, names, severity="warning", confidence=0.5, detail=detail + ".",
-                             hosts=list(bad), values={"iface": ", ".join(ifaces)})]
+        return [
+            ctx.make_finding(
+                rule,
+                names,
+                detail=detail + "; connections between ranks then failed.",
+                hosts=list(bad),
+                values={"iface": ", ".join(ifaces)},
+                confidence=0.85,
+            )
+        ]
+    return [
+        ctx.make_finding(
+            rule,
+            names,
+            severity="warning",
+            confidence=0.5,
+            detail=detail + ".",
+            hosts=list(bad),
+            values={"iface": ", ".join(ifaces)},
+        )
+    ]
+
 
 DEFAULT_PLUGIN_NAMES = {"libnccl-net.so", ""}
+
 
 # ----------------------------------------------------------------------------------------- net plugin
 def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
@@ -201,9 +231,16 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         severe = fell_back or ctx.job_failed()
         if fell_back:
             detail += f" and fell back to TCP sockets on {hosts_text(socket_hosts)}"
-        return [ctx.make_finding(rule, ["symbol_missing", "unsupported", "broken"], detail=detail + ".",
-                                 severity=None if severe else "warning", confidence=0.85 if severe else 0.6,
-                                 values={"what": f"{plugin} could not be used."})]
+        return [
+            ctx.make_finding(
+                rule,
+                ["symbol_missing", "unsupported", "broken"],
+                detail=detail + ".",
+                severity=None if severe else "warning",
+                confidence=0.85 if severe else 0.6,
+                values={"what": f"{plugin} could not be used."},
+            )
+        ]
     expected = plugin_env or missing
     if expected and ctx.stats(rule, ["not_found"]) and not ctx.stats(rule, ["loaded"]):
         name = (plugin_env or missing)[0]
@@ -211,10 +248,18 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         detail = f"A net plugin was asked for ({name}), but NCCL could not find it and used {', '.join(nets)} instead"
         if fell_back:
             detail += f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}"
-        return [ctx.make_finding(rule, ["not_found", "plugin_env"], detail=detail + ".",
-                                 severity=None if fell_back else "warning", confidence=0.8 if fell_back else 0.6,
-                                 values={"what": f"NCCL_NET_PLUGIN={name} was not found."})]
+        return [
+            ctx.make_finding(
+                rule,
+                ["not_found", "plugin_env"],
+                detail=detail + ".",
+                severity=None if fell_back else "warning",
+                confidence=0.8 if fell_back else 0.6,
+                values={"what": f"NCCL_NET_PLUGIN={name} was not found."},
+            )
+        ]
     return _plugin_override(rule, ctx)
+
 
 def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
     """An external plugin replaces NCCL's built-in IB transport: NCCL_IB_* meant for it may not apply."""
@@ -231,8 +276,17 @@ def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
         f"{'is' if len(ib_vars) == 1 else 'are'} read by the built-in transport and apply only if the plugin "
         "implements them (aws-ofi-nccl ignores them; HPC-X's IBext has its own defaults)"
     )
-    return [ctx.make_finding(rule, ["loaded"], detail=detail + ".", severity="warning", confidence=0.5,
-                             values={"what": f"The plugin {external[0]} overrides {settings}."})]
+    return [
+        ctx.make_finding(
+            rule,
+            ["loaded"],
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.5,
+            values={"what": f"The plugin {external[0]} overrides {settings}."},
+        )
+    ]
+
 
 # ------------------------------------------------------------------------------------- RoCE GID index
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
@@ -264,6 +318,7 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         detail += "; the HCAs are RoCE"
     return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint) else 0.7)]
 
+
 # --------------------------------------------------------------------------------------- GDR disabled
 def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
@@ -280,7 +335,7 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     parts = []
     if no_gdr:
         n = sum(facts.hosts[h].plain_ib_channels for h in no_gdr)
-        parts.append(f"{_plural(n, 'via NET/IB channel line')} without /GDRDMA")
+        parts.append(f"{plural(n, 'via NET/IB channel line')} without /GDRDMA")
     if ring0:
         parts.append('"Connected all rings ... GDR 0"')
     if explicit:
@@ -296,6 +351,7 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         ev for ev, _ in ctx.samples(rule, ["plain_ib_channel", "rings_gdr0"]) if ctx.host_for(ev) in hosts
     ]
     return [ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence))]
+
 
 # --------------------------------------------------------------------------------------------- /dev/shm
 def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
