@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Job, submit
+from ..conftest import Job, submit
 
 pytestmark = pytest.mark.slurm
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import pytest
 
 from diag.formats.redact import Redactor, redact_report
 
-from .reports import corpus_report
+from ..reports import corpus_report
 
 SECRETS = [
     ("export HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "hf_AbCdEf"),

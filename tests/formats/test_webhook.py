@@ -14,7 +14,7 @@ import pytest
 
 from diag.formats.webhook import WebhookError, infer_format, mask_url, post
 
-from .conftest import CORPUS
+from ..conftest import CORPUS
 
 SECRET = "T000/B000/sEcReTpAtH"
 

@@ -8,7 +8,7 @@ import pytest
 
 from diag.formats.prometheus import escape_label, render_prometheus
 
-from .reports import CASES, corpus_report
+from ..reports import CASES, corpus_report
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"'

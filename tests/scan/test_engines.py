@@ -11,7 +11,7 @@ from diag.api import diagnose_bytes
 from diag.scan.engines import Pattern, PythonEngine, available_engines, make_engine, prefilter_regex
 from diag.scan.facts import FACT_SIGNATURES
 
-from .conftest import case_logs, corpus_cases
+from ..conftest import case_logs, corpus_cases
 
 ENGINES = available_engines()
 CASES = corpus_cases()

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from diag.input.sources import InputStats, MemorySource
 from diag.scan.scanner import Scanner, ScanResult
 
-from .conftest import case_logs, corpus_cases
+from ..conftest import case_logs, corpus_cases
 
 CASES = corpus_cases()
 

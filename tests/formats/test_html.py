@@ -23,7 +23,7 @@ import pytest
 from diag.api import diagnose_bytes
 from diag.formats.html import render_html, title_of
 
-from .reports import CASES, corpus_report
+from ..reports import CASES, corpus_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

@@ -20,7 +20,7 @@ from diag.evidence import Evidence
 from diag.formats.chat import build_alert, mattermost_payload, render_chat, slack_payload, summary_text, teams_payload
 from diag.report import where
 
-from .reports import CASES, corpus_report
+from ..reports import CASES, corpus_report
 
 SLACK_BLOCK_TYPES = {"header", "section", "context", "divider", "actions", "image", "rich_text"}
 ADAPTIVE_ELEMENTS = {"TextBlock", "RichTextBlock", "FactSet", "Container", "ColumnSet", "Image"}

@@ -27,8 +27,8 @@ from diag.slurm.query import (
     select,
 )
 
-DATA = Path(__file__).parent / "data" / "slurm"
-REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

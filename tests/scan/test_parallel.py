@@ -16,7 +16,7 @@ from diag.input.sources import InputStats, Source, Span, read_blocks, resume_sta
 from diag.scan import parallel
 from diag.scan.scanner import Scanner
 
-from .conftest import ROOT, case_logs, corpus_cases
+from ..conftest import ROOT, case_logs, corpus_cases
 
 CASES = corpus_cases()
 SPLIT = {"min_bytes": 0, "task_chunks": 1}
