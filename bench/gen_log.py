@@ -368,8 +368,11 @@ TRACEBACK = [
 ]
 
 
-def generate(out_path: str, size: int, seed: int) -> dict:
+def generate(out_path: str, size: int, seed: int, shape: str = "classic", ranks: int = 256,
+             density: float = 0.13) -> dict:  # fmt: skip
     """Write the log and return the expectation (also written to ``<out>.expected.json``)."""
+    if shape == "dense":
+        return _generate_dense(out_path, size, seed, ranks, density)
     rng = random.Random(seed)
     tmp = out_path + ".part"
     with open(tmp, "wb") as stream:
@@ -388,10 +391,47 @@ def generate(out_path: str, size: int, seed: int) -> dict:
         "near_misses": job.near_misses, "planted": job.planted, "expected_ids": EXPECTED_IDS,
         "absent_ids": ABSENT_IDS, "culprit_hosts": {"ib-devices-not-mounted": [host(BAD_NODE)]},
     }  # fmt: skip
+    _write_expected(out_path, expected)
+    return expected
+
+
+def _write_expected(out_path: str, expected: dict) -> None:
     with open(out_path + ".expected.json", "w") as f:
         json.dump(expected, f, indent=2)
         f.write("\n")
+
+
+def _generate_dense(out_path: str, size: int, seed: int, ranks: int, density: float) -> dict:
+    import gen_dense  # imports this module: loaded here, not at the top
+
+    tmp = out_path + ".part"
+    with open(tmp, "wb") as stream:
+        w, job = gen_dense.generate(stream, size, seed, ranks, density)
+    os.replace(tmp, out_path)
+    expected = {
+        "shape": "dense", "size_arg": size, "seed": seed, "ranks": ranks, "density": density, "bytes": w.written,
+        "lines": w.lines, "candidates_estimated": job.cands, "comms": job.comms, "restarts": job.epochs - 1,
+        "near_misses": job.near_misses, "planted": job.planted, "expected_ids": gen_dense.expected_ids(job.planted),
+        "absent_ids": gen_dense.ABSENT_IDS, "culprit_hosts": {"ib-devices-not-mounted": [gen_dense.host(gen_dense.BAD_NODE)]},
+    }  # fmt: skip
+    _write_expected(out_path, expected)
     return expected
+
+
+def measure_density(path: str) -> tuple[int, int] | None:
+    """(candidate lines, lines) of ``path``: ``rg --no-unicode -c -f`` with slurmdiag's exported signatures, as
+    bench/run.py counts them; None without rg."""
+    import run  # imports this module: loaded here, not at the top
+
+    rg = run.shutil.which("rg")
+    if rg is None:
+        return None
+    os.makedirs(run.OUT, exist_ok=True)
+    rg_path, _, _ = run.write_patterns(run.export_patterns())
+    res = run.subprocess.run([rg, "--no-unicode", "-c", "-f", rg_path, path], capture_output=True, text=True)
+    with open(path, "rb") as f:
+        lines = sum(block.count(b"\n") for block in iter(lambda: f.read(16 << 20), b""))
+    return int(res.stdout.strip() or 0), lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -399,11 +439,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="100M", help="target size, e.g. 20M, 100M, 1G (binary units)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--shape", choices=("classic", "dense"), default="classic",
+                    help="classic: the 32-rank job; dense: a large job with many communicators (see gen_dense.py)")  # fmt: skip
+    ap.add_argument("--ranks", type=int, default=256, help="dense: GPUs (8 per node), 64-512 (default 256)")
+    ap.add_argument("--density", type=float, default=0.13,
+                    help="dense: target fraction of candidate lines, e.g. 0.005, 0.02, 0.13, 0.30 (default 0.13)")  # fmt: skip
+    ap.add_argument("--measure", action="store_true", help="count the candidate lines with rg afterwards")
     args = ap.parse_args(argv)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    exp = generate(args.out, parse_size(args.size), args.seed)
+    exp = generate(args.out, parse_size(args.size), args.seed, args.shape, args.ranks, args.density)
     print(f"{args.out}: {exp['bytes']:,} bytes, {exp['lines']:,} lines, {exp['comms']} communicators, "
           f"{exp['near_misses']} near-misses", file=sys.stderr)  # fmt: skip
+    if "candidates_estimated" in exp:
+        est = exp["candidates_estimated"]
+        print(f"  {exp['restarts']} restarts; candidate lines estimated {est:,} ({est / exp['lines']:.2%})",
+              file=sys.stderr)  # fmt: skip
+    if args.measure:
+        got = measure_density(args.out)
+        if got is None:
+            print("  rg not found: apt-get install ripgrep", file=sys.stderr)
+        else:
+            print(f"  candidate lines measured (rg -c -f): {got[0]:,} of {got[1]:,} ({got[0] / got[1]:.2%})",
+                  file=sys.stderr)  # fmt: skip
     return 0
 
 

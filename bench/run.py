@@ -1,8 +1,9 @@
 """Benchmark slurmdiag against ripgrep and grep on generated job logs, in one run.
 
-    python bench/run.py                  # 100M and 1G logs + startup + pathological inputs
-    python bench/run.py --quick          # 20M log + small pathological inputs
+    python bench/run.py                  # 100M and 1G logs, dense 256M logs at 4 densities, startup, pathological inputs
+    python bench/run.py --quick          # 20M logs (classic and dense) + small pathological inputs
     python bench/run.py --sizes 100M     # one size
+    python bench/run.py --sizes '' --no-patho --densities 0.005,0.02,0.13,0.30 --dense-size 1G   # dense only
 
 Every tool runs once, warm (the file is read to /dev/null first), under a timeout. Wall time covers
 the whole process (start, rule compilation, scan, report). Peak RSS is the child's ``ru_maxrss``
@@ -130,11 +131,13 @@ def _read(path: str, limit: int = 4 << 20) -> str:
         return f.read(limit).decode("utf-8", "replace")
 
 
-def warm(path: str) -> None:
-    """Put the file in the page cache (the equivalent of ``cat file > /dev/null``)."""
+def warm(path: str) -> int:
+    """Put the file in the page cache (the equivalent of ``cat file > /dev/null``); return its line feeds."""
+    lines = 0
     with open(path, "rb", buffering=0) as f:
-        while f.read(16 << 20):
-            pass
+        while block := f.read(16 << 20):
+            lines += block.count(b"\n")
+    return lines
 
 
 # -- patterns ---------------------------------------------------------------------------------------
@@ -272,10 +275,13 @@ class Bench:
     unicode_cap: float = 30
     rows: list[Row] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # input label -> line feeds
 
-    def tools(self, label: str, path: str, full: bool = True) -> list[Row]:
+    def tools(self, label: str, path: str, full: bool = True, jobs1: bool | None = None) -> list[Row]:
+        """Every tool on ``path``. ``full``: also rg's Unicode mode and grep in the session's locale; ``jobs1``
+        (default: ``full``): slurmdiag's fastest engine again with ``--jobs 1``."""
         size = os.path.getsize(path)
-        warm(path)
+        self.lines[label] = warm(path)
         rows: list[Row] = []
         tag = re.sub(r"[^\w.-]", "_", label)
         if self.rg:
@@ -296,7 +302,7 @@ class Bench:
             run = measure([*SLURMDIAG, "--format", "json", "--engine", engine, path], self.timeout,
                           f"slurmdiag-{engine}-{tag}")  # fmt: skip
             rows.append(Row(f"slurmdiag --format json --engine {engine}", label, size, run, _diag_note(run)))
-        if full and ENGINES:  # the same on one core: what the workers add
+        if (full if jobs1 is None else jobs1) and ENGINES:  # the same on one core: what the workers add
             engine = ENGINES[0]
             run = measure([*SLURMDIAG, "--format", "json", "--engine", engine, "--jobs", "1", path], self.timeout,
                           f"slurmdiag-{engine}-j1-{tag}")  # fmt: skip
@@ -361,11 +367,26 @@ def job_log(size_arg: str, seed: int) -> str:
     return path
 
 
-def _reusable(path: str, size: int, seed: int) -> bool:
+def dense_log(size_arg: str, seed: int, ranks: int, density: float) -> str:
+    """gen_log.py --shape dense: a ``ranks``-GPU job with many communicators, ``density`` candidate lines."""
+    path = os.path.join(DATA, f"dense-{ranks}r-{density:g}-{size_arg}.log")
+    size = gen_log.parse_size(size_arg)
+    if _reusable(path, size, seed, {"shape": "dense", "ranks": ranks, "density": density}):
+        print(f"reusing {path}", file=sys.stderr)
+        return path
+    print(f"generating {path} ...", file=sys.stderr)
+    t = time.perf_counter()
+    gen_log.generate(path, size, seed, "dense", ranks, density)
+    print(f"  {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    return path
+
+
+def _reusable(path: str, size: int, seed: int, more: dict | None = None) -> bool:
     try:
         with open(path + ".expected.json") as f:
             exp = json.load(f)
-        return exp["size_arg"] == size and exp["seed"] == seed and exp["bytes"] == os.path.getsize(path)
+        same = all(exp.get(k) == v for k, v in (more or {}).items())
+        return same and exp["size_arg"] == size and exp["seed"] == seed and exp["bytes"] == os.path.getsize(path)
     except (OSError, ValueError, KeyError):
         return False
 
@@ -454,22 +475,49 @@ def literal_profile(path: str, sample: int = 20 << 20, top: int = 12) -> list[st
 
 
 # -- report --------------------------------------------------------------------------------------------
-def table(rows: list[Row]) -> str:
+def candidates(rows: list[Row]) -> dict[str, int]:
+    """Input label -> candidate lines: the lines that slurmdiag's exported signatures match, as rg counts them
+    (``rg --no-unicode -c -f``; LC_ALL=C grep's count where rg is missing or timed out)."""
+    out: dict[str, int] = {}
+    for tool in ("LC_ALL=C grep -E -c -f", RG_BASE):  # rg last: it wins
+        for r in rows:
+            if r.tool == tool and r.size and r.run and not r.run.timed_out and r.run.rc in (0, 1):
+                out[r.input] = int(r.run.stdout.strip() or 0)
+    return out
+
+
+def startup_s(rows: list[Row]) -> float | None:
+    """slurmdiag's wall time on the tiny log: start, rule compilation and report, the part of a run that is not
+    per candidate."""
+    return next((r.run.wall for r in rows if r.tool == "slurmdiag --format json" and r.run and not r.size), None)
+
+
+def table(rows: list[Row], lines: dict[str, int] | None = None) -> str:
     head = (
-        "| tool | input | size MB | wall s | MB/s | x rg | peak RSS MB | all processes PSS MB | notes |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---|"
+        "| tool | input | size MB | wall s | MB/s | x rg | candidate lines | µs per candidate | peak RSS MB "
+        "| all processes PSS MB | notes |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     )
     rg = {r.input: r.mbps() for r in rows if r.tool == RG_BASE}
+    cands, start = candidates(rows), startup_s(rows)
     body = []
     for r in rows:
         mbps = r.mbps()
         ratio = f"{mbps / rg[r.input]:.3f}" if mbps and rg.get(r.input) and r.size else ""
+        n, total = cands.get(r.input), (lines or {}).get(r.input)
+        cand = "" if n is None or not r.size else f"{n:,}" + (f" ({100 * n / total:.2f}%)" if total else "")
+        per = ""
+        if n and start is not None and mbps and r.tool.startswith("slurmdiag"):
+            per = f"{(r.run.wall - start) / n * 1e6:.2f}"  # type: ignore[union-attr]
         wall = "timeout" if r.run and r.run.timed_out else (f"{r.run.wall:.3f}" if r.run else "")
         speed = f"{mbps:,.1f}" if mbps and r.size else ("timeout" if r.run and r.run.timed_out else "")
         size = f"{r.size / MB:,.1f}" if r.size else ""
         rss = f"{r.run.rss_mb:,.1f}" if r.run and r.run.rss_mb == r.run.rss_mb else ""  # nan: killed
         pss = f"{r.run.pss_mb:,.1f}" if r.run and r.run.pss_mb else ""  # 0: ended before the first sample
-        body.append(f"| {r.tool} | {r.input} | {size} | {wall} | {speed} | {ratio} | {rss} | {pss} | {r.note} |")
+        body.append(
+            f"| {r.tool} | {r.input} | {size} | {wall} | {speed} | {ratio} | {cand} | {per} | {rss} | {pss} "
+            f"| {r.note} |"
+        )
     return head + "\n" + "\n".join(body)
 
 
@@ -489,7 +537,7 @@ def versions(rg: str | None) -> list[str]:
 
 
 def report(bench: Bench, head: list[str], extras: list[str]) -> str:
-    parts = ["# slurmdiag benchmark", "", *[f"* {h}" for h in head], "", table(bench.rows), ""]
+    parts = ["# slurmdiag benchmark", "", *[f"* {h}" for h in head], "", table(bench.rows, bench.lines), ""]
     parts += ["## Planted faults", "", *[f"* {c}" for c in bench.checks], ""]
     parts += extras
     return "\n".join(parts) + "\n"
@@ -503,10 +551,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300, help="cap per tool run, seconds (default 300)")
     ap.add_argument("--unicode-cap", type=float, default=30, help="cap for rg in its default Unicode mode (s)")
     ap.add_argument("--no-patho", action="store_true", help="skip the pathological inputs")
+    ap.add_argument("--densities", default="0.005,0.02,0.13,0.30",
+                    help="candidate densities of the dense job logs (gen_log.py --shape dense), comma-separated; "
+                         "'' for none (default 0.005,0.02,0.13,0.30)")  # fmt: skip
+    ap.add_argument("--dense-size", default="256M", help="size of each dense job log (default 256M; 20M with --quick)")
+    ap.add_argument("--ranks", type=int, default=256, help="GPUs of the dense job, 8 per node (default 256)")
     args = ap.parse_args(argv)
     os.makedirs(DATA, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)
     sizes = ["20M"] if args.quick else [s.strip() for s in args.sizes.split(",") if s.strip()]
+    densities = [float(d) for d in args.densities.split(",") if d.strip()]
+    dense_size = "20M" if args.quick else args.dense_size
 
     # An installed package has its bytecode compiled (pip does it); a working tree may not.
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "diag")], check=False,
@@ -530,6 +585,9 @@ def main(argv: list[str] | None = None) -> int:
         else "peak RSS: ru_maxrss from wait4 (includes a ~30 MB floor from the forked Python parent)",
         f"x rg = MB/s / MB/s of `{RG_BASE}` on the same input (rg's default Unicode mode is capped at "
         f"{args.unicode_cap:g} s)",
+        f"candidate lines: the lines that the exported signatures match, counted by `{RG_BASE}` (the rg row's "
+        "count), with their share of the input's lines; µs per candidate = (slurmdiag's wall time - its wall time "
+        "on the tiny log) / candidate lines",
     ]
 
     startup(bench)
@@ -539,6 +597,15 @@ def main(argv: list[str] | None = None) -> int:
         logs.append(path)
         label = f"job log {size_arg}"
         rows = bench.tools(label, path)
+        for row in rows:
+            if row.tool.startswith("slurmdiag"):
+                bench.checks.append(f"{row.tool}: " + check_planted(row, path + ".expected.json"))
+        _progress(rows)
+    for density in densities:  # dense job logs: rg's Unicode mode and grep's locale run on the classic logs only
+        path = dense_log(dense_size, args.seed, args.ranks, density)
+        logs.append(path)
+        label = f"dense {args.ranks} ranks {density:.1%} {dense_size}"
+        rows = bench.tools(label, path, full=False, jobs1=True)
         for row in rows:
             if row.tool.startswith("slurmdiag"):
                 bench.checks.append(f"{row.tool}: " + check_planted(row, path + ".expected.json"))
