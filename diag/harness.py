@@ -1,0 +1,323 @@
+"""Labelled logs and rule examples, checked through the real pipeline: the harness a site's rule
+author runs (``slurmdiag test-rules``, ``slurmdiag eval``) and this project's own corpus test.
+
+A *case* is a folder of one job's log files plus its label, in either form:
+
+* ``expected.yaml`` (the bundled corpus): ``top`` (the first finding, ``null`` = none expected),
+  ``expected`` (ids in rank order), ``absent``, ``healthy``, ``culprits``, ``expect_busbw``;
+* ``case.yaml`` (real logs others wrote, ``corpus/wild``): ``source`` (the thread), ``label`` (the
+  cause the thread established, or ``healthy``), ``secondary``, ``confirmed``, ``why``.
+
+Cases of the second form are split by a rule fixed before any was read: a case is in the
+*holdout* split when the first 8 hex digits of SHA-1 of its source URL (no ``#anchor``, no
+trailing ``/``) are divisible by 3, so one thread's cases always fall on the same side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from diag.api import diagnose_bytes, diagnose_sources
+from diag.catalog.causes import CAUSE_IDS, CUSTOM_ID_PREFIX, severity_rank
+from diag.catalog.model import Rule, RuleSet
+from diag.input.sources import MemorySource, Source
+from diag.report import Report
+from diag.scan.scanner import Scanner
+
+LABEL_FILES = ("expected.yaml", "case.yaml")
+NOT_LOGS = {*LABEL_FILES, "README.md"}
+HEALTHY = "healthy"
+
+
+class CaseError(Exception):
+    """A case folder whose label file cannot be read (one line, naming the file)."""
+
+
+@dataclass
+class Case:
+    path: Path
+    label: str | None  # the expected first finding; "healthy" for no error; None: no constraint
+    expected: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    secondary: list[str] = field(default_factory=list)
+    culprits: dict = field(default_factory=dict)
+    healthy: bool = False
+    expect_busbw: float | None = None
+    source: str | None = None
+    confirmed: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def split(self) -> str:
+        if not self.source:
+            return "corpus"
+        url = self.source.split("#", 1)[0].rstrip("/")
+        return "holdout" if int(hashlib.sha1(url.encode()).hexdigest()[:8], 16) % 3 == 0 else "dev"
+
+    def logs(self) -> list[Path]:
+        return sorted(
+            p for p in self.path.rglob("*") if p.is_file() and p.name not in NOT_LOGS and not p.name.startswith(".")
+        )
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    ids: list[str]
+    problems: list[str]  # why the case fails its label; empty: it passes
+    worst_error: bool  # a finding at error or worse
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def top1(self) -> bool:
+        if self.case.label == HEALTHY:
+            return not self.worst_error
+        return bool(self.ids) and self.ids[0] == self.case.label
+
+    @property
+    def top3(self) -> bool:
+        if self.case.label == HEALTHY:
+            return not self.worst_error
+        return self.case.label in self.ids[:3]
+
+
+def find_cases(roots: Iterable[str | Path]) -> list[Case]:
+    """Every case folder under ``roots`` (a root may itself be a case)."""
+    found: dict[Path, None] = {}
+    for root in roots:
+        root = Path(root)
+        for name in LABEL_FILES:
+            for label in sorted(root.rglob(name)) if root.is_dir() else []:
+                found[label.parent] = None
+    return [load_case(p) for p in sorted(found)]
+
+
+def load_case(folder: Path) -> Case:
+    import yaml
+
+    for name in LABEL_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise CaseError(f"{path}: cannot read: {str(exc).splitlines()[0]}") from None
+        if not isinstance(data, dict):
+            raise CaseError(f"{path}: must be a YAML mapping")
+        return _from_case_yaml(folder, data, path) if name == "case.yaml" else _from_expected(folder, data, path)
+    raise CaseError(f"{folder}: no {' or '.join(LABEL_FILES)}")
+
+
+def _ids(values, path: Path, key: str) -> list[str]:
+    values = values or []
+    if isinstance(values, str):
+        values = [values]
+    for value in values:
+        if value not in CAUSE_IDS and not str(value).startswith(CUSTOM_ID_PREFIX):
+            raise CaseError(f"{path}: {key}: {value!r} is not a cause id")
+    return list(values)
+
+
+def _from_expected(folder: Path, data: dict, path: Path) -> Case:
+    top = data.get("top", ...)
+    if top is not ...:
+        top = HEALTHY if top is None else _ids([top], path, "top")[0]
+    return Case(
+        path=folder,
+        label=None if top is ... else top,
+        expected=_ids(data.get("expected"), path, "expected"),
+        absent=_ids(data.get("absent"), path, "absent"),
+        culprits=data.get("culprits") or {},
+        healthy=bool(data.get("healthy")),
+        expect_busbw=data.get("expect_busbw"),
+    )
+
+
+def _from_case_yaml(folder: Path, data: dict, path: Path) -> Case:
+    label = data.get("label")
+    if label != HEALTHY:
+        label = _ids([label], path, "label")[0]
+    source = data.get("source")
+    if not isinstance(source, str) or not source:
+        raise CaseError(f"{path}: source: the thread or page the log came from is required")
+    return Case(
+        path=folder,
+        label=label,
+        secondary=_ids(data.get("secondary"), path, "secondary"),
+        healthy=label == HEALTHY,
+        source=source,
+        confirmed=bool(data.get("confirmed")),
+    )
+
+
+def diagnose_case(case: Case, rules: RuleSet) -> Report:
+    sources = [Source(str(p)) for p in case.logs()]
+    return diagnose_sources(sources, rules, expect_busbw=case.expect_busbw)
+
+
+def check_case(case: Case, rules: RuleSet, report: Report | None = None) -> CaseResult:
+    """Diagnose the case and say what, if anything, contradicts its label."""
+    report = report or diagnose_case(case, rules)
+    ids = [f.id for f in report.findings]
+    worst_error = any(severity_rank(f.severity) >= severity_rank("error") for f in report.findings)
+    problems: list[str] = []
+    if case.label not in (None, HEALTHY) and (not ids or ids[0] != case.label):
+        problems.append(f"top finding {ids[:1]} is not {case.label} (all: {ids})")
+    positions = [ids.index(cid) if cid in ids else -1 for cid in case.expected]
+    if -1 in positions:
+        problems.append(f"missing {[c for c, p in zip(case.expected, positions) if p < 0]} (got {ids})")
+    elif positions != sorted(positions):
+        problems.append(f"rank order {ids} does not follow {case.expected}")
+    present = sorted(set(ids) & set(case.absent))
+    if present:
+        problems.append(f"must not report {present} (got {ids})")
+    if case.healthy and worst_error:
+        bad = [f"{f.id}:{f.severity}" for f in report.findings if severity_rank(f.severity) >= severity_rank("error")]
+        problems.append(f"healthy case reports {bad}")
+    for cid, want in case.culprits.items():
+        finding = next((f for f in report.findings if f.id == cid), None)
+        if finding is None:
+            problems.append(f"no {cid} finding to name culprits")
+            continue
+        for key, have in (("hosts", finding.hosts), ("tasks", finding.tasks), ("ranks", finding.ranks)):
+            missing = [v for v in want.get(key, []) if v not in have]
+            if missing:
+                problems.append(f"{cid} should name {key} {missing} (names {have})")
+    return CaseResult(case, ids, problems, worst_error)
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    failing: int = 0
+    top1: int = 0
+    top3: int = 0
+    healthy: int = 0
+    healthy_clean: int = 0
+
+    def add(self, result: CaseResult) -> None:
+        if result.case.label == HEALTHY:
+            self.healthy += 1
+            self.healthy_clean += result.top1
+        elif result.case.label is not None:
+            self.failing += 1
+            self.top1 += result.top1
+            self.top3 += result.top3
+        self.cases += 1
+
+    def to_json(self) -> dict:
+        def rate(n: int, d: int) -> float | None:
+            return round(n / d, 4) if d else None
+
+        return {
+            "cases": self.cases,
+            "failing_jobs": self.failing,
+            "top1": rate(self.top1, self.failing),
+            "top3": rate(self.top3, self.failing),
+            "healthy": self.healthy,
+            "healthy_clean": rate(self.healthy_clean, self.healthy),
+        }
+
+
+def evaluate_cases(cases: Sequence[Case], rules: RuleSet) -> list[CaseResult]:
+    return [check_case(case, rules) for case in cases]
+
+
+def summarize(results: Sequence[CaseResult]) -> dict:
+    """Top-1 / top-3 / healthy-clean per split and per expected cause, and the cases that miss."""
+    splits: dict[str, Tally] = {}
+    causes: dict[str, dict[str, Tally]] = {}
+    for r in results:
+        splits.setdefault(r.case.split, Tally()).add(r)
+        splits.setdefault("all", Tally()).add(r)
+        if r.case.label is not None:
+            causes.setdefault(r.case.label, {}).setdefault(r.case.split, Tally()).add(r)
+            causes[r.case.label].setdefault("all", Tally()).add(r)
+    misses = [
+        {"case": str(r.case.path), "split": r.case.split, "label": r.case.label, "got": r.ids[:3],
+         "problems": r.problems}
+        for r in results
+        if not r.passed or (r.case.label is not None and not r.top1)
+    ]  # fmt: skip
+    return {
+        "schema": "slurmdiag.eval/1",
+        "splits": {k: v.to_json() for k, v in sorted(splits.items())},
+        "causes": {c: {k: v.to_json() for k, v in sorted(t.items())} for c, t in sorted(causes.items())},
+        "misses": misses,
+    }
+
+
+def render_summary(summary: dict) -> str:
+    """The evaluation as plain text: one line per split, a per-cause table, then each miss."""
+
+    def pct(x: float | None) -> str:
+        return "   -" if x is None else f"{100 * x:3.0f}%"
+
+    out = ["split      cases  failing  top-1  top-3  healthy  clean"]
+    for name, s in summary["splits"].items():
+        out.append(
+            f"{name:<10} {s['cases']:>5}  {s['failing_jobs']:>7}  {pct(s['top1'])}  {pct(s['top3'])}  "
+            f"{s['healthy']:>7}  {pct(s['healthy_clean'])}"
+        )
+    out += ["", "cause                        split      cases  top-1  top-3"]
+    for cause, per_split in summary["causes"].items():
+        for name, s in per_split.items():
+            if name == "all" and len(per_split) == 2:
+                continue  # one split only: its row says it all
+            top1 = s["healthy_clean"] if cause == HEALTHY else s["top1"]
+            top3 = s["healthy_clean"] if cause == HEALTHY else s["top3"]
+            out.append(f"{cause:<28} {name:<10} {s['cases']:>5}  {pct(top1)}  {pct(top3)}")
+    if summary["misses"]:
+        out += ["", "misses:"]
+        for m in summary["misses"]:
+            out.append(f"  [{m['split']}] {m['case']}: expected {m['label']}, got {m['got'] or 'nothing'}")
+            out += [f"      {p}" for p in m["problems"]]
+    return "\n".join(out) + "\n"
+
+
+@dataclass
+class ExampleFailure:
+    rule: Rule
+    line: str
+    should_match: bool
+    hit: list[str]
+
+    def message(self) -> str:
+        if self.should_match:
+            return f"{self.rule.path}: rule '{self.rule.id}': example should match but does not: {self.line!r}"
+        return f"{self.rule.path}: rule '{self.rule.id}': example must not match, but {self.hit} did: {self.line!r}"
+
+
+def check_examples(rules: RuleSet, only: Iterable[str] | None = None) -> list[ExampleFailure]:
+    """Run every rule's ``examples`` through the real scanner (each line alone) and return the
+    lines that match when they must not, or do not when they must; plus signatures no example uses."""
+    scanner = Scanner(rules)
+    wanted = set(only) if only is not None else None
+    failures = []
+    for rule in rules.rules:
+        if wanted is not None and rule.id not in wanted:
+            continue
+        for line, should in [(x, True) for x in rule.examples_match] + [(x, False) for x in rule.examples_no_match]:
+            scan = scanner.scan([MemorySource("example.log", (line + "\n").encode())])
+            hit = sorted(name for (rid, name), st in scan.stats.items() if rid == rule.id and st.count)
+            if bool(hit) != should:
+                failures.append(ExampleFailure(rule, line, should, hit))
+        data = "\n".join(rule.examples_match).encode() + b"\n"
+        scan = scanner.scan([MemorySource("examples.log", data)])
+        hit = {name for (rid, name), st in scan.stats.items() if rid == rule.id and st.count}
+        for sig in rule.signatures:
+            if not sig.fact and sig.name not in hit:
+                failures.append(ExampleFailure(rule, f"(no match example uses signature {sig.name!r})", True, []))
+        for line in rule.examples_match:
+            diagnose_bytes(line.encode(), rules)  # a single line must never crash the diagnosis
+    return failures

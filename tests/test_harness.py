@@ -1,0 +1,110 @@
+"""The rule-author harness and `slurmdiag eval`, as a site's rule author would use them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from diag.harness import Case, check_case, find_cases, summarize
+
+from .conftest import CORPUS
+
+RULE = {
+    "id": "x-site-fs",
+    "title": "The site's scratch file system hung",
+    "severity": "error",
+    "role": "root",
+    "description": "Lustre client evictions on our scratch.",
+    "signatures": [{"name": "evicted", "regex": r"LustreError: .*evicted by (?P<server>\S+)"}],
+    "remediation": "Rerun; report the OST to the storage team.",
+    "examples": {
+        "match": ["LustreError: 11-0: scratch-OST0003: evicted by scratch-MDT0000"],
+        "no_match": ["Lustre: scratch-OST0003: Connection restored"],
+    },
+}
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "diag", *args], capture_output=True, text=True, timeout=120)
+
+
+def _site(tmp_path: Path, rule: dict) -> tuple[Path, Path]:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "x-site-fs.yaml").write_text(yaml.safe_dump(rule))
+    case = tmp_path / "cases" / "evicted"
+    case.mkdir(parents=True)
+    (case / "slurm-77.out").write_text(
+        "step 10 loss 2.3\nLustreError: 11-0: scratch-OST0003: evicted by scratch-MDT0000\n"
+    )
+    (case / "expected.yaml").write_text("top: x-site-fs\n")
+    return rules, tmp_path / "cases"
+
+
+def test_a_site_rule_with_examples_and_cases_passes_with_one_command(tmp_path):
+    rules, cases = _site(tmp_path, RULE)
+    done = _run("test-rules", "--rules", str(rules), str(cases))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 example lines, 1 cases: 0 failure(s)" in done.stdout
+
+
+def test_a_wrong_example_or_case_fails_and_names_the_file(tmp_path):
+    bad = dict(RULE, examples={"match": ["LustreError: evicted without a server"], "no_match": ["x"]})
+    rules, cases = _site(tmp_path, bad)
+    (cases / "evicted" / "expected.yaml").write_text("top: job-oom\n")
+    done = _run("test-rules", "--rules", str(rules), str(cases))
+    assert done.returncode == 1
+    assert "x-site-fs.yaml: rule 'x-site-fs': example should match" in done.stdout
+    assert "top finding ['x-site-fs'] is not job-oom" in done.stdout
+
+
+def test_eval_counts_top1_healthy_and_splits_by_source(tmp_path):
+    for name, label, text in (
+        ("oom", "cuda-oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+        ("fine", "healthy", "step 100 loss 1.5\n"),
+        ("missed", "job-oom", "step 100 loss 1.5\n"),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "log.txt").write_text(text + "\n")
+        (folder / "case.yaml").write_text(yaml.safe_dump({"source": f"https://example.org/{name}", "label": label}))
+    done = _run("eval", str(tmp_path), "--format", "json")
+    summary = json.loads(done.stdout)
+    assert summary["splits"]["all"]["failing_jobs"] == 2
+    assert summary["splits"]["all"]["top1"] == 0.5
+    assert summary["splits"]["all"]["healthy_clean"] == 1.0
+    assert [m["case"].rsplit("/", 1)[-1] for m in summary["misses"]] == ["missed"]
+    assert _run("eval", str(tmp_path), "--fail-under", "60").returncode == 1
+
+
+def test_split_is_fixed_by_the_source_url_not_by_the_anchor():
+    a = Case(path=Path("a"), label="cuda-oom", source="https://github.com/o/r/issues/1#issuecomment-9")
+    b = Case(path=Path("b"), label="cuda-oom", source="https://github.com/o/r/issues/1/")
+    assert a.split == b.split in ("dev", "holdout")
+    splits = {Case(path=Path("x"), label=None, source=f"https://github.com/o/r/issues/{i}").split for i in range(30)}
+    assert splits == {"dev", "holdout"}
+
+
+def test_the_bundled_corpus_passes_through_the_harness(rules):
+    cases = [c for c in find_cases([CORPUS]) if c.source is None]
+    results = [check_case(c, rules) for c in cases[:40]]
+    assert all(r.passed for r in results), [(r.case.name, r.problems) for r in results if not r.passed]
+    assert summarize(results)["splits"]["corpus"]["cases"] == len(results)
+
+
+def test_every_real_paste_is_read_and_diagnosed_the_same_in_small_chunks(rules):
+    """The pastes nobody here wrote (corpus/wild): each case's label file is valid, and cutting the
+    input into 61-byte chunks never changes what is found."""
+    from diag.api import diagnose_bytes
+
+    cases = [c for c in find_cases([CORPUS / "wild"]) if c.source]
+    assert len(cases) >= 100
+    for case in cases:
+        blobs = [p.read_bytes() for p in case.logs()]
+        assert blobs, f"{case.path}: no log file"
+        whole = [f.id for f in diagnose_bytes(blobs, rules).findings]
+        assert [f.id for f in diagnose_bytes(blobs, rules, chunk_bytes=61).findings] == whole, case.path
