@@ -108,8 +108,9 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     )
     image = first_or(images, "the image")
     reason = _import_reason(rule, ctx, chosen)
-    if chosen <= {"curl_error", "http_error"} and "failed_import" not in chosen and not ctx.job_failed():
-        return []  # a curl or HTTP error from the program itself, with no import failure
+    registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
+    if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
+        return []  # a curl or HTTP error from the program itself, not from a registry's API
     hosts = sorted({h for _, st in ctx.stats(rule) for h in st.hosts})
     if not hosts and ctx.facts.slurm_task_hosts:
         hosts = sorted(ctx.facts.slurm_task_hosts)
