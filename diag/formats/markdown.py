@@ -41,6 +41,8 @@ def _finding(f: Finding, level: str, n: int | None) -> list[str]:
     if loc:
         out.append(f"- **where**: {safe_text(loc)}")
     out.append(f"- **what**: {safe_text(f.detail)}")
+    if f.assumed:
+        out.append(f"- **assumed**: {safe_text('; '.join(f.assumed))}")
     if f.explained_by:
         out.append(f"- **caused by**: `{f.explained_by}`")
     out.append(f"- **fix**: {safe_text(f.remediation)}")

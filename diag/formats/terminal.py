@@ -43,6 +43,8 @@ def _finding_lines(f: Finding, nested: bool) -> list[tuple[str, str]]:
     if loc:
         out.append(("bold", f"{pad}   where: {loc}"))
     out.append(("", f"{pad}   what:  {safe_text(f.detail)}"))
+    for assumption in f.assumed:
+        out.append(("yellow", f"{pad}   assumed: {safe_text(assumption)}"))
     shown = f.evidence[: (1 if nested else MAX_EVIDENCE_TERMINAL)]
     if shown:
         out.append(("dim", f"{pad}   evidence:"))

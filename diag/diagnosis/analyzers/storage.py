@@ -11,7 +11,8 @@ from diag.report import Finding
 
 
 def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
-    if not ctx.facts.multi_node():
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
         return []
     missing = [(ev, g) for ev, g in ctx.samples(rule, ["missing", "pyxis_name", "chdir"])]
     local_missing = [(ev, g) for ev, g in missing if "name" in g or g.get("path", "").startswith(NODE_LOCAL_PREFIXES)]
@@ -24,9 +25,10 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             # pyxis' line names no node; the tasks that then failed say which nodes lack the container.
             hosts = sorted(ctx.facts.slurm_task_hosts)
         ranks = sorted({ev.rank for ev, _ in local_missing if ev.rank is not None})
+        job = "this job" if assumed else f"this {ctx.facts.node_count()}-node job"
         detail = (
             f"{', '.join(paths[:4])} is node-local storage: it was not found on "
-            f"{hosts_text(hosts) if hosts else 'other nodes'} of this {ctx.facts.node_count()}-node job"
+            f"{hosts_text(hosts) if hosts else 'other nodes'} of {job}"
         )
         return [
             ctx.make_finding(
@@ -38,14 +40,13 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
                 hosts=hosts or None,
                 ranks=ranks or None,
                 confidence=0.85,
+                assumed=assumed,
             )
         ]
     if written:
         paths = sorted({g["path"] for _, g in written})
-        detail = (
-            f"{', '.join(paths[:4])} is on node-local storage in a {ctx.facts.node_count()}-node job: "
-            "other nodes cannot read it"
-        )
+        job = "this job" if assumed else f"a {ctx.facts.node_count()}-node job"
+        detail = f"{', '.join(paths[:4])} is on node-local storage in {job}: other nodes cannot read it"
         return [
             ctx.make_finding(
                 rule,
@@ -54,6 +55,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
                 confidence=0.5,
                 detail=detail,
                 values={"path": ", ".join(paths[:4])},
+                assumed=assumed,
             )
         ]
     return []

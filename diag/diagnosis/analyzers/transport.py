@@ -33,26 +33,36 @@ def ib_evidence(ctx: Context) -> list[str]:
 
 def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    if not facts.multi_node():
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
         return []
     socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
     if not socket_hosts and not ctx.stats(rule):
         return []
     reasons = ib_evidence(ctx)
-    nodes = facts.node_count()
+    job = "this job" if assumed else f"a {facts.node_count()}-node job"
     where = hosts_text(socket_hosts) if socket_hosts else "some nodes"
     ib_hosts = [h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()]
     if reasons:
-        detail = f"NCCL carried inter-node traffic over TCP sockets on {where} of a {nodes}-node job"
+        detail = f"NCCL carried inter-node traffic over TCP sockets on {where} of {job}"
         if ib_hosts:
             detail += f", while {hosts_text(ib_hosts)} use{'s' if len(ib_hosts) == 1 else ''} InfiniBand"
         detail += f"; IB was expected: {'; '.join(reasons)}."
-        return [ctx.make_finding(rule, detail=detail, hosts=socket_hosts or None, confidence=0.9)]
+        severity = ctx.between_nodes_severity(rule.severity, assumed)
+        return [
+            ctx.make_finding(
+                rule, detail=detail, hosts=socket_hosts or None, confidence=0.9, assumed=assumed, severity=severity
+            )
+        ]
     detail = (
         f"NCCL carried inter-node traffic over TCP sockets on {where}; nothing in the logs shows "
         "InfiniBand/RoCE on this cluster, so this is expected on Ethernet-only nodes."
     )
-    return [ctx.make_finding(rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None)]
+    return [
+        ctx.make_finding(
+            rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None, assumed=assumed
+        )
+    ]
 
 
 def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
@@ -120,7 +130,8 @@ def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     facts = ctx.facts
-    if not facts.multi_node():
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
         return [
             ctx.make_finding(
                 rule,
@@ -140,9 +151,11 @@ def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     if socket_hosts:
         detail += f" (on {hosts_text(socket_hosts)})"
     if reasons:
-        return [ctx.make_finding(rule, detail=detail + f"; this cluster has IB: {'; '.join(reasons)}.", confidence=0.9)]
+        detail += f"; this cluster has IB: {'; '.join(reasons)}."
+        severity = ctx.between_nodes_severity(rule.severity, assumed)
+        return [ctx.make_finding(rule, detail=detail, confidence=0.9, assumed=assumed, severity=severity)]
     detail += "; if these nodes have InfiniBand/RoCE, unset it."
-    return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail)]
+    return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail, assumed=assumed)]
 
 
 def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
