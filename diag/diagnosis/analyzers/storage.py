@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, first_or
+from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, first_or, node_local
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 
@@ -14,9 +14,9 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     spans, assumed = ctx.spans_nodes()
     if not spans:
         return []
-    missing = [(ev, g) for ev, g in ctx.samples(rule, ["missing", "pyxis_name", "chdir"])]
-    local_missing = [(ev, g) for ev, g in missing if "name" in g or g.get("path", "").startswith(NODE_LOCAL_PREFIXES)]
-    written = [(ev, g) for ev, g in ctx.samples(rule, ["written"]) if g.get("path", "").startswith(NODE_LOCAL_PREFIXES)]
+    missing = [(ev, g) for ev, g in ctx.samples(rule, ["missing", "missing_arrow", "pyxis_name", "chdir"])]
+    local_missing = [(ev, g) for ev, g in missing if "name" in g or node_local(g.get("path", ""))]
+    written = [(ev, g) for ev, g in ctx.samples(rule, ["written"]) if node_local(g.get("path", ""))]
     if local_missing:
         paths = sorted({g.get("path") or f'container "{g["name"]}"' for _, g in local_missing})
         evidence = pick_evidence([ev for ev, _ in local_missing] + [ev for ev, _ in written])
@@ -33,7 +33,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(
                 rule,
-                ["missing", "pyxis_name", "chdir", "written"],
+                ["missing", "missing_arrow", "pyxis_name", "chdir", "written"],
                 detail=detail,
                 evidence=evidence,
                 values={"path": ", ".join(paths[:4])},
