@@ -74,3 +74,25 @@ h1:77:77 [0] include/socket.h:360 WARN Call to connect failed : Connection refus
 """
     found = _by_id(diagnose_bytes(old, rules))
     assert "nccl-ib-hca-wrong" in found
+
+
+UNSEEN = b"""node013:37715:38896 [0] NCCL INFO NET/IB : No device found.
+node013:37715:38896 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.
+node013:37715:38896 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.1.13<0>
+node013:37715:38896 [0] NCCL INFO Using network Socket
+"""
+
+
+def test_no_ib_device_where_ib_was_wanted_points_at_the_container(rules):
+    found = _by_id(diagnose_bytes(UNSEEN, rules))
+    root = found["ib-devices-not-mounted"]
+    assert any("/dev/infiniband" in a for a in root.assumed)
+    assert root.confidence < 0.6
+    assert found["nccl-tcp-fallback"].explained_by == "ib-devices-not-mounted"
+
+
+def test_no_ib_device_on_an_ethernet_job_is_not_blamed_on_the_container(rules):
+    ethernet = UNSEEN.replace(
+        b"NCCL_IB_DISABLE set by environment to 0.", b"NCCL_SOCKET_NTHREADS set by environment to 4."
+    )
+    assert "ib-devices-not-mounted" not in _by_id(diagnose_bytes(ethernet, rules))
