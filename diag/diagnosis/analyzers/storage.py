@@ -109,6 +109,8 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
         rule, "image", ["importing"]
     )
     image = first_or(images, "the image")
+    if ctx.count("container-runtime-error", ["runtime_dir"]):
+        return []  # the import failed because enroot could not make its own directories: not the image
     reason = _import_reason(rule, ctx, chosen)
     registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
     if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
@@ -154,6 +156,11 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             parts.append("that node has no /dev/infiniband (no IB driver or HCA): exclude it or drop the mount there")
     elif chosen <= {"mount_failed", "mount_other", "source_missing"} | generic and shared:
         return []  # the mount failed because the shared file system is missing there: that is the finding
+    for _ev, g in ctx.samples(rule, ["runtime_dir"])[:1]:
+        parts.append(
+            f"pyxis/enroot could not create {g['path']} ({g['reason']}): the runtime directories of enroot.conf "
+            "(ENROOT_RUNTIME_PATH, ENROOT_CACHE_PATH, ENROOT_DATA_PATH) must be creatable by the job's user"
+        )
     for _ev, g in ctx.samples(rule, ["hook_failed"])[:1]:
         parts.append(f"the enroot hook {g['hook']} failed (exit {g['code']})")
     for _ev, g in ctx.samples(rule, ["nvidia_cli"])[:1]:
