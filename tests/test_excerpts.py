@@ -36,7 +36,7 @@ def test_an_assumption_costs_confidence(rules):
     )
     assumed = _by_id(diagnose_bytes(HCA_PASTE, rules))["nccl-tcp-fallback"]
     shown = _by_id(diagnose_bytes(two_hosts, rules))["nccl-tcp-fallback"]
-    assert not shown.assumed
+    assert MULTI_NODE_ASSUMED not in shown.assumed
     assert assumed.confidence < shown.confidence
 
 
@@ -96,3 +96,12 @@ def test_no_ib_device_on_an_ethernet_job_is_not_blamed_on_the_container(rules):
         b"NCCL_IB_DISABLE set by environment to 0.", b"NCCL_SOCKET_NTHREADS set by environment to 4."
     )
     assert "ib-devices-not-mounted" not in _by_id(diagnose_bytes(ethernet, rules))
+
+
+def test_one_line_of_a_short_paste_is_less_certain_than_many_lines(rules):
+    line = b"RuntimeError: Address already in use\n"
+    one = _by_id(diagnose_bytes(line, rules))["port-in-use"]
+    five = _by_id(diagnose_bytes(line * 5, rules))["port-in-use"]
+    assert one.confidence < five.confidence
+    assert any("short excerpt" in a for a in one.assumed)
+    assert not any("short excerpt" in a for a in five.assumed)

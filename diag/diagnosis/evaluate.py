@@ -52,7 +52,26 @@ def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None
                 prior = ctx.findings.get(finding.id)
                 if prior is None or finding.sort_key() < prior.sort_key():
                     ctx.findings[finding.id] = finding
+    if sum(i.lines for i in scan.inputs) < PASTE_LINES:
+        for finding in ctx.findings.values():
+            _weigh_thin_evidence(finding)
     return rank(list(ctx.findings.values()), ctx.rules)
+
+
+# An input this short is an excerpt someone pasted: a cause resting on one or two of its lines is
+# likelier than the others, but the excerpt may have left out what would settle it.
+PASTE_LINES = 60
+THIN_LINES = 3
+
+
+def _weigh_thin_evidence(finding: Finding) -> None:
+    if finding.count >= THIN_LINES:
+        return
+    finding.confidence *= 0.7 + 0.1 * finding.count
+    finding.assumed.append(
+        f"the excerpt holds everything relevant: this rests on {finding.count or 'no'} "
+        f"line{'s' if finding.count != 1 else ''} of a short excerpt"
+    )
 
 
 def rank(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
