@@ -105,3 +105,32 @@ def test_one_line_of_a_short_paste_is_less_certain_than_many_lines(rules):
     assert one.confidence < five.confidence
     assert any("short excerpt" in a for a in one.assumed)
     assert not any("short excerpt" in a for a in five.assumed)
+
+
+def test_a_file_missing_only_away_from_rank_0_was_written_on_rank_0s_node(rules):
+    lines = b"".join(
+        b"%d: [rank%d]: FileNotFoundError: [Errno 2] No such file or directory: '/opt/run7/index/train_doc_idx.npy'\n"
+        % (task, rank)
+        for task, rank in ((1, 8), (2, 16), (3, 24))
+    )
+    found = _by_id(diagnose_bytes(lines, rules))
+    assert "node-local-path" in found
+    assert set(found["node-local-path"].ranks) == {8, 16, 24}
+
+
+def test_a_file_missing_on_every_rank_is_a_wrong_path_not_a_local_one(rules):
+    lines = b"".join(
+        b"[rank%d]: FileNotFoundError: [Errno 2] No such file or directory: '/opt/run7/datsets/shard-0.arrow'\n" % rank
+        for rank in (0, 8, 16)
+    )
+    assert "node-local-path" not in _by_id(diagnose_bytes(lines, rules))
+
+
+def test_framework_caches_and_relative_paths_are_node_local(rules):
+    for line in (
+        b"FileNotFoundError: [Errno 2] Failed to open local file '/home/u/.cache/huggingface/datasets/x.arrow'.",
+        b"[rank3]: FileNotFoundError: [Errno 2] No such file or directory: 'cache/tokenized/part-3.bin'",
+        b"[WARNING] [engine.py:1656:_get_all_zero_checkpoints] The following zero checkpoints paths are missing: ['/c/a.pt']",
+    ):
+        report = diagnose_bytes(line + b"\nsrun: error: n2: task 3: Exited with exit code 1\n", rules)
+        assert report.findings[0].id == "node-local-path", (line, [f.id for f in report.findings])
