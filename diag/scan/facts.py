@@ -170,7 +170,8 @@ class Facts:
 
     def observe(self, sig: Signature, m, frame: Frame, order: tuple[int, int]) -> None:
         name = sig.name
-        host = frame.host or (UNNAMED_HOST if frame.emitter == "nccl" else None)
+        # An NCCL record whose header lost its host:pid:tid (a paste) still tells about a host.
+        host = frame.host or (UNNAMED_HOST if frame.emitter == "nccl" and frame.level else None)
         hf = self.host(host, order) if host else None
         if name == "using_network" or name == "assigned_net":
             if hf:
