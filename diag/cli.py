@@ -111,10 +111,16 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hos
     rules = _load_rules(rule_dirs, disable)
     try:
         reports, problems = diagnose_paths(
-            paths, rules, per_file=per_file, engine=engine, expect_busbw=expect_busbw, jobs=jobs or None
+            paths, rules, per_file=per_file, job=job, engine=engine, expect_busbw=expect_busbw, jobs=jobs or None
         )
     except EngineUnavailable as exc:
         _fail(f"engine {engine}: {exc}")
+    if len(reports) > 1 and not per_file:
+        from diag.formats.safe import safe_text
+
+        names = ", ".join(safe_text(str(r.job or "files without a job id")) for r in reports)
+        click.echo(f"slurmdiag: the file names carry {len(reports)} jobs ({names}): one report each "
+                   "(--job ID reads them as one job)", err=True)  # fmt: skip
     opts = OutputOptions(job=job, redact=redact, redact_hosts=redact_hosts, webhook=webhook, per_file=per_file)
     _emit(reports, problems, fmt, output, fail_on, color, opts)
 
