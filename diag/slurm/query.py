@@ -151,7 +151,7 @@ def job_from_scontrol(kv: dict[str, str]) -> JobInfo:
         derived_exit_code=_clean(kv.get("DerivedExitCode")),
         node_list=node_list,
         nodes=expand(node_list) if node_list else [],
-        num_nodes=_int(kv.get("NumNodes")),
+        num_nodes=max(_int(kv.get("NumNodes")), _tres_nodes(kv.get("TRES", ""))),
         batch_host=_clean(kv.get("BatchHost")),
         time_limit=_clean(kv.get("TimeLimit")),
         run_time=_clean(kv.get("RunTime")),
@@ -168,6 +168,13 @@ def job_from_scontrol(kv: dict[str, str]) -> JobInfo:
         source="scontrol",
         raw=kv,
     )
+
+
+def _tres_nodes(tres: str) -> int:
+    """``TRES=cpu=2,mem=512M,node=2``: the nodes allocated. While a job is COMPLETING, NumNodes and
+    NodeList shrink to the nodes still completing (an Epilog sees 1 of 2); the allocation's TRES does not."""
+    m = re.search(r"(?:^|,)node=(\d+)", tres)
+    return int(m[1]) if m else 0
 
 
 def _int(value: str | None) -> int:
