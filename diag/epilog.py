@@ -228,7 +228,8 @@ def _run_bounded(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: 
     signal.setitimer(signal.ITIMER_REAL, max(opts.max_seconds, 1.0))
     try:
         paths = _diagnose_and_write(job_id, opts, env, log, start)
-        log(f"job {job_id}: wrote {', '.join(paths)} in {time.monotonic() - start:.2f} s")
+        if paths:  # --only-failed on a clean job has already said why nothing was written
+            log(f"job {job_id}: wrote {', '.join(paths)} in {time.monotonic() - start:.2f} s")
     except _OutOfTime:
         log(f"job {job_id}: gave up after --max-seconds={opts.max_seconds:g}")
     finally:

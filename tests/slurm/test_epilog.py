@@ -84,6 +84,7 @@ def test_only_failed_writes_nothing_for_a_healthy_job(tmp_path, monkeypatch):
         assert run_epilog(EpilogOptions(log_file=str(log), only_failed=True), epilog_env(job_id)) == 0
     assert not list(tmp_path.glob("slurmdiag-13.*"))
     assert "job 13: no finding at or above error (--only-failed)" in log.read_text()
+    assert "job 13: wrote" not in log.read_text()
     assert sorted(p.name for p in tmp_path.glob("slurmdiag-14.*")) == ["slurmdiag-14.json", "slurmdiag-14.md"]
     # A higher bar: the failed job's unexplained-failure (an error) is not critical.
     assert run_epilog(EpilogOptions(log_file=str(log), only_failed=True, fail_on="critical", output_dir=str(tmp_path / "x")),
