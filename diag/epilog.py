@@ -106,8 +106,10 @@ def allocation_from_env(jobs: Sequence[JobInfo], env: Mapping[str, str]) -> None
     count_n = int(count) if count.isdigit() else 0
     raw = env.get("SLURM_JOB_ID") or env.get("SLURM_JOBID")
     for job in jobs:
-        if len(jobs) > 1 and job.raw_id != raw:
-            continue  # a het job's other components have their own allocations
+        if not raw or job.raw_id != raw:
+            # Another job's environment (slurmdiag epilog JOBID run inside a job), or a het job's
+            # other component: its allocation is not this one's.
+            continue
         if len(nodes) > len(job.nodes):
             job.nodes, job.node_list = nodes, node_list
         job.num_nodes = max(job.num_nodes, count_n, len(job.nodes))

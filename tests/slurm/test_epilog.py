@@ -63,6 +63,10 @@ def test_completing_record_keeps_the_allocations_node_count():
     (bare,) = parse_scontrol("JobId=12 JobState=COMPLETING NodeList=n0 NumNodes=1")
     allocation_from_env([bare], {"SLURM_JOB_ID": "12", "SLURM_JOB_NODELIST": "n[0-1]"})
     assert (bare.num_nodes, bare.nodes) == (2, ["n0", "n1"])
+    # `slurmdiag epilog 12` run inside another job (a dependent job): that job's nodes are not job 12's.
+    (other,) = parse_scontrol("JobId=12 JobState=COMPLETED NodeList=n0 NumNodes=1")
+    allocation_from_env([other], {"SLURM_JOB_ID": "13", "SLURM_JOB_NODELIST": "n[0-7]", "SLURM_JOB_NUM_NODES": "8"})
+    assert (other.num_nodes, other.nodes) == (1, ["n0"])
 
 
 def test_per_node_epilog_sees_a_two_node_job(tmp_path, monkeypatch):
