@@ -255,7 +255,9 @@ def _query(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: Log, s
             except SlurmError:
                 break
         if any(j.base_state in UNSETTLED_STATES for j in jobs):
-            log(f"job {job_id}: still {jobs[0].base_state} after {time.monotonic() - start:.0f} s; reporting that state")
+            log(
+                f"job {job_id}: still {jobs[0].base_state} after {time.monotonic() - start:.0f} s; reporting that state"
+            )
     allocation_from_env(jobs, env)
     for job in jobs:
         if not job.derived_exit_code and job.job_id == job_id:
