@@ -7,20 +7,26 @@ SEVERITIES = ("info", "warning", "error", "critical")
 SEVERITY_MARK = {"critical": "‼", "error": "✖", "warning": "▲", "info": "ℹ", "ok": "✔"}
 ROLES = ("root", "symptom", "advice")
 
+# Each heading names the module of diag/diagnosis/analyzers/ where the ids' analyzers live.
 CAUSE_IDS: frozenset[str] = frozenset(
     {
-        # fabric and NCCL transport
+        # transport.py: fabric and NCCL transport
         "nccl-tcp-fallback", "ib-devices-not-mounted", "ib-verbs-library-missing", "nccl-ib-hca-wrong",
-        "ib-hca-mismatch-nodes", "nccl-ib-disabled", "nccl-socket-ifname", "nccl-net-plugin", "roce-gid-index",
-        "ib-link-fault", "gdr-disabled", "shm-too-small", "nccl-version-mismatch", "nccl-duplicate-gpu",
+        "nccl-ib-disabled", "nccl-socket-ifname", "nccl-net-plugin", "roce-gid-index", "gdr-disabled",
+        "shm-too-small",
+        # nodes.py: differences and faults between nodes
+        "ib-hca-mismatch-nodes", "ib-link-fault", "nccl-version-mismatch", "nccl-duplicate-gpu",
+        # collectives.py
         "nccl-timeout", "busbw-low", "nccl-debug-verbose",
-        # launch, PMIx, rendezvous
+        # launch.py: PMIx, rendezvous
         "pmix-plugin-missing", "pmix-not-used", "pmix-runtime-error", "rendezvous-failure", "port-in-use",
         "world-size-mismatch",
-        # containers and storage
+        # storage.py: containers and storage
         "node-local-path", "shared-storage-missing", "container-import-failure", "container-runtime-error",
-        # job and node
-        "job-time-limit", "job-oom", "node-failure", "preempted", "gpu-xid", "cuda-oom", "unexplained-failure",
+        # job.py: the job's fate (job-cancelled is this project's addition: a plain scancel, no failure)
+        "job-time-limit", "job-oom", "node-failure", "preempted", "job-cancelled", "unexplained-failure",
+        # gpu.py
+        "gpu-xid", "cuda-oom",
     }
 )  # fmt: skip
 

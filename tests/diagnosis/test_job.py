@@ -95,7 +95,8 @@ def test_plain_scancel_is_only_info(rules):
         "srun: error: slinky-0: task 0: Terminated",
     ]
     report = diagnose(rules, lines)
-    assert found(report, "preempted").severity == "info"
+    assert found(report, "job-cancelled").severity == "info"
+    assert "preempted" not in ids(report), "a cancel without a reason is never a preemption"
     assert "unexplained-failure" not in ids(report)
 
 

@@ -54,6 +54,7 @@ ANALYZERS: dict[str, Analyzer] = {
     "job_time_limit": job.job_time_limit,  # job-time-limit
     "node_failure": job.node_failure,  # node-failure
     "preempted": job.preempted,  # preempted
+    "job_cancelled": job.job_cancelled,  # job-cancelled
     "unexplained_failure": job.unexplained_failure,  # unexplained-failure
     # gpu.py
     "cuda_oom": gpu.cuda_oom,  # cuda-oom

@@ -19,7 +19,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
             return []
     # A plain scancel (reported as info by `preempted` only when nothing failed before it): the
     # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.
-    if "preempted" in ctx.findings:
+    if "job-cancelled" in ctx.findings or "preempted" in ctx.findings:
         return []
     # A collective timeout that names the rank which fell behind is the better answer when every
     # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
@@ -214,18 +214,24 @@ def preempted(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     when = first_or(ctx.captures(rule, "time"), "?")
     jobs = ctx.captures(rule, "job")
-    if "preemption" in chosen or "requeue" in chosen:
-        why = "was preempted by a higher-priority job" if "preemption" in chosen else "was requeued"
-        names = [n for n in ("preemption", "requeue") if n in chosen]
-        detail = f"Job {', '.join(jobs[:3])} {why} at {when}; the terminated tasks that follow are consequences."
-        return [ctx.make_finding(rule, names, detail=detail, hosts=[])]
-    if failure_before_cancel(ctx):
+    why = "was preempted by a higher-priority job" if "preemption" in chosen else "was requeued"
+    names = [n for n in ("preemption", "requeue") if n in chosen]
+    detail = f"Job {', '.join(jobs[:3])} {why} at {when}; the terminated tasks that follow are consequences."
+    return [ctx.make_finding(rule, names, detail=detail, hosts=[])]
+
+
+def job_cancelled(rule: Rule, ctx: Context) -> list[Finding]:
+    if not ctx.stats(rule) or failure_before_cancel(ctx):
         # srun (or MPI) cancelled the step because something failed first: that failure is the cause.
         return []
-    signals = ctx.captures(rule, "signal", ["cancelled"])
+    if any(ctx.count(rid) for rid in ("preempted", "job-time-limit", "node-failure")):
+        return []  # the same job's banner with a reason says why
+    when = first_or(ctx.captures(rule, "time"), "?")
+    jobs = ctx.captures(rule, "job")
+    signals = ctx.captures(rule, "signal")
     how = f" with SIGNAL {', '.join(signals)}" if signals else ""
     detail = (
         f"Job {', '.join(jobs[:3])} was cancelled{how} at {when} with no reason given and no failure before it: "
         "a user or admin ran scancel. Nothing failed; the terminated tasks are its consequences."
     )
-    return [ctx.make_finding(rule, ["cancelled"], detail=detail, severity="info", confidence=0.7, hosts=[])]
+    return [ctx.make_finding(rule, detail=detail, hosts=[])]
