@@ -13,12 +13,23 @@ import time
 import click
 
 from diag import __version__
-from diag.formats import FORMATS, FormatError, OutputOptions, deliver, prepare, render
+from diag.formats import (
+    CHAT_FORMATS,
+    FORMATS,
+    NOTIFY_DEFAULT,
+    FormatError,
+    OutputOptions,
+    deliver,
+    prepare,
+    render,
+    worth_notifying,
+)
 from diag.scan.engines import ENGINE_NAMES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _STARTED = time.monotonic()  # scan duration for --format prometheus: rules, reading and diagnosis
-FAIL_ON = ("info", "warning", "error", "critical", "never")
+SEVERITIES = ("info", "warning", "error", "critical")
+FAIL_ON = (*SEVERITIES, "never")
 
 
 class DefaultGroup(click.Group):
@@ -80,6 +91,11 @@ def _report_options(fn):
         click.option("--webhook", metavar="URL", envvar="SLURMDIAG_WEBHOOK",
                      help="POST the alert to this Slack/Teams/Mattermost webhook (a secret: prefer "
                           "$SLURMDIAG_WEBHOOK; never printed)."),
+        click.option("--notify-on", "--min-severity", "notify_on", type=click.Choice(SEVERITIES), default=None,
+                     help="Post to the webhook only when a finding has this severity or worse (default: error; "
+                          "a healthy job is never posted)."),
+        click.option("--report-url", metavar="URL|PATH",
+                     help="Where the full report is, named in alerts (default: the -o path of a non-chat format)."),
     )  # fmt: skip
     for option in reversed(options):
         fn = option(fn)
@@ -98,8 +114,8 @@ def _report_options(fn):
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 @click.option("--expect-busbw", type=click.FloatRange(min=0, min_open=True), metavar="GB/S",
               help="nccl-tests: the busbw (GB/s) this fabric should reach at the largest size.")  # fmt: skip
-def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, job, per_file, engine, jobs, color,
-             expect_busbw) -> None:  # fmt: skip
+def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, notify_on, report_url, job,
+             per_file, engine, jobs, color, expect_busbw) -> None:  # fmt: skip
     """Diagnose the job whose logs are at PATHS."""
     from diag.api import diagnose_paths
     from diag.scan.engines import EngineUnavailable
@@ -115,7 +131,8 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hos
         )
     except EngineUnavailable as exc:
         _fail(f"engine {engine}: {exc}")
-    opts = OutputOptions(job=job, redact=redact, redact_hosts=redact_hosts, webhook=webhook, per_file=per_file)
+    opts = OutputOptions(job=job, redact=redact, redact_hosts=redact_hosts, webhook=webhook, per_file=per_file,
+                         notify_on=notify_on, report_url=report_url)  # fmt: skip
     _emit(reports, problems, fmt, output, fail_on, color, opts)
 
 
@@ -134,6 +151,13 @@ def _emit(reports, problems, fmt, output, fail_on, color, opts: OutputOptions, n
                 read_any = True
     if need_input and not read_any:
         _fail("nothing could be read")
+    if need_input and not any(stats.bytes_read for report in reports for stats in report.inputs):
+        # An empty file or /dev/null on stdin (cron, CI): there is nothing to call healthy.
+        names = [stats.path for report in reports for stats in report.inputs]
+        shown = ", ".join("standard input" if n == "-" else n for n in names[:3]) + (" …" if len(names) > 3 else "")
+        _fail(f"nothing to diagnose: {shown or 'the input'} {'is' if len(names) == 1 else 'are'} empty (0 bytes)")
+    if opts.report_url is None and output and fmt not in CHAT_FORMATS:
+        opts.report_url = os.path.abspath(output)
     opts.color = (output is None and sys.stdout.isatty()) if color is None else color
     opts.duration_s = time.monotonic() - _STARTED
     try:
@@ -152,6 +176,8 @@ def _emit(reports, problems, fmt, output, fail_on, color, opts: OutputOptions, n
     failure = deliver(reports, fmt, opts, redacted)
     if failure:
         _fail(failure)
+    if opts.webhook and not any(worth_notifying(r, opts.notify_on) for r in reports):
+        click.echo(f"slurmdiag: not posted: no finding at or above {opts.notify_on or NOTIFY_DEFAULT}", err=True)
     if fail_on == "never":
         sys.exit(EXIT_CLEAN)
     threshold = severity_rank(fail_on)
@@ -174,7 +200,8 @@ def _write_stdout(text: str) -> None:
 @_report_options
 @click.option("--max-seconds", type=float, default=None, help="Time budget: big files are read head and tail.")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
-def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, max_seconds, color) -> None:
+def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, notify_on, report_url,
+        max_seconds, color) -> None:  # fmt: skip
     """Diagnose Slurm job JOBID (123, array task 123_4, het component 123+1): ask Slurm for its
     state and output files, read them as one job, and weigh Slurm's verdict with the logs."""
     from diag.api import diagnose_job
@@ -190,7 +217,8 @@ def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, 
     if max_seconds:
         max_bytes = budget_bytes(job_files(jobs)[0], max_seconds * 0.8, SCAN_BYTES_PER_SECOND)
     report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes)
-    opts = OutputOptions(redact=redact, redact_hosts=redact_hosts, webhook=webhook)
+    opts = OutputOptions(redact=redact, redact_hosts=redact_hosts, webhook=webhook, notify_on=notify_on,
+                         report_url=report_url)  # fmt: skip
     _emit([report], report.problems, fmt, output, fail_on, color, opts, need_input=False)
 
 

@@ -31,6 +31,7 @@ class Finding:
     explains: list[str] = field(default_factory=list)  # ids of findings folded under this one
     explained_by: str | None = None
     count: int = 0  # matching lines in all
+    action: str = ""  # one imperative line for alerts (the rule's action, filled); "" when the rule has none
 
     def first_order(self) -> tuple[int, int]:
         return min((e.order for e in self.evidence), default=(1 << 30, 0))
@@ -60,9 +61,60 @@ class Finding:
             "count": self.count,
             "evidence": [e.to_json() for e in self.evidence],
             "remediation": self.remediation,
+            "action": self.action or None,
             "settings": self.settings,
             "references": self.references,
         }
+
+
+# Kinds of evidence a report can rest on, in the order reports list them, and how they are named.
+EVIDENCE_KINDS = {
+    "nccl_info": "NCCL INFO lines",
+    "slurm_messages": "Slurm messages",  # srun, sbatch, salloc, slurmstepd lines
+    "slurm_record": "Slurm record",  # slurmdiag job / epilog: scontrol or sacct
+    "launcher": "launcher output",  # torchrun, torch.distributed, mpirun
+}
+
+
+@dataclass
+class Unchecked:
+    """Causes that could not be checked because one kind of evidence was missing, and how to get it."""
+
+    missing: str  # a key of EVIDENCE_KINDS
+    causes: list[str]
+    how: str  # the setting or step that would let them be checked
+
+    def to_json(self) -> dict:
+        return {"missing": self.missing, "causes": self.causes, "how": self.how}
+
+    def line(self) -> str:
+        label = EVIDENCE_KINDS.get(self.missing, self.missing)
+        return f"not checked without {label}: {', '.join(self.causes)}; {self.how}"
+
+
+@dataclass
+class Coverage:
+    """What the report could see: which kinds of evidence the input held, and what that leaves unchecked.
+
+    An all-clear means "none of the checked causes"; this says which causes were not among them."""
+
+    present: dict[str, bool] = field(default_factory=dict)  # EVIDENCE_KINDS key -> seen
+    unchecked: list[Unchecked] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"evidence": dict(self.present), "unchecked": [u.to_json() for u in self.unchecked]}
+
+    def evidence_line(self) -> str:
+        seen = [EVIDENCE_KINDS.get(k, k) for k, v in self.present.items() if v]
+        absent = [EVIDENCE_KINDS.get(k, k) for k, v in self.present.items() if not v]
+        parts = ["evidence read: " + (", ".join(seen) if seen else "none of the kinds slurmdiag knows")]
+        if absent:
+            parts.append("missing: " + ", ".join(absent))
+        return "; ".join(parts)
+
+    def lines(self) -> list[str]:
+        """Plain text, one line per fact: what was present, then each group of unchecked causes."""
+        return [self.evidence_line(), *(u.line() for u in self.unchecked)]
 
 
 @dataclass
@@ -74,6 +126,7 @@ class Report:
     job: str | None = None
     slurm: list[dict] = field(default_factory=list)  # Slurm's record of the job (slurmdiag job / epilog)
     notes: list[str] = field(default_factory=list)  # where Slurm and the logs disagree, budget cuts
+    coverage: Coverage | None = None  # what kinds of evidence were read; None: not assessed
 
     def top(self) -> Finding | None:
         return self.findings[0] if self.findings else None
@@ -99,6 +152,7 @@ class Report:
             "problems": [{"path": p.path, "reason": p.reason} for p in self.problems],
             "slurm": self.slurm or None,
             "notes": self.notes,
+            "coverage": self.coverage.to_json() if self.coverage else None,
         }
 
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from diag.catalog.model import Rule, fill
+from diag.catalog.model import Rule, action_hosts, fill, fill_action
 from diag.evidence import Evidence
 from diag.input.framing import frame
 from diag.report import Finding
@@ -134,6 +134,7 @@ class Context:
             confidence=rule.confidence if confidence is None else confidence,
             detail=fill(detail, merged),
             remediation=fill(rule.remediation, merged),
+            action=fill_action(rule.action, {**merged, "hosts": action_hosts(host_list)}) if rule.action else "",
             hosts=host_list,
             ranks=rank_list,
             tasks=task_list,

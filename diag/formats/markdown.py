@@ -160,4 +160,14 @@ def render_markdown(report: Report, redacted: int | None = None) -> str:
     out += _nodes(pm)
     out += _timeline(pm)
     out += _settings(pm)
+    out += _coverage(report)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _coverage(report: Report) -> list[str]:
+    from diag.formats.safe import coverage_lines
+
+    lines = coverage_lines(report)
+    if not lines:
+        return []
+    return ["### What the logs let slurmdiag check", "", *(f"- {line}" for line in lines), ""]

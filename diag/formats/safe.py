@@ -20,3 +20,9 @@ def slurm_lines(report) -> list[str]:
     out = [f"slurm: {safe_text(j.get('record') or j.get('job_id', ''))}" for j in report.slurm]
     out += [f"note: {safe_text(n)}" for n in report.notes]
     return out
+
+
+def coverage_lines(report) -> list[str]:
+    """What kinds of evidence the report rests on and which causes it could not check (plain text)."""
+    coverage = getattr(report, "coverage", None)
+    return [safe_text(line) for line in coverage.lines()] if coverage else []
