@@ -100,6 +100,7 @@ class Coverage:
 
     present: dict[str, bool] = field(default_factory=dict)  # EVIDENCE_KINDS key -> seen
     unchecked: list[Unchecked] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)  # every cause id checked for (JUnit's test cases); not in JSON
 
     def to_json(self) -> dict:
         return {"evidence": dict(self.present), "unchecked": [u.to_json() for u in self.unchecked]}

@@ -47,4 +47,4 @@ def assess(facts: Facts, findings: Iterable[Finding], rule_ids: Iterable[str], s
         left = [c for c in causes if c in loaded and c not in found]
         if left:
             unchecked.append(Unchecked("slurm_messages" if kind == "slurm" else kind, left, how))
-    return Coverage(present, unchecked)
+    return Coverage(present, unchecked, sorted(loaded))

@@ -76,6 +76,18 @@ def _prometheus(reports, opts, redacted):
     return render_prometheus(reports, opts.duration_s)
 
 
+def _sarif(reports, opts, redacted):
+    from diag.formats.sarif import render_sarif
+
+    return render_sarif(reports)
+
+
+def _junit(reports, opts, redacted):
+    from diag.formats.junit import render_junit
+
+    return render_junit(reports)
+
+
 FORMATS: dict[str, Renderer] = {
     "text": _text,
     "json": _json,
@@ -83,6 +95,8 @@ FORMATS: dict[str, Renderer] = {
     "html": _html,
     **{name: _chat(name) for name in CHAT_FORMATS},
     "prometheus": _prometheus,
+    "sarif": _sarif,
+    "junit": _junit,
 }
 
 
