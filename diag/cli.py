@@ -1,7 +1,8 @@
 """Command line: a thin layer over :mod:`diag.api`.
 
 Exit codes: 0 no finding at or above ``--fail-on``; 1 at least one; 2 usage, rule or input error
-(nothing could be read). Reports go to stdout (or ``-o``); messages go to stderr.
+(nothing could be read, an empty input); 130 interrupted (Ctrl-C). Reports go to stdout (or
+``-o``); messages go to stderr.
 """
 
 from __future__ import annotations
@@ -26,19 +27,45 @@ from diag.formats import (
 )
 from diag.scan.engines import ENGINE_NAMES
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130  # 130: 128 + SIGINT, the shell convention
+EXIT_CODES = (
+    ("0", "no finding at or above --fail-on (default: error)"),
+    ("1", "at least one finding at or above --fail-on"),
+    ("2", "usage, rule or input error: nothing could be read, an empty input, a webhook that failed"),
+    ("130", "interrupted (Ctrl-C)"),
+)
+# -o's extension names the format when --format is not given (ruff, semgrep and pandoc do the same).
+FORMAT_BY_EXTENSION = {
+    ".json": "json", ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
+    ".sarif": "sarif", ".xml": "junit", ".prom": "prometheus", ".txt": "text",
+}  # fmt: skip
 _STARTED = time.monotonic()  # scan duration for --format prometheus: rules, reading and diagnosis
 SEVERITIES = ("info", "warning", "error", "critical")
 FAIL_ON = (*SEVERITIES, "never")
 
 
 class DefaultGroup(click.Group):
-    """``slurmdiag PATH...`` means ``slurmdiag diagnose PATH...``."""
+    """``slurmdiag PATH...`` means ``slurmdiag diagnose PATH...``; its --help shows the default
+    command's options and the exit codes too (the first thing people type)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V")):
             args = ["diagnose", *args]
         return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help(ctx, formatter)
+        default = self.commands["diagnose"]
+        with click.Context(default, info_name="diagnose", parent=ctx) as sub:
+            rows = [
+                r
+                for p in default.get_params(sub)
+                if isinstance(p, click.Option) and p.name != "help" and (r := p.get_help_record(sub)) is not None
+            ]
+        with formatter.section("Options of the default command (slurmdiag [diagnose] PATHS...)"):
+            formatter.write_dl(rows)
+        with formatter.section("Exit codes"):
+            formatter.write_dl(list(EXIT_CODES))
 
 
 def _fail(message: str) -> None:
@@ -63,7 +90,7 @@ def _load_rules(rule_dirs: tuple[str, ...], disabled: tuple[str, ...], analyzers
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="slurmdiag", message="%(prog)s %(version)s")
+@click.version_option(__version__, "--version", "-V", prog_name="slurmdiag", message="%(prog)s %(version)s")
 def cli() -> None:
     """Name the root cause of a failed or slow multi-node GPU job from its logs.
 
@@ -77,7 +104,9 @@ def cli() -> None:
 def _report_options(fn):
     """The options every diagnosing command shares (diagnose, job)."""
     options = (
-        click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True),
+        click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
+                     help="Report format (default: from the -o extension: .json .md .html .sarif .xml (junit) "
+                          ".prom .txt; else text)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."),
         click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
                      help="Exit 1 when a finding has this severity or worse."),
@@ -136,10 +165,20 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hos
     _emit(reports, problems, fmt, output, fail_on, color, opts)
 
 
+def output_format(fmt: str | None, output: str | None) -> str:
+    """--format, else the one -o's extension names, else text."""
+    if fmt:
+        return fmt
+    if output:
+        return FORMAT_BY_EXTENSION.get(os.path.splitext(output)[1].lower(), "text")
+    return "text"
+
+
 def _emit(reports, problems, fmt, output, fail_on, color, opts: OutputOptions, need_input=True) -> None:
     """Report input problems, render, write, and exit with the --fail-on status."""
     from diag.catalog.causes import severity_rank
 
+    fmt = output_format(fmt, output)
     for problem in problems:
         click.echo(problem.message(), err=True)
     read_any = False
@@ -247,11 +286,11 @@ def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_f
 
 @cli.command("rules")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown")), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)
 @click.option("--export-patterns", is_flag=True, help="Print every signature regex, one per line (for grep/rg -f).")
 def list_rules(rule_dirs, fmt, export_patterns) -> None:
-    """List the rules: id, severity, role, title."""
-    from diag.catalog.docs import rules_table
+    """List the rules: id, severity, role, title (json: each rule's fields, for scripts)."""
+    from diag.catalog.docs import rules_json, rules_table
 
     rules = _load_rules(rule_dirs, (), analyzers=False)
     if export_patterns:
@@ -260,20 +299,40 @@ def list_rules(rule_dirs, fmt, export_patterns) -> None:
         sigs = [s for r in rules.rules for s in r.signatures] + list(FACT_SIGNATURES)
         _write_stdout("".join(f"{p}\n" for p in dict.fromkeys(s.pattern for s in sigs)))
         return
-    _write_stdout(rules_table(rules, fmt))
+    _write_stdout(rules_json(rules) if fmt == "json" else rules_table(rules, fmt))
+
+
+def _complete_rule_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Shell completion of rule ids (built-in, $SLURMDIAG_RULES and any --rules given so far)."""
+    from click.shell_completion import CompletionItem
+
+    from diag.catalog.load import load_rules
+
+    try:
+        rules = load_rules(ctx.params.get("rule_dirs") or ())
+    except Exception:  # noqa: BLE001 - a completion must never print a traceback into the shell
+        return []
+    low = incomplete.lower()
+    return [CompletionItem(r.id, help=r.title) for r in sorted(rules.rules, key=lambda r: r.id) if r.id.startswith(low)]
 
 
 @cli.command()
-@click.argument("rule_id")
+@click.argument("rule_id", shell_complete=_complete_rule_id)
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 def explain(rule_id, rule_dirs) -> None:
-    """Print one rule in full: what it means, what it matches, how to fix it."""
+    """Print one rule in full: what it means, what it matches, how to fix it. Ids are
+    case-insensitive; a near miss gets a did-you-mean."""
+    import difflib
+
     from diag.catalog.docs import explain_rule
 
     rules = _load_rules(rule_dirs, (), analyzers=False).by_id()
-    if rule_id not in rules:
-        _fail(f"no rule has the id {rule_id!r}; see 'slurmdiag rules'")
-    _write_stdout(explain_rule(rules[rule_id]))
+    wanted = rule_id.strip().lower()
+    if wanted not in rules:
+        close = difflib.get_close_matches(wanted, list(rules), n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        _fail(f"no rule has the id {rule_id!r}{hint} (see 'slurmdiag rules')")
+    _write_stdout(explain_rule(rules[wanted]))
 
 
 @cli.command("eval")
@@ -344,21 +403,38 @@ def _builtin_dir():
     return builtin_rules_dir()
 
 
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, (KeyboardInterrupt, click.exceptions.Abort)):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def main() -> None:
     try:
-        cli.main(standalone_mode=False)
+        # The name fixed: usage lines and the completion variable (_SLURMDIAG_COMPLETE) are the same
+        # under `python -m diag` as under the installed command.
+        cli.main(prog_name="slurmdiag", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("slurmdiag: interrupted", err=True)
-        sys.exit(EXIT_ERROR)
+        sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("slurmdiag: interrupted", err=True)
-        sys.exit(EXIT_ERROR)
+        sys.exit(EXIT_INTERRUPTED)
     except SystemExit:
         raise
     except Exception as exc:  # noqa: BLE001 - never show a traceback to the user
+        if _caused_by_interrupt(exc):
+            # Ctrl-C while a worker pool starts or stops: its cleanup raises in place of the interrupt.
+            click.echo("slurmdiag: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         if os.environ.get("SLURMDIAG_DEBUG"):
             raise
         click.echo(f"slurmdiag: internal error: {type(exc).__name__}: {exc} (set SLURMDIAG_DEBUG=1 for details)",
