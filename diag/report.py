@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from diag import __version__
 from diag.catalog.causes import severity_rank
-from diag.evidence import Evidence, time_key
+from diag.evidence import Evidence, anchor_of, iso_time, time_key
 from diag.input.sources import InputProblem, InputStats
 from diag.scan.facts import Facts
 
@@ -141,13 +141,27 @@ class Report:
         where = _where(top)
         return f"{top.severity.upper()}: {top.title}{where}"
 
+    def _findings_json(self) -> list[dict]:
+        """Findings as JSON; each evidence line with a wall-clock stamp also gets ``time``, the
+        stamp as ISO 8601 with a year (``timestamp`` keeps the text as the log printed it)."""
+        out = [f.to_json() for f in self.findings]
+        if not any(e.timestamp for f in self.findings for e in f.evidence):
+            return out
+        anchor = _time_anchor(self)
+        for f, data in zip(self.findings, out):
+            for e, ev_json in zip(f.evidence, data["evidence"]):
+                time = iso_time(e.timestamp, anchor)
+                if time:
+                    ev_json["time"] = time
+        return out
+
     def to_json(self) -> dict:
         return {
             "schema": SCHEMA,
             "tool": {"name": "slurmdiag", "version": __version__},
             "job": self.job,
             "summary": self.summary(),
-            "findings": [f.to_json() for f in self.findings],
+            "findings": self._findings_json(),
             "facts": self.facts.to_json(),
             "inputs": [i.to_json() for i in self.inputs],
             "problems": [{"path": p.path, "reason": p.reason} for p in self.problems],
@@ -155,6 +169,39 @@ class Report:
             "notes": self.notes,
             "coverage": self.coverage.to_json() if self.coverage else None,
         }
+
+
+def _time_anchor(report: Report):
+    """A datetime with a year from the job itself, to date stamps printed without one: an ISO or
+    epoch stamp of an evidence line, Slurm's start/end time, else the newest input file's time."""
+    import os
+    import re
+    from datetime import datetime
+
+    for f in report.findings:
+        for e in f.evidence:
+            anchor = anchor_of(e.timestamp)
+            if anchor is not None:
+                return anchor
+    # A dated time inside a line (Slurm's "CANCELLED AT 2026-12-02T11:08:40").
+    for f in report.findings:
+        for e in f.evidence:
+            m = re.search(r"\b(?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d\b", e.text)
+            anchor = anchor_of(m[0]) if m else None
+            if anchor is not None:
+                return anchor
+    for job in report.slurm:
+        for key in ("start_time", "end_time"):
+            anchor = anchor_of(str(job.get(key) or ""))
+            if anchor is not None:
+                return anchor
+    mtimes = []
+    for i in report.inputs:
+        try:
+            mtimes.append(os.stat(i.path).st_mtime)
+        except (OSError, ValueError):
+            continue
+    return datetime.fromtimestamp(max(mtimes)) if mtimes else None
 
 
 def _where(f: Finding) -> str:

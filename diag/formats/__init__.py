@@ -100,6 +100,13 @@ FORMATS: dict[str, Renderer] = {
 }
 
 
+def report_schema() -> dict:
+    """The published JSON Schema of ``slurmdiag.report/1`` (shipped as diag/formats/report.schema.json)."""
+    from pathlib import Path
+
+    return json.loads((Path(__file__).with_name("report.schema.json")).read_text(encoding="utf-8"))
+
+
 def redact_by_default(fmt: str, webhook: bool) -> bool:
     """Alerts leave the cluster, so they are redacted unless asked not to; reports kept locally are not."""
     return webhook or fmt in CHAT_FORMATS
