@@ -10,20 +10,18 @@ from diag.report import Coverage, Finding, Unchecked
 from diag.scan.facts import Facts
 
 # The causes whose analyzers read only what one kind of evidence says, and how to capture it.
-# Kept to causes that truly cannot show without it: a cause also seen from other lines is not listed.
+# Kept to causes that truly cannot show without it: a cause also seen from other lines is not listed
+# (pmix-not-used has MPI's own messages; rendezvous, port and world-size errors are printed by the
+# processes themselves, so a missing launcher log leaves no cause unchecked: it is only reported).
 NEEDS: dict[str, tuple[tuple[str, ...], str]] = {
     "nccl_info": (
         ("nccl-tcp-fallback", "gdr-disabled", "nccl-ib-hca-wrong", "ib-hca-mismatch-nodes", "nccl-ib-disabled",
-         "nccl-version-mismatch", "pmix-not-used"),
+         "nccl-version-mismatch"),
         "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET to see NCCL's transport, HCAs and GPUDirect",
     ),
     "slurm": (
         ("job-time-limit", "job-oom", "node-failure", "preempted"),
         "include the job's Slurm output (slurm-JOBID.out/.err) or run 'slurmdiag job JOBID' for Slurm's record",
-    ),
-    "launcher": (
-        ("rendezvous-failure", "world-size-mismatch", "port-in-use"),
-        "keep the launcher's (torchrun, mpirun) stderr in the job's log",
     ),
 }  # fmt: skip
 
@@ -36,8 +34,7 @@ def assess(facts: Facts, findings: Iterable[Finding], rule_ids: Iterable[str], s
         "slurm_record": slurm_record,
         "launcher": facts.launcher,
     }
-    seen = {"nccl_info": present["nccl_info"], "slurm": facts.slurm_messages or slurm_record,
-            "launcher": facts.launcher}  # fmt: skip
+    seen = {"nccl_info": present["nccl_info"], "slurm": facts.slurm_messages or slurm_record}
     found = {f.id for f in findings}
     loaded = set(rule_ids)
     unchecked = []
