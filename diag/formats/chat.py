@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from diag import __version__
-from diag.formats.safe import safe_text
+from diag.formats.safe import safe_text, slurm_fields
 from diag.report import Finding, Report, where
 
 SEVERITY_MARK = {"critical": "‼", "error": "✖", "warning": "▲", "info": "ℹ"}
@@ -111,21 +111,10 @@ def _job_label(report: Report) -> str:
     return ", ".join(names) + (" …" if len(report.inputs) > 2 else "") if names else "unknown"
 
 
-SLURM_FIELDS = (("name", "name"), ("user", "user"), ("partition", "partition"), ("state", "state"),
-                ("exit code", "exit_code"))  # fmt: skip
-
-
 def _slurm_context(report: Report) -> list[tuple[str, str]]:
-    """Who and which job, from Slurm's record (slurmdiag job / epilog): name, user, partition,
-    state and exit code of each job (a het job has several)."""
-    out: list[tuple[str, str]] = []
-    for job in report.slurm[:2]:
-        prefix = f"{job.get('job_id')} " if len(report.slurm) > 1 else ""
-        for label, key in SLURM_FIELDS:
-            value = job.get(key)
-            if value not in (None, ""):
-                out.append((prefix + label, _one_line(str(value))))
-    return out
+    """Who and which job: name, user, partition, state and exit code from Slurm's record."""
+    keys = ("name", "user", "partition", "state", "exit_code")
+    return [(label, _one_line(value)) for label, value in slurm_fields(report, keys)]
 
 
 def _first_error(f: Finding) -> str:

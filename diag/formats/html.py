@@ -14,7 +14,7 @@ import os
 from diag import __version__
 from diag.formats import postmortem
 from diag.formats.postmortem import Event, PostMortem
-from diag.formats.safe import coverage_lines, safe_text, slurm_lines
+from diag.formats.safe import coverage_lines, safe_text, slurm_fields, slurm_lines
 from diag.report import Finding, Report, where
 
 SEVERITY_COLOR = {"critical": "#8b0000", "error": "#c62828", "warning": "#b26a00", "info": "#1565c0"}
@@ -153,6 +153,7 @@ def _job(pm: PostMortem) -> str:
     rows: list[tuple[str, str]] = []
     if report.job:
         rows.append(("job", e(report.job)))
+    rows += [(e(label), e(value)) for label, value in slurm_fields(report)]
     rows.append(("nodes", e(facts.node_count() or "unknown")))
     rows.append(("ranks", e(facts.max_nranks or "unknown")))
     if facts.versions:

@@ -65,6 +65,9 @@ def _summary(pm: PostMortem) -> list[str]:
     rows: list[tuple[str, str]] = []
     if report.job:
         rows.append(("job", safe_text(report.job)))
+    from diag.formats.safe import slurm_fields
+
+    rows += slurm_fields(report)
     hosts = sorted(facts.hosts)
     nodes = str(facts.node_count() or "unknown")
     if hosts:

@@ -15,6 +15,7 @@ from diag.api import diagnose_job
 from diag.catalog.model import _PLACEHOLDER, fill_action
 from diag.formats.chat import _first_sentence, build_alert, render_chat
 from diag.formats.html import render_html
+from diag.formats.markdown import render_markdown
 from diag.slurm.query import parse_scontrol
 
 from ..conftest import CORPUS, ROOT
@@ -87,11 +88,19 @@ def test_alerts_carry_slurm_record_notes_first_error_and_report_path(rules):
         assert report.notes[0][:40] in blob.replace("\\", ""), fmt
 
 
-def test_html_shows_slurm_record_and_notes(rules):
+def test_html_and_markdown_show_slurm_record_and_notes(rules):
     report = _slurm_report(rules)
     page = render_html(report)
-    assert "COMPLETED" in page and "task-fail" in page
+    markdown = render_markdown(report)
+    for text in (page, markdown):
+        for needle in (
+            "COMPLETED",
+            "task-fail",
+            "<dt>partition</dt><dd>debug</dd>" if text is page else "| partition | debug |",
+        ):
+            assert needle in text, needle
     assert report.notes[0][:30].replace("'", "&#x27;") in page
+    assert report.notes[0][:30] in markdown
 
 
 def _cli(url: str, case: str, *args: str) -> subprocess.CompletedProcess:
