@@ -16,7 +16,7 @@ from diag.input.sources import CHUNK_BYTES, InputProblem, MemorySource, Source, 
 from diag.report import Report
 from diag.scan.facts import Facts
 from diag.scan.scanner import Scanner, ScanResult
-from diag.slurm.jobid import guess_job_id
+from diag.slurm.jobid import group_by_job, guess_job_id
 
 MIB = 1 << 20
 
@@ -65,13 +65,24 @@ def diagnose_paths(
     expect_busbw: float | None = None,
     jobs: int | None = None,
 ) -> tuple[list[Report], list[InputProblem]]:
-    """One report for the job at ``paths`` (one per file with ``per_file``), and the inputs that
-    could not even be found. Every report carries those problems too."""
+    """One report per Slurm job at ``paths`` (one per file with ``per_file``), and the inputs that
+    could not even be found. Every report carries those problems too.
+
+    Files whose names carry different job ids (``slurm-123.out``, ``train-124_4.err``) are
+    different jobs: each gets its own report, so one job's failure is never told as the cause or
+    the consequence of another's. Files without an id join the only job, or get a report of their
+    own beside several. ``job`` (the user names one job) reads everything as that one job."""
     found = discover(paths)
-    groups = [[s] for s in found.sources] if per_file else [found.sources]
+    sources = list(found.sources)
+    if per_file:
+        groups = [(None, [s]) for s in sources]
+    elif job:
+        groups = [(job, sources)]
+    else:
+        groups = [(jid, [sources[i] for i in idx]) for jid, idx in group_by_job([s.path for s in sources])]
     reports = [
-        diagnose_sources(group, rules, job, engine=engine, expect_busbw=expect_busbw, jobs=jobs)
-        for group in groups
+        diagnose_sources(group, rules, job or jid, engine=engine, expect_busbw=expect_busbw, jobs=jobs)
+        for jid, group in groups
         if group
     ]
     for report in reports:
@@ -91,7 +102,8 @@ def diagnose(
     engine: str = "auto",
     jobs: int | None = None,
 ) -> list[Report] | Report:
-    """Diagnose the logs at ``paths`` as one job (or one report per file with ``per_file``).
+    """Diagnose the logs at ``paths`` as one job: a Report; a list of Reports with ``per_file``, or
+    when the file names carry several job ids (one per job; ``job`` reads them all as one job).
 
     Raises :class:`diag.catalog.model.RuleError` for a bad rule file. Input problems (missing files,
     unreadable gzip...) never raise: they are listed in ``Report.problems``.
@@ -100,7 +112,7 @@ def diagnose(
     reports, problems = diagnose_paths(
         paths, rules, per_file=per_file, job=job, expect_busbw=expect_busbw, engine=engine, jobs=jobs
     )
-    if per_file:
+    if per_file or len(reports) > 1:
         return reports
     return reports[0] if reports else Report(findings=[], inputs=[], facts=Facts(), problems=problems, job=job)
 

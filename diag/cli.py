@@ -156,10 +156,16 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hos
     rules = _load_rules(rule_dirs, disable)
     try:
         reports, problems = diagnose_paths(
-            paths, rules, per_file=per_file, engine=engine, expect_busbw=expect_busbw, jobs=jobs or None
+            paths, rules, per_file=per_file, job=job, engine=engine, expect_busbw=expect_busbw, jobs=jobs or None
         )
     except EngineUnavailable as exc:
         _fail(f"engine {engine}: {exc}")
+    if len(reports) > 1 and not per_file:
+        from diag.formats.safe import safe_text
+
+        names = ", ".join(safe_text(str(r.job or "files without a job id")) for r in reports)
+        click.echo(f"slurmdiag: the file names carry {len(reports)} jobs ({names}): one report each "
+                   "(--job ID reads them as one job)", err=True)  # fmt: skip
     opts = OutputOptions(job=job, redact=redact, redact_hosts=redact_hosts, webhook=webhook, per_file=per_file,
                          notify_on=notify_on, report_url=report_url)  # fmt: skip
     _emit(reports, problems, fmt, output, fail_on, color, opts)
@@ -268,19 +274,31 @@ def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, 
 @click.option("--log-file", type=click.Path(dir_okay=False), envvar="SLURMDIAG_EPILOG_LOG", help="Also log here.")
 @click.option("--format", "formats", type=click.Choice(("markdown", "json")), multiple=True, help="Default: both.")
 @click.option("--all-nodes", is_flag=True, help="Run on every node, not just the first.")
-@click.option("--wait-final", is_flag=True, help="Detach; wait for the final JobState.")
+@click.option("--wait-final", is_flag=True,
+              help="Return at once; a detached process waits (at most half of --max-seconds) for the final JobState.")
 @click.option("--keep-privileges", is_flag=True, help="As root, do not become the job's user.")
+@click.option("--only-failed", is_flag=True, help="Write and post nothing for a job with no finding at or above --fail-on.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON[:-1]), default="error", show_default=True,
+              help="With --only-failed: the least severity worth a report.")
+@click.option("--webhook", metavar="URL", envvar="SLURMDIAG_WEBHOOK",
+              help="Also POST the alert to this Slack/Teams/Mattermost webhook (prefer $SLURMDIAG_WEBHOOK).")
+@click.option("--webhook-format", type=click.Choice(("slack", "teams", "mattermost")),
+              help="The webhook's platform (default: from its URL).")
+@click.option("--redact/--no-redact", default=None,
+              help="Mask tokens, keys and e-mail addresses (default: in the webhook alert, not in the files).")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--disable", multiple=True, metavar="ID")
-def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_final, keep_privileges, rule_dirs,
-           disable) -> None:  # fmt: skip
+def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_final, keep_privileges, only_failed,
+           fail_on, webhook, webhook_format, redact, rule_dirs, disable) -> None:  # fmt: skip
     """Diagnose the job that just ended (SLURM_JOB_ID, or JOBID as strigger passes it) and write
     slurmdiag-JOBID.md/.json. Always exits 0: an epilog must never fail because of slurmdiag."""
     from diag.epilog import EpilogOptions, run_epilog
 
     opts = EpilogOptions(job_id=job_id, output_dir=output_dir, max_seconds=max_seconds, log_file=log_file,
                          formats=formats or ("markdown", "json"), all_nodes=all_nodes, wait_final=wait_final,
-                         drop_privileges=not keep_privileges, rule_dirs=rule_dirs, disabled=disable)  # fmt: skip
+                         drop_privileges=not keep_privileges, rule_dirs=rule_dirs, disabled=disable,
+                         only_failed=only_failed, fail_on=fail_on, webhook=webhook, webhook_format=webhook_format,
+                         redact=redact)  # fmt: skip
     sys.exit(run_epilog(opts))
 
 

@@ -6,6 +6,11 @@ exit status is 0. It reads the job from the environment Slurm sets (``SLURM_JOB_
 drops root privileges to the job's user before reading the job's files (a user's symlink must
 not make root read or overwrite anything), and stays within ``--max-seconds``: past a budget only
 the head and tail of big files are read, and a hard alarm ends it regardless.
+
+``--wait-final`` detaches (double fork, new session, every inherited descriptor closed) so the
+epilog itself returns at once: slurmd waits for the epilog's output pipes to close, and the job
+cannot leave COMPLETING while it does. ``--only-failed`` writes and posts nothing for a job whose
+worst finding is below ``--fail-on``; ``--webhook`` posts the alert, redacted unless told not to.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from diag.formats import OutputOptions, deliver, prepare
 from diag.hostlist import expand
 from diag.slurm.query import JobInfo, SlurmError, job_files, query_job
 
 SETTLED_WAIT_S = 0.5
+WAIT_FINAL_SHARE = 0.5  # of --max-seconds, for the detached wait; the rest is for reading and writing
 UNSETTLED_STATES = ("COMPLETING", "RUNNING", "CONFIGURING", "PENDING", "REQUEUED", "RESIZING", "SUSPENDED", "STOPPED")
 
 
@@ -39,6 +46,11 @@ class EpilogOptions:
     drop_privileges: bool = True
     rule_dirs: Sequence[str] = ()
     disabled: Sequence[str] = ()
+    only_failed: bool = False
+    fail_on: str = "error"  # with only_failed: the least severity worth a report
+    webhook: str | None = None
+    webhook_format: str | None = None  # slack, teams, mattermost; None: from the URL
+    redact: bool | None = None  # None: the files are kept as read, the webhook is redacted
 
 
 class Log:
@@ -82,6 +94,25 @@ def _wait_status(value: str | None) -> str:
         return ""
     n = int(value)
     return f"{n >> 8}:{n & 0x7F}"
+
+
+def allocation_from_env(jobs: Sequence[JobInfo], env: Mapping[str, str]) -> None:
+    """The whole allocation for the epilog's own job. While it is COMPLETING, scontrol lists only the
+    nodes still completing (a per-node Epilog sees a 2-node job as 1 node), and the node count
+    drives the multi-node rules; the epilog environment still names every node."""
+    node_list = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or ""
+    nodes = expand(node_list) if node_list else []
+    count = env.get("SLURM_JOB_NUM_NODES", "")
+    count_n = int(count) if count.isdigit() else 0
+    raw = env.get("SLURM_JOB_ID") or env.get("SLURM_JOBID")
+    for job in jobs:
+        if not raw or job.raw_id != raw:
+            # Another job's environment (slurmdiag epilog JOBID run inside a job), or a het job's
+            # other component: its allocation is not this one's.
+            continue
+        if len(nodes) > len(job.nodes):
+            job.nodes, job.node_list = nodes, node_list
+        job.num_nodes = max(job.num_nodes, count_n, len(job.nodes))
 
 
 def job_from_env(job_id: str, env: Mapping[str, str]) -> JobInfo:
@@ -161,6 +192,8 @@ def run_epilog(opts: EpilogOptions, env: Mapping[str, str] | None = None) -> int
         if opts.drop_privileges:
             drop_privileges(env, log)
         _run_bounded(job_id, opts, env, log)
+    except SlurmError as exc:  # a set-up problem (no output directory), not a bug of ours
+        log(f"job {opts.job_id or job_id_from_env(env)}: {exc}")
     except BaseException as exc:  # noqa: BLE001 - never fail the epilog, whatever happens
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return 0
@@ -169,17 +202,25 @@ def run_epilog(opts: EpilogOptions, env: Mapping[str, str] | None = None) -> int
 
 
 def _detach() -> bool:
-    """Double fork: True in the detached grandchild, False in the caller (which returns at once)."""
+    """Double fork: True in the detached grandchild, False in the caller (which returns at once).
+
+    slurmd reads the epilog's stdout/stderr until they close, so the grandchild keeps none of
+    them (nor any other inherited descriptor); a new session keeps slurmd's kill of the epilog's
+    process group from reaching it, and ``/`` as its directory keeps no file system busy."""
     sys.stdout.flush()
     sys.stderr.flush()
-    if os.fork() > 0:
+    child = os.fork()
+    if child > 0:
+        os.waitpid(child, 0)  # the first child exits at once: reap it
         return False
     os.setsid()
     if os.fork() > 0:
         os._exit(0)
+    os.chdir("/")
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1):
+    for fd in (0, 1, 2):
         os.dup2(devnull, fd)
+    os.closerange(3, 1024)  # the devnull descriptor too, and whatever slurmd left open
     return True
 
 
@@ -189,7 +230,8 @@ def _run_bounded(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: 
     signal.setitimer(signal.ITIMER_REAL, max(opts.max_seconds, 1.0))
     try:
         paths = _diagnose_and_write(job_id, opts, env, log, start)
-        log(f"job {job_id}: wrote {', '.join(paths)} in {time.monotonic() - start:.2f} s")
+        if paths:  # --only-failed on a clean job has already said why nothing was written
+            log(f"job {job_id}: wrote {', '.join(paths)} in {time.monotonic() - start:.2f} s")
     except _OutOfTime:
         log(f"job {job_id}: gave up after --max-seconds={opts.max_seconds:g}")
     finally:
@@ -204,14 +246,19 @@ def _query(job_id: str, opts: EpilogOptions, env: Mapping[str, str], log: Log, s
         log(f"job {job_id}: {exc}; using the epilog environment only")
         return [job_from_env(job_id, env)]
     if opts.wait_final:
-        # A detached run waits for slurmctld to settle the job (an epilog sees COMPLETING).
-        deadline = start + opts.max_seconds / 3
+        # A detached run waits for slurmctld to settle the job (an epilog sees COMPLETING), bounded.
+        deadline = start + opts.max_seconds * WAIT_FINAL_SHARE
         while any(j.base_state in UNSETTLED_STATES for j in jobs) and time.monotonic() < deadline:
             time.sleep(SETTLED_WAIT_S)
             try:
                 jobs = query_job(job_id, raw=True)
             except SlurmError:
                 break
+        if any(j.base_state in UNSETTLED_STATES for j in jobs):
+            log(
+                f"job {job_id}: still {jobs[0].base_state} after {time.monotonic() - start:.0f} s; reporting that state"
+            )
+    allocation_from_env(jobs, env)
     for job in jobs:
         if not job.derived_exit_code and job.job_id == job_id:
             job.derived_exit_code = _wait_status(env.get("SLURM_JOB_DERIVED_EC"))
@@ -231,18 +278,46 @@ def _diagnose_and_write(job_id: str, opts: EpilogOptions, env: Mapping[str, str]
     left = opts.max_seconds - (time.monotonic() - start)
     max_bytes = budget_bytes(files, max(left * 0.6, 0.5), SCAN_BYTES_PER_SECOND)
     report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes)
+    if opts.only_failed and not _worth_reporting(report, opts.fail_on):
+        log(f"job {job_id}: no finding at or above {opts.fail_on} (--only-failed): nothing written or posted")
+        return []
     out_dir = opts.output_dir or _next_to_output(jobs, files)
+    # The files stay by the job's output, readable by its user: masked only when asked.
+    (kept,), redacted = prepare([report], "markdown", OutputOptions(redact=bool(opts.redact)))
     written = []
     renders: dict[str, tuple[str, Callable[[], str]]] = {
-        "markdown": ("md", lambda: render_markdown(report)),
-        "json": ("json", lambda: json.dumps(report.to_json(), indent=2) + "\n"),
+        "markdown": ("md", lambda: render_markdown(kept, redacted)),
+        "json": ("json", lambda: json.dumps(kept.to_json(), indent=2) + "\n"),
     }
     for fmt in opts.formats:
         ext, render = renders[fmt]
         path = os.path.join(out_dir, f"slurmdiag-{job_id}.{ext}")
         write_atomic(path, render())
         written.append(path)
+    if opts.webhook:
+        _post(report, job_id, opts, log, written[0] if written else None)
     return written
+
+
+def _worth_reporting(report, fail_on: str) -> bool:
+    from diag.catalog.causes import severity_rank
+
+    return any(severity_rank(f.severity) >= severity_rank(fail_on) for f in report.findings)
+
+
+def _post(report, job_id: str, opts: EpilogOptions, log: Log, report_path: str | None = None) -> None:
+    """The chat alert: leaves the cluster, so redacted unless --no-redact; only for a finding at or
+    above --fail-on (a healthy job is never posted); it names the report file written."""
+    from diag.formats import worth_notifying
+
+    if not worth_notifying(report, opts.fail_on):
+        log(f"job {job_id}: no finding at or above {opts.fail_on}: the alert was not posted")
+        return
+    fmt = opts.webhook_format or "text"  # text: the platform is inferred from the URL
+    hook = OutputOptions(redact=opts.redact, webhook=opts.webhook, notify_on=opts.fail_on, report_url=report_path)
+    reports, redacted = prepare([report], fmt, hook)
+    failure = deliver(reports, fmt, hook, redacted)
+    log(f"job {job_id}: {failure}" if failure else f"job {job_id}: posted the alert to the webhook")
 
 
 def _next_to_output(jobs: Sequence[JobInfo], files: Sequence[str]) -> str:

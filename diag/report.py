@@ -31,6 +31,7 @@ class Finding:
     explains: list[str] = field(default_factory=list)  # ids of findings folded under this one
     explained_by: str | None = None
     count: int = 0  # matching lines in all
+    assumed: list[str] = field(default_factory=list)  # what the finding took for granted that the logs did not show
     action: str = ""  # one imperative line for alerts (the rule's action, filled); "" when the rule has none
 
     def first_order(self) -> tuple[int, int]:
@@ -53,6 +54,7 @@ class Finding:
             "role": self.role,
             "confidence": round(self.confidence, 2),
             "detail": self.detail,
+            "assumed": self.assumed,
             "explains": self.explains,
             "explained_by": self.explained_by,
             "hosts": self.hosts,

@@ -9,15 +9,19 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule, action_hosts, fill, fill_action
 from diag.evidence import Evidence
 from diag.input.framing import frame
 from diag.report import Finding
-from diag.scan.facts import Facts
+from diag.scan.facts import UNNAMED_HOST, Facts
 from diag.scan.scanner import ScanResult, SigStats
 
 MAX_EVIDENCE_SHOWN = 8
 MAX_VALUES_SHOWN = 6
+MULTI_NODE_ASSUMED = "the job spans several nodes (the logs do not say how many)"
+# A finding that rests on an assumption is less certain than one the logs prove.
+ASSUMPTION_CONFIDENCE = 0.75
 _NUM_SPLIT = re.compile(r"(\d+)")
 
 
@@ -73,6 +77,23 @@ class Context:
             return self.facts.host_of_rank.get(ev.rank)
         return None
 
+    def spans_nodes(self) -> tuple[bool, list[str]]:
+        """Whether a finding that matters only between nodes may be reported, and what it then
+        assumes: the logs show several nodes (yes, nothing assumed), show one (no), or do not say,
+        as in a pasted excerpt of one host (yes, and the finding says it assumed it)."""
+        known = self.facts.nodes_known()
+        if known is None:
+            return True, [MULTI_NODE_ASSUMED]
+        return known, []
+
+    def between_nodes_severity(self, severity: str, assumed: list[str]) -> str:
+        """What a problem that costs only between nodes (TCP instead of IB) is worth: as the rule
+        says where the logs show several nodes or a failure, a warning at most on an excerpt that
+        shows neither."""
+        if assumed and not self.job_failed() and severity_rank(severity) > severity_rank("warning"):
+            return "warning"
+        return severity
+
     def job_failed(self) -> bool:
         return self.count("unexplained-failure") > 0
 
@@ -88,7 +109,9 @@ class Context:
         hosts: Iterable[str] | None = None,
         ranks: Iterable[int] | None = None,
         evidence: list[Evidence] | None = None,
+        assumed: Iterable[str] = (),
     ) -> Finding:
+        assumed = list(assumed)
         """A finding for ``rule`` from the named signatures' hits (default: the condition's)."""
         chosen = self.stats(rule, names)
         if evidence is None:
@@ -116,7 +139,9 @@ class Context:
                 host = self.host_for(ev)
                 if host:
                     found_hosts[host] = None
-        host_list = sorted(hosts if hosts is not None else found_hosts, key=natural_key)
+        host_list = sorted(
+            (h for h in (hosts if hosts is not None else found_hosts) if h != UNNAMED_HOST), key=natural_key
+        )
         task_list = sorted({ev.task for ev in evidence if ev.task is not None})
         merged.setdefault("hosts", _join(host_list) if host_list else "the nodes of this job")
         count = sum(st.count for _, st in chosen)
@@ -131,7 +156,8 @@ class Context:
             title=rule.title,
             severity=severity or rule.severity,
             role=rule.role,
-            confidence=rule.confidence if confidence is None else confidence,
+            confidence=(rule.confidence if confidence is None else confidence)
+            * (ASSUMPTION_CONFIDENCE if assumed else 1.0),
             detail=fill(detail, merged),
             remediation=fill(rule.remediation, merged),
             action=fill_action(rule.action, {**merged, "hosts": action_hosts(host_list)}) if rule.action else "",
@@ -142,6 +168,7 @@ class Context:
             settings=[fill(s, merged) for s in rule.settings],
             references=list(rule.references),
             count=count,
+            assumed=list(assumed),
         )
 
 

@@ -22,14 +22,21 @@ def default_condition(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = ctx.stats(rule)
     if sum(st.count for _, st in chosen) < cond.min_count:
         return []
-    if cond.multi_node and not ctx.facts.multi_node():
-        return []
-    return [ctx.make_finding(rule)]
+    assumed: list[str] = []
+    if cond.multi_node:
+        spans, assumed = ctx.spans_nodes()
+        if not spans:
+            return []
+    return [ctx.make_finding(rule, assumed=assumed)]
 
 
 def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None) -> list[Finding]:
     ctx = Context(scan=scan, facts=scan.facts, rules=rules.by_id(), expect_busbw=expect_busbw)
-    single_node = not scan.facts.multi_node()
+    # A one-node job, or an excerpt that does not say and shows no failure: what matters only
+    # between nodes is then worth a warning at most. An excerpt of a failed job keeps the rule's
+    # severity, and its findings say what they assumed.
+    known = scan.facts.nodes_known()
+    single_node = known is False or (known is None and not ctx.job_failed())
     for phase in sorted({r.condition.phase for r in rules.rules}):
         for rule in (r for r in rules.rules if r.condition.phase == phase):
             if rule.condition.analyzer:
@@ -45,7 +52,26 @@ def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None
                 prior = ctx.findings.get(finding.id)
                 if prior is None or finding.sort_key() < prior.sort_key():
                     ctx.findings[finding.id] = finding
+    if sum(i.lines for i in scan.inputs) < PASTE_LINES:
+        for finding in ctx.findings.values():
+            _weigh_thin_evidence(finding)
     return rank(list(ctx.findings.values()), ctx.rules)
+
+
+# An input this short is an excerpt someone pasted: a cause resting on one or two of its lines is
+# likelier than the others, but the excerpt may have left out what would settle it.
+PASTE_LINES = 60
+THIN_LINES = 3
+
+
+def _weigh_thin_evidence(finding: Finding) -> None:
+    if finding.count >= THIN_LINES:
+        return
+    finding.confidence *= 0.7 + 0.1 * finding.count
+    finding.assumed.append(
+        f"the excerpt holds everything relevant: this rests on {finding.count or 'no'} "
+        f"line{'s' if finding.count != 1 else ''} of a short excerpt"
+    )
 
 
 def rank(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:

@@ -44,7 +44,7 @@ def _text(reports, opts, redacted):
 
 
 def _json(reports, opts, redacted):
-    if opts.per_file:
+    if opts.per_file or len(reports) > 1:  # one report per file, or per job of several
         return json.dumps([r.to_json() for r in reports], indent=2) + "\n"
     return json.dumps(reports[0].to_json(), indent=2) + "\n"
 
@@ -117,6 +117,12 @@ def prepare(reports: list, fmt: str, opts: OutputOptions) -> tuple[list, int | N
     render and how many items were masked (None when redaction is off)."""
     if opts.per_file and fmt in ONE_DOCUMENT:
         raise FormatError(f"--format {fmt} describes one job; it does not go with --per-file")
+    if len(reports) > 1 and fmt in ONE_DOCUMENT:
+        names = ", ".join(str(r.job or "files without a job id") for r in reports)
+        raise FormatError(
+            f"the input holds {len(reports)} jobs ({names}); --format {fmt} describes one job: give one job's "
+            "files, or --job ID to read them all as one job"
+        )
     if opts.job:
         for report in reports:
             report.job = opts.job

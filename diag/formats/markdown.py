@@ -41,6 +41,8 @@ def _finding(f: Finding, level: str, n: int | None) -> list[str]:
     if loc:
         out.append(f"- **where**: {safe_text(loc)}")
     out.append(f"- **what**: {safe_text(f.detail)}")
+    if f.assumed:
+        out.append(f"- **assumed**: {safe_text('; '.join(f.assumed))}")
     if f.explained_by:
         out.append(f"- **caused by**: `{f.explained_by}`")
     out.append(f"- **fix**: {safe_text(f.remediation)}")
@@ -141,6 +143,15 @@ def _settings(pm: PostMortem) -> list[str]:
     return out + [""]
 
 
+def _files(report: Report) -> list[str]:
+    """Every file the report rests on, so a reader can tell a job's own logs from a neighbour's."""
+    if not report.inputs:
+        return []
+    out = ["### Files read", ""]
+    out += [f"- {_code(i.path)} ({i.lines:,} lines)" for i in report.inputs]
+    return out + [""]
+
+
 def render_markdown(report: Report, redacted: int | None = None) -> str:
     pm = postmortem.build(report, redacted)
     title = f"job {safe_text(report.job)}" if report.job else ", ".join(safe_text(i.path) for i in report.inputs[:3])
@@ -163,6 +174,7 @@ def render_markdown(report: Report, redacted: int | None = None) -> str:
     out += _nodes(pm)
     out += _timeline(pm)
     out += _settings(pm)
+    out += _files(report)
     out += _coverage(report)
     return "\n".join(out).rstrip() + "\n"
 

@@ -11,6 +11,7 @@ from diag.report import Finding, Report, where
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "bold yellow", "info": "cyan"}
 SEVERITY_MARK = {"critical": "!!", "error": "✖", "warning": "▲", "info": "ℹ"}
 MAX_EVIDENCE_TERMINAL = 5
+MAX_FILES_TERMINAL = 20  # the header names the files read; JSON and Markdown list them all
 
 
 def _header(report: Report) -> list[tuple[str, str]]:
@@ -24,8 +25,20 @@ def _header(report: Report) -> list[tuple[str, str]]:
         bits.append(f"{facts.max_nranks} ranks")
     if facts.versions:
         bits.append("NCCL " + ", ".join(sorted(facts.versions)))
-    head = "slurmdiag: " + (f"job {report.job}: " if report.job else "") + ", ".join(bits)
-    return [("bold", head), ("", "")]
+    head = "slurmdiag: " + (f"job {safe_text(report.job)}: " if report.job else "") + ", ".join(bits)
+    return [("bold", head), *_files(report), ("", "")]
+
+
+def _files(report: Report) -> list[tuple[str, str]]:
+    """Which files this report rests on: a job's siblings, or one of several reports, by name."""
+    paths = [i.path for i in report.inputs]
+    if not paths:
+        return []
+    shown = ", ".join(safe_text(p) for p in paths[:MAX_FILES_TERMINAL])
+    more = len(paths) - MAX_FILES_TERMINAL
+    if more > 0:
+        shown += f" … and {more} more (--format json or markdown lists all)"
+    return [("dim", f"read: {shown}")]
 
 
 def _finding_lines(f: Finding, nested: bool) -> list[tuple[str, str]]:
@@ -43,6 +56,8 @@ def _finding_lines(f: Finding, nested: bool) -> list[tuple[str, str]]:
     if loc:
         out.append(("bold", f"{pad}   where: {loc}"))
     out.append(("", f"{pad}   what:  {safe_text(f.detail)}"))
+    for assumption in f.assumed:
+        out.append(("yellow", f"{pad}   assumed: {safe_text(assumption)}"))
     shown = f.evidence[: (1 if nested else MAX_EVIDENCE_TERMINAL)]
     if shown:
         out.append(("dim", f"{pad}   evidence:"))

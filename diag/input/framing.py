@@ -58,11 +58,17 @@ _OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+)\] ")
 _PDSH = re.compile(r"^(?P<host>[A-Za-z][\w.-]*\d[\w.-]*): ")
 _NCCL = re.compile(
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?"
-    r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) "
+    r"(?P<host>[^\s:\[\]`*>]+):(?P<pid>\d+):(?P<tid>\d+) "
     r"(?:\[(?P<dev>\d+)\] )?(?:\d+(?:\.\d+)? )?"
     r"(?:(?P<src>\S+:\d+) (?:\([^)\s]*\) )?)?"
-    r"NCCL (?P<level>INFO|WARN|TRACE|CALL|ERROR) ?"
+    r"(?:NCCL )?(?P<level>INFO|WARN|TRACE|CALL|ERROR) ?"  # NCCL 2.0-2.3 printed no "NCCL"
 )
+# What a paste leaves of an NCCL header: "[0] NCCL INFO ..." or "NCCL WARN ..." with no host:pid:tid.
+_NCCL_HOSTLESS = re.compile(
+    r"^(?:\[(?P<dev>\d+)\] )?(?:(?P<src>[\w./-]+\.(?:cc|cu|h|cpp):\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?"
+)
+# Markdown a user's paste wraps lines in: quote markers ("> > "), fences and inline code, bold.
+_PASTE_MARKUP = re.compile(r"^(?:(?:> ?)+|`{1,3}(?=\S)|\*\*(?=\S))")
 _STEPD_HOST = re.compile(r"slurmstepd-(?P<host>[\w.-]+): ")
 _SLURM_LEVEL = re.compile(r"^(?:srun|sbatch|salloc|slurmstepd(?:-[\w.-]+)?): (?P<lvl>error|warning|fatal)?")
 
@@ -174,6 +180,11 @@ def frame_general(text: str) -> Frame:
                 ctx.setdefault("emitter", "ompi")
                 payload = payload[m.end() :]
                 continue
+            m = _NCCL_HOSTLESS.match(payload)
+            if m:
+                _take_hostless_nccl(ctx, m)
+                payload = payload[m.end() :]
+                break
             m = _MPICH_LABEL.match(payload)
             if m:
                 ctx.setdefault("rank", int(m["rank"]))
@@ -185,6 +196,15 @@ def frame_general(text: str) -> Frame:
             _take_nccl(ctx, m)
             payload = payload[m.end() :]
             break
+        m = _NCCL_HOSTLESS.match(payload)
+        if m:
+            _take_hostless_nccl(ctx, m)
+            payload = payload[m.end() :]
+            break
+        m = _PASTE_MARKUP.match(payload)
+        if m and m.end():
+            payload = payload[m.end() :]
+            continue
         m = _GLOG_BARE.match(payload)
         if m:
             ctx.setdefault("level", _GLOG_LEVELS[m["lvl"]])
@@ -230,3 +250,8 @@ def _take_nccl(ctx: dict, m: re.Match) -> None:
     ctx["level"] = m["level"]
     if m["ts"]:
         ctx.setdefault("timestamp", m["ts"])
+
+
+def _take_hostless_nccl(ctx: dict, m: re.Match) -> None:
+    ctx["emitter"] = "nccl"
+    ctx.setdefault("level", m["level"])

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from diag.input.paste import PASTE_BYTES, repaired, unglue
+
 CHUNK_BYTES = 1 << 20
 MAX_LINE_BYTES = 64 * 1024
 GZIP_READ_BYTES = 64 * 1024
@@ -41,10 +43,16 @@ class Source:
 
     def open(self) -> BinaryIO:
         if self.is_stdin:
-            return sys.stdin.buffer
+            return repaired(sys.stdin.buffer, None)
         if self.is_gzip:
             return gzip.open(self.path, "rb")  # type: ignore[return-value]
-        return open(self.path, "rb")
+        stream = open(self.path, "rb")  # noqa: SIM115 - the caller reads and closes it
+        try:
+            size = os.fstat(stream.fileno()).st_size
+        except OSError:
+            return stream
+        # A budgeted read (max_bytes) seeks in the file itself: only whole small files are repaired.
+        return repaired(stream, size) if size <= PASTE_BYTES and not self.max_bytes else stream
 
 
 class MemorySource(Source):
@@ -59,7 +67,8 @@ class MemorySource(Source):
         return False
 
     def open(self) -> BinaryIO:
-        return io.BytesIO(self.data)  # type: ignore[attr-defined]
+        data = self.data  # type: ignore[attr-defined]
+        return io.BytesIO(unglue(data) if len(data) <= PASTE_BYTES else data)
 
 
 @dataclass

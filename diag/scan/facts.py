@@ -15,6 +15,9 @@ from diag.catalog.model import Signature
 from diag.input.framing import Frame
 
 MAX_VALUES = 64
+# Where NCCL lines of a paste carry no host:pid:tid, their facts still count, under this name; it
+# is never counted as a node.
+UNNAMED_HOST = "(host not shown)"
 
 
 # How an observation acts on the facts, declared once with its pattern; diag.scan.fold reads it to
@@ -192,7 +195,9 @@ class Facts:
             else:
                 self.launcher = True
             return
-        hf = self.host(frame.host, order) if frame.host else None
+        # An NCCL record whose header lost its host:pid:tid (a paste) still tells about a host.
+        host = frame.host or (UNNAMED_HOST if frame.emitter == "nccl" and frame.level else None)
+        hf = self.host(host, order) if host else None
         if name == "using_network" or name == "assigned_net":
             if hf:
                 hf.nets.add(m["net"])
@@ -285,7 +290,8 @@ class Facts:
 
     # --- questions the diagnosis asks -------------------------------------------------------
     def node_count(self) -> int:
-        return max(self.max_nnodes, len(self.hosts), self.slurm_nodes, len(self.slurm_task_hosts))
+        named = len(self.hosts) - (UNNAMED_HOST in self.hosts)
+        return max(self.max_nnodes, named, self.slurm_nodes, len(self.slurm_task_hosts))
 
     def saw_nccl_info(self) -> bool:
         """Whether NCCL_DEBUG=INFO output was read: an INFO line, or a fact only INFO lines give."""
@@ -299,6 +305,15 @@ class Facts:
 
     def multi_node(self) -> bool:
         return self.node_count() > 1
+
+    def nodes_known(self) -> bool | None:
+        """Three-valued: True when the logs show several nodes, False when they show one (NCCL's
+        ``nNodes 1``, ``SLURM_NNODES=1``), None when they do not say (an excerpt of one host)."""
+        if self.multi_node():
+            return True
+        if self.max_nnodes == 1 or self.slurm_nodes == 1 or len(self.tests_hosts) == 1:
+            return False  # nccl-tests lists the host of every rank it runs
+        return None
 
     def env_values(self, var: str) -> list[str]:
         return self.env.get(var, [])

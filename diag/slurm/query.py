@@ -154,7 +154,7 @@ def job_from_scontrol(kv: dict[str, str]) -> JobInfo:
         derived_exit_code=_clean(kv.get("DerivedExitCode")),
         node_list=node_list,
         nodes=expand(node_list) if node_list else [],
-        num_nodes=_int(kv.get("NumNodes")),
+        num_nodes=max(_int(kv.get("NumNodes")), _tres_nodes(kv.get("TRES", ""))),
         batch_host=_clean(kv.get("BatchHost")),
         time_limit=_clean(kv.get("TimeLimit")),
         run_time=_clean(kv.get("RunTime")),
@@ -171,6 +171,13 @@ def job_from_scontrol(kv: dict[str, str]) -> JobInfo:
         source="scontrol",
         raw=kv,
     )
+
+
+def _tres_nodes(tres: str) -> int:
+    """``TRES=cpu=2,mem=512M,node=2``: the nodes allocated. While a job is COMPLETING, NumNodes and
+    NodeList shrink to the nodes still completing (an Epilog sees 1 of 2); the allocation's TRES does not."""
+    m = re.search(r"(?:^|,)node=(\d+)", tres)
+    return int(m[1]) if m else 0
 
 
 def _int(value: str | None) -> int:
@@ -427,16 +434,78 @@ def output_paths(job: JobInfo) -> list[str]:
     return out
 
 
-def rank_files(job: JobInfo, outputs: Sequence[str]) -> list[str]:
-    """Per-rank logs in the directories of the job's outputs whose names carry the job id as a
-    whole token (``train-46.rank3.log``, ``46/rank-3.err`` is not searched: only the same dir)."""
+def _id_tokens(job: JobInfo) -> list[str]:
+    """The forms of the job's id its files carry: the numeric JobId, and ``A_a`` for an array task."""
     tokens = {job.raw_id} if job.raw_id else set()
     if job.array_job_id and job.array_task_id:
         tokens.add(f"{job.array_job_id}_{job.array_task_id}")
     tokens.discard("")
+    return sorted(tokens)
+
+
+def _pattern_regex(pattern: str, job: JobInfo) -> re.Pattern | None:
+    """The job's own output pattern as a regex over file names in its directory, for its siblings:
+    ``train-%j.out`` names ``train-46.out``, ``train-46.err`` and ``train-46.rank3.log``, never
+    ``train-460.out``. None when the pattern names no job (``out.log``: every job writes it)."""
+    base = os.path.basename(pattern)
+    if "%" not in base:
+        # scontrol prints the path already expanded (train-46.out): the id's place is where it appears.
+        for token in _id_tokens(job)[::-1]:  # the array form (10_2) before the bare number
+            spots = list(re.finditer(r"(?:^|(?<=[-_.]))" + re.escape(token) + r"(?![\d+])(?!_\d)", base))
+            if spots:
+                m = spots[-1]
+                code = "%A_%a" if "_" in token else "%j"
+                base = base[: m.start()] + code + base[m.end() :]
+                break
+    if not re.search(r"%\d*[AjJ]", base):
+        return None
+    base = LOG_NAME_RE.sub("", base)  # the extension is free: .out names the .err beside it
+    parts: list[str] = []
+    pos = 0
+    for m in _PATTERN_RE.finditer(base):
+        parts.append(re.escape(base[pos : m.start()]))
+        pos = m.end()
+        code, width = m["code"], m["width"]
+        value = {
+            "%": "%",
+            "A": job.array_job_id or job.raw_id,
+            "a": job.array_task_id or "4294967294",
+            "j": job.raw_id or job.job_id,
+            "J": job.raw_id or job.job_id,
+            "u": job.user,
+            "x": job.name,
+            "N": job.batch_host or (job.nodes[0] if len(job.nodes) == 1 else ""),
+        }.get(code)
+        if value and width and value.isdigit():
+            value = value.zfill(int(width))
+        parts.append(re.escape(value) if value else (r"\d+" if code in "tns" else r"[^/]+?"))
+    parts.append(re.escape(base[pos:]))
+    # After the stem: the extension, or a delimiter and more name (never a digit: train-460).
+    return re.compile("^" + "".join(parts) + r"(?![_+]\d)(?:[-_.][^/]*)?" + LOG_NAME_RE.pattern)
+
+
+def _token_regex(tokens: Sequence[str]) -> re.Pattern:
+    """The id as a whole name part: a delimiter (or the start) before it, a delimiter after it, and
+    not a piece of another id form: not ``3_46`` (task 46 of array 3), not ``46_3`` / ``46+1`` (a
+    task or component of 46 when the job is not that one), not ``pmix9-7.err`` for 9 (the number
+    in sbatch's %j place, last before the extension, is 7), not ``lr1e-10`` (a float)."""
+    alt = "|".join(re.escape(t) for t in tokens)
+    return re.compile(
+        r"(?:^|(?<=[-_.]))(?<!\d[_+])(?<![\d.][eE]-)(?:" + alt + r")(?=[-_.])(?![_+]\d)"
+        r"(?!-\d+(?:_\d+)?" + LOG_NAME_RE.pattern + ")"
+    )
+
+
+def rank_files(job: JobInfo, outputs: Sequence[str]) -> list[str]:
+    """The job's other logs in the directories of its outputs: names its own StdOut/StdErr pattern
+    makes (any extension), or names that carry its id as a whole part (``rank3-46.log``,
+    ``46.rank3.err``). A file of another job whose name merely holds the digits (``epoch10.log``,
+    ``pmix9-7.err`` for job 9) is not the job's. Subdirectories are not searched."""
+    tokens = _id_tokens(job)
     if not tokens:
         return []
-    token_re = re.compile(r"(?<![\d_+])(?:" + "|".join(re.escape(t) for t in sorted(tokens)) + r")(?![\d_+])")
+    matchers = [r for r in (_pattern_regex(p, job) for p in (job.stdout, job.stderr) if p) if r]
+    matchers.append(_token_regex(tokens))
     found: list[str] = []
     for directory in dict.fromkeys(os.path.dirname(p) or "." for p in outputs):
         try:
@@ -444,7 +513,9 @@ def rank_files(job: JobInfo, outputs: Sequence[str]) -> list[str]:
         except OSError:
             continue
         for name in names:
-            if LOG_NAME_RE.search(name) and token_re.search(name) and not name.startswith("slurmdiag-"):
+            if not LOG_NAME_RE.search(name) or name.startswith("slurmdiag-"):
+                continue
+            if any(m.search(name) for m in matchers):
                 path = os.path.join(directory, name)
                 if os.path.isfile(path) and path not in found:
                     found.append(path)

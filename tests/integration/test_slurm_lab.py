@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import Job, submit
+from .conftest import Job, submit
 
 pytestmark = pytest.mark.slurm
 REPO = Path(__file__).resolve().parents[2]
@@ -215,3 +215,35 @@ def test_time_limit(lab, time_limit_job):
     evidence = [e["text"] for e in report["findings"][0]["evidence"]]
     assert evidence[0].startswith(f"JobId={time_limit_job.id} JobState=TIMEOUT Reason=TimeLimit")
     assert any("DUE TO TIME LIMIT" in t for t in evidence)
+
+
+def test_job_and_epilog_read_only_the_jobs_own_files(lab):
+    """Another job's file whose name holds this job's id, and training logs named with its digits,
+    sit in the submit directory: the report must rest on the job's own .out/.err alone."""
+    script = HEADER + "#SBATCH --job-name=healthy\n" + "srun --label bash -c 'echo rank $SLURM_PROCID on $(hostname)'\n"
+    job = submit(lab, script, "--hold", "--nodes=2", "--ntasks-per-node=1", "--nodelist=n2,n3", name="own-files")
+    pmix_error = "srun: error: Couldn't find the specified plugin name for mpi/pmix_v9 looking at all files\n"
+    failure = "Traceback (most recent call last):\nRuntimeError: loss is NaN at step 17\nsrun: error: n1: task 3: Exited with exit code 1\n"
+    decoys = {f"pmix{job.id}-{int(job.id) + 1000}.err": pmix_error, f"epoch{job.id}.log": failure,
+              f"ckpt-step{job.id}.txt": failure, f"run{job.id}b.out": failure, f"lr1e-{job.id}.log": failure}  # fmt: skip
+    for name, text in decoys.items():
+        (job.dir / name).write_text(text)
+    subprocess.run(["scontrol", "release", job.id], check=True, timeout=30)
+    assert job.wait() == "COMPLETED"
+    own = [f"healthy-{job.id}.out", f"healthy-{job.id}.err"]
+    rc, report, _ = slurmdiag_job(job.id)
+    assert rc == 0 and report["findings"] == []
+    assert sorted(Path(i["path"]).name for i in report["inputs"]) == sorted(own)
+    text = subprocess.run([sys.executable, "-m", "diag", "job", job.id, "--no-color"], cwd=REPO, capture_output=True,
+                          text=True, timeout=120).stdout  # fmt: skip
+    read = next(line for line in text.splitlines() if line.startswith("read: "))
+    assert all(name in read for name in own) and not any(name in read for name in decoys)
+    # The per-node Epilog (on n2, while Slurm still completes the job) sees the whole allocation.
+    path = job.dir / f"slurmdiag-{job.id}.json"
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.3)
+    epilog_report = json.loads(path.read_text())
+    assert epilog_report["findings"] == []
+    assert sorted(Path(i["path"]).name for i in epilog_report["inputs"]) == sorted(own)
+    assert epilog_report["slurm"][0]["num_nodes"] == 2 and epilog_report["facts"]["nodes"] == 2

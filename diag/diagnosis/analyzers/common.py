@@ -7,6 +7,14 @@ from diag.diagnosis.context import Context
 from diag.evidence import Evidence, time_key
 
 NODE_LOCAL_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/", "/scratch/local/", "/local/", "/raid/", "/run/user/")
+# Inside a path: per-user caches that frameworks fill on the node that downloads (HF datasets and
+# hub, ModelScope, vLLM, torch extensions), and local scratch that a Slurm prolog hands out.
+NODE_LOCAL_PARTS = ("/.cache/", "/local/scratch/", "/localscratch/", "/scratch/local/", "/lscratch/", "/node_local/")
+
+
+def node_local(path: str) -> bool:
+    """Whether ``path`` is, by its name, on storage only one node sees."""
+    return path.startswith(NODE_LOCAL_PREFIXES) or any(part in path for part in NODE_LOCAL_PARTS)
 
 CANCELLED_TASK_ENDINGS = (": Terminated", ": Killed")  # srun's task lines for tasks a cancel ended
 

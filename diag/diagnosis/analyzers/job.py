@@ -155,6 +155,9 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if "kernel_oom" in names:
         comms = ctx.captures(rule, "comm", ["kernel_oom"])
         parts.append(f"the kernel killed {', '.join(comms[:3])} for memory")
+    if "ray_memory_monitor" in names:
+        workers = ctx.captures(rule, "workers", ["ray_memory_monitor"])
+        parts.append(f"Ray's memory monitor killed {', '.join(workers[:3])} worker(s) under host memory pressure")
     if "exceeded_at_some_point" in names and not parts:
         parts.append("Slurm says the job exceeded its memory limit")
     confidence = None

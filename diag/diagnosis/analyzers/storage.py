@@ -5,47 +5,71 @@ from __future__ import annotations
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, first_or
+from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, first_or, node_local
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 
 
 def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
-    if not ctx.facts.multi_node():
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
         return []
-    missing = [(ev, g) for ev, g in ctx.samples(rule, ["missing", "pyxis_name", "chdir"])]
-    local_missing = [(ev, g) for ev, g in missing if "name" in g or g.get("path", "").startswith(NODE_LOCAL_PREFIXES)]
-    written = [(ev, g) for ev, g in ctx.samples(rule, ["written"]) if g.get("path", "").startswith(NODE_LOCAL_PREFIXES)]
-    if local_missing:
-        paths = sorted({g.get("path") or f'container "{g["name"]}"' for _, g in local_missing})
-        evidence = pick_evidence([ev for ev, _ in local_missing] + [ev for ev, _ in written])
-        hosts = sorted({h for ev, _ in local_missing if (h := ctx.host_for(ev))})
-        if not hosts and any("name" in g for _, g in local_missing):
+    rank0_host = ctx.facts.host_of_rank.get(0)
+    local: list = []  # (evidence, what is missing, why it is node-local, confidence)
+    elsewhere: list = []  # (evidence, path): missing files on storage that may be shared
+    for ev, g in ctx.samples(rule, ["missing", "missing_arrow", "pyxis_name", "chdir"]):
+        path = g.get("path")
+        if "name" in g:
+            local.append(
+                (ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85)
+            )
+        elif path and node_local(path):
+            local.append((ev, path, "node-local storage", 0.85))
+        elif path and not path.startswith(SHARED_PREFIXES):  # a shared mount missing is shared-storage-missing
+            elsewhere.append((ev, path))
+    # A shared path missing for the other ranks while rank 0 (which wrote it) had it: rank 0's disk.
+    on_rank0 = {path for ev, path in elsewhere if not _not_rank0(ctx, ev, rank0_host)}
+    for ev, path in elsewhere:
+        if path not in on_rank0:
+            local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6))
+    for ev, g in ctx.samples(rule, ["missing_relative"]):
+        local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6))
+    for ev, _g in ctx.samples(rule, ["zero_missing"]):
+        local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8))
+    for ev, g in ctx.samples(rule, ["ray_storage"]):
+        local.append((ev, g["path"], "Ray needs a storage path every node can read and write", 0.75))
+    for ev, _g in ctx.samples(rule, ["cannot_see"]):
+        local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8))
+    written = [(ev, g) for ev, g in ctx.samples(rule, ["written"]) if node_local(g.get("path", ""))]
+    if local:
+        paths = list(dict.fromkeys(what for _, what, _, _ in local))
+        why = list(dict.fromkeys(reason for _, _, reason, _ in local))
+        evidence = pick_evidence([ev for ev, *_ in local] + [ev for ev, _ in written])
+        hosts = sorted({h for ev, *_ in local if (h := ctx.host_for(ev))}, key=natural_key)
+        if not hosts and any(what.startswith("container ") for _, what, _, _ in local):
             # pyxis' line names no node; the tasks that then failed say which nodes lack the container.
             hosts = sorted(ctx.facts.slurm_task_hosts)
-        ranks = sorted({ev.rank for ev, _ in local_missing if ev.rank is not None})
-        detail = (
-            f"{', '.join(paths[:4])} is node-local storage: it was not found on "
-            f"{hosts_text(hosts) if hosts else 'other nodes'} of this {ctx.facts.node_count()}-node job"
-        )
+        ranks = sorted({ev.rank for ev, *_ in local if ev.rank is not None})
+        job = "this job" if assumed else f"this {ctx.facts.node_count()}-node job"
+        where = hosts_text(hosts) if hosts else "other nodes"
+        detail = f"{', '.join(paths[:4])} was not found on {where} of {job}: {'; '.join(why[:3])}"
         return [
             ctx.make_finding(
                 rule,
-                ["missing", "pyxis_name", "chdir", "written"],
+                [s.name for s in rule.signatures],
                 detail=detail,
                 evidence=evidence,
                 values={"path": ", ".join(paths[:4])},
                 hosts=hosts or None,
                 ranks=ranks or None,
-                confidence=0.85,
+                confidence=max(c for *_, c in local),
+                assumed=assumed,
             )
         ]
     if written:
         paths = sorted({g["path"] for _, g in written})
-        detail = (
-            f"{', '.join(paths[:4])} is on node-local storage in a {ctx.facts.node_count()}-node job: "
-            "other nodes cannot read it"
-        )
+        job = "this job" if assumed else f"a {ctx.facts.node_count()}-node job"
+        detail = f"{', '.join(paths[:4])} is on node-local storage in {job}: other nodes cannot read it"
         return [
             ctx.make_finding(
                 rule,
@@ -54,6 +78,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
                 confidence=0.5,
                 detail=detail,
                 values={"path": ", ".join(paths[:4])},
+                assumed=assumed,
             )
         ]
     return []
@@ -107,6 +132,8 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
         rule, "image", ["importing"]
     )
     image = first_or(images, "the image")
+    if ctx.count("container-runtime-error", ["runtime_dir"]):
+        return []  # the import failed because enroot could not make its own directories: not the image
     reason = _import_reason(rule, ctx, chosen)
     registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
     if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
@@ -152,6 +179,11 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             parts.append("that node has no /dev/infiniband (no IB driver or HCA): exclude it or drop the mount there")
     elif chosen <= {"mount_failed", "mount_other", "source_missing"} | generic and shared:
         return []  # the mount failed because the shared file system is missing there: that is the finding
+    for _ev, g in ctx.samples(rule, ["runtime_dir"])[:1]:
+        parts.append(
+            f"pyxis/enroot could not create {g['path']} ({g['reason']}): the runtime directories of enroot.conf "
+            "(ENROOT_RUNTIME_PATH, ENROOT_CACHE_PATH, ENROOT_DATA_PATH) must be creatable by the job's user"
+        )
     for _ev, g in ctx.samples(rule, ["hook_failed"])[:1]:
         parts.append(f"the enroot hook {g['hook']} failed (exit {g['code']})")
     for _ev, g in ctx.samples(rule, ["nvidia_cli"])[:1]:
@@ -253,3 +285,12 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     return [
         ctx.make_finding(rule, chosen, detail=detail + ".", hosts=hosts, evidence=evidence, values={"path": paths[0]})
     ]
+
+
+def _not_rank0(ctx: Context, ev, rank0_host: str | None) -> bool:
+    """Whether a missing-file line came from a rank other than 0, on a node other than rank 0's."""
+    if ev.rank is not None and ev.rank != 0:
+        host = ctx.host_for(ev)
+        return host is None or rank0_host is None or host != rank0_host
+    host = ctx.host_for(ev)
+    return bool(host and rank0_host and host != rank0_host)

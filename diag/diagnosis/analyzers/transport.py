@@ -6,6 +6,7 @@ from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
+from diag.scan.facts import UNNAMED_HOST
 
 NOT_ROUTABLE_IFACES = ("lo", "docker", "virbr", "veth", "br-")
 
@@ -33,26 +34,36 @@ def ib_evidence(ctx: Context) -> list[str]:
 
 def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    if not facts.multi_node():
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
         return []
     socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
     if not socket_hosts and not ctx.stats(rule):
         return []
     reasons = ib_evidence(ctx)
-    nodes = facts.node_count()
+    job = "this job" if assumed else f"a {facts.node_count()}-node job"
     where = hosts_text(socket_hosts) if socket_hosts else "some nodes"
     ib_hosts = [h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()]
     if reasons:
-        detail = f"NCCL carried inter-node traffic over TCP sockets on {where} of a {nodes}-node job"
+        detail = f"NCCL carried inter-node traffic over TCP sockets on {where} of {job}"
         if ib_hosts:
             detail += f", while {hosts_text(ib_hosts)} use{'s' if len(ib_hosts) == 1 else ''} InfiniBand"
         detail += f"; IB was expected: {'; '.join(reasons)}."
-        return [ctx.make_finding(rule, detail=detail, hosts=socket_hosts or None, confidence=0.9)]
+        severity = ctx.between_nodes_severity(rule.severity, assumed)
+        return [
+            ctx.make_finding(
+                rule, detail=detail, hosts=socket_hosts or None, confidence=0.9, assumed=assumed, severity=severity
+            )
+        ]
     detail = (
         f"NCCL carried inter-node traffic over TCP sockets on {where}; nothing in the logs shows "
         "InfiniBand/RoCE on this cluster, so this is expected on Ethernet-only nodes."
     )
-    return [ctx.make_finding(rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None)]
+    return [
+        ctx.make_finding(
+            rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None, assumed=assumed
+        )
+    ]
 
 
 def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
@@ -69,6 +80,49 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
             confidence=0.5,
             detail="InfiniBand is unavailable to NCCL, and nothing in the logs shows this cluster has IB; "
             "if it has, this is why NCCL uses TCP between nodes.",
+        )
+    ]
+
+
+DEVICES_UNSEEN_ASSUMED = (
+    "the nodes have InfiniBand/RoCE HCAs, which NCCL did not see (as when /dev/infiniband is not in the container)"
+)
+
+
+def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
+    """Verbs devices that cannot be opened; or, with less certainty, no IB device at all where the
+    job asked for IB and no HCA filter, image or switch explains it: the devices are not visible."""
+    found = ib_expected(rule, ctx)
+    if found or ctx.count("ib-verbs-library-missing"):
+        return found
+    facts = ctx.facts
+    unseen = [h.host for h in facts.hosts.values() if h.ib_no_device and "NCCL_IB_HCA" not in h.env]
+    if not unseen or "1" in facts.env_values("NCCL_IB_DISABLE"):
+        return []
+    wanted = [r for r in ib_evidence(ctx) if not r.startswith("NCCL_IB_HCA")]
+    if "0" in facts.env_values("NCCL_IB_DISABLE"):
+        wanted.append("NCCL_IB_DISABLE=0 is set")
+    if facts.env_values("NCCL_IB_GID_INDEX"):
+        wanted.append("NCCL_IB_GID_INDEX is set")
+    if not wanted:
+        return []
+    spans, assumed = ctx.spans_nodes()
+    assumed = [*assumed, DEVICES_UNSEEN_ASSUMED]
+    detail = (
+        f'NCCL found no IB device ("NET/IB : No device found.") on {hosts_text(unseen)} although IB was wanted '
+        f"({'; '.join(wanted)}): the verbs devices are not visible to the job"
+    )
+    ev = [e for e, _ in ctx.samples(rule, ["no_device"]) if (ctx.host_for(e) or UNNAMED_HOST) in unseen]
+    return [
+        ctx.make_finding(
+            rule,
+            ["no_device"],
+            detail=detail + ".",
+            hosts=unseen,
+            confidence=0.6,
+            assumed=assumed,
+            severity=ctx.between_nodes_severity(rule.severity, assumed),
+            evidence=pick_evidence(ev),
         )
     ]
 
@@ -120,7 +174,8 @@ def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     facts = ctx.facts
-    if not facts.multi_node():
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
         return [
             ctx.make_finding(
                 rule,
@@ -140,9 +195,11 @@ def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     if socket_hosts:
         detail += f" (on {hosts_text(socket_hosts)})"
     if reasons:
-        return [ctx.make_finding(rule, detail=detail + f"; this cluster has IB: {'; '.join(reasons)}.", confidence=0.9)]
+        detail += f"; this cluster has IB: {'; '.join(reasons)}."
+        severity = ctx.between_nodes_severity(rule.severity, assumed)
+        return [ctx.make_finding(rule, detail=detail, confidence=0.9, assumed=assumed, severity=severity)]
     detail += "; if these nodes have InfiniBand/RoCE, unset it."
-    return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail)]
+    return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail, assumed=assumed)]
 
 
 def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
@@ -297,10 +354,13 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
     hint = bool(ctx.stats(rule, ["hint"]))
-    if not (forced or roce or hint):
-        return []  # an IB fabric: a failed QP transition there is not about GID indexes
     samples = ctx.samples(rule, ["modify_qp_gid", "modify_qp_old"])
     errs = sorted({g.get("err", "").strip() for _, g in samples if g.get("err")})
+    # ENODEV from a QP transition: the GID the QP was given names no device/port. A timeout on an
+    # IB fabric, by contrast, is not about GID indexes.
+    no_device = any(e.startswith("No such device") for e in errs)
+    if not (forced or roce or hint or no_device):
+        return []
     gids = sorted({g["gid"] for _, g in samples if g.get("gid")})
     hcas = sorted({g["hca"] for _, g in samples if g.get("hca")})
     detail = f"Queue pairs could not be connected: ibv_modify_qp failed ({', '.join(errs) or 'error'})"
@@ -322,7 +382,8 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
 # --------------------------------------------------------------------------------------- GDR disabled
 def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    if not facts.multi_node():
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
         return []
     ib_hosts = {h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()}
     no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
@@ -350,7 +411,9 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     evidence = [ev for ev, _ in explicit] + [
         ev for ev, _ in ctx.samples(rule, ["plain_ib_channel", "rings_gdr0"]) if ctx.host_for(ev) in hosts
     ]
-    return [ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence))]
+    return [
+        ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence), assumed=assumed)
+    ]
 
 
 # --------------------------------------------------------------------------------------------- /dev/shm

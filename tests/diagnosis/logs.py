@@ -1,0 +1,27 @@
+"""Feed a few log lines through the real pipeline and look up what the diagnosis found.
+
+The analyzer tests write each log as a list of lines (one list per file of the job), in the exact
+forms NCCL, PyTorch, Slurm and pyxis print, and assert on the findings a user would read.
+"""
+
+from __future__ import annotations
+
+from diag.api import diagnose_bytes
+from diag.catalog.model import RuleSet
+from diag.report import Finding, Report
+
+
+def diagnose(rules: RuleSet, *files: list[str]) -> Report:
+    """One job whose files hold ``files`` (each a list of lines)."""
+    return diagnose_bytes([("\n".join(lines) + "\n").encode() for lines in files], rules)
+
+
+def found(report: Report, cause: str) -> Finding:
+    """The finding ``cause``; fails the test, listing what was found instead, when it is absent."""
+    by_id = {f.id: f for f in report.findings}
+    assert cause in by_id, f"{cause} not found; found: {sorted(by_id)}"
+    return by_id[cause]
+
+
+def ids(report: Report) -> set[str]:
+    return {f.id for f in report.findings}

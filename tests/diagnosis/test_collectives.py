@@ -1,0 +1,101 @@
+"""Collective analyzers (diag/diagnosis/analyzers/collectives.py): which rank a watchdog timeout is about,
+nccl-tests bandwidth, and NCCL_DEBUG=INFO left on for a large job."""
+
+from __future__ import annotations
+
+from tests.diagnosis.logs import diagnose, found, ids
+
+# Two ranks on two nodes, as NCCL places them (this is how a rank gets its host).
+INIT = [
+    f"slinky-{r}:54{r}:54{r} [0] NCCL INFO ncclCommInitRankConfig comm 0x44c494e{r} rank {r} nranks 2 cudaDev 0 "
+    f"nvmlDev 0 busId 60 commId 0x2feeab4e40b49c8a - Init COMPLETE"
+    for r in (0, 1)
+]
+WATCHDOG = (
+    "[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=67108864, NumelOut=67108864, Timeout(ms)=20000) ran for "
+    "20053 milliseconds before timing out."
+)
+
+
+def dump(rank: int, enqueued: int, completed: int) -> str:
+    """The flight-recorder line each rank prints once a timeout is signalled: how far it got."""
+    return (
+        f"[rank{rank}]:[E1202 11:14:38.56462{rank} ProcessGroupNCCL.cpp:1914] [PG ID 0 PG GUID 0(default_pg) "
+        f"Rank {rank}] Received a dump signal due to a collective timeout from this local rank and we will try our "
+        f"best to dump the debug info. Last enqueued NCCL work: {enqueued}, last completed NCCL work: {completed}."
+    )
+
+
+# ------------------------------------------------------------------------------------ nccl_timeout
+def test_timeout_names_the_rank_that_fell_behind_not_the_one_that_timed_out(rules):
+    report = diagnose(rules, INIT + [WATCHDOG, dump(0, 2, 1), dump(1, 1, 1)])
+    timeout = found(report, "nccl-timeout")
+    assert (timeout.severity, timeout.ranks, timeout.hosts) == ("error", [1], ["slinky-1"])
+
+
+def test_timeout_names_a_rank_that_said_nothing(rules):
+    # Rank 1 is known (it joined the communicator) but printed no collective state: it left first.
+    timeout = found(diagnose(rules, INIT + [WATCHDOG, dump(0, 2, 1)]), "nccl-timeout")
+    assert (timeout.ranks, timeout.hosts) == ([1], ["slinky-1"])
+
+
+def test_timeout_where_every_rank_waited_in_the_same_collective_blames_no_straggler(rules):
+    timeout = found(diagnose(rules, INIT + [WATCHDOG, dump(0, 2, 1), dump(1, 2, 1)]), "nccl-timeout")
+    assert timeout.ranks == [0]  # only the reporter: nobody fell behind
+    assert "slinky-1" not in timeout.hosts
+
+
+def test_timeout_is_folded_under_the_crash_of_the_rank_it_waited_for(rules):
+    oom = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    report = diagnose(rules, INIT + [oom, WATCHDOG, dump(0, 2, 1)])
+    assert found(report, "nccl-timeout").explained_by == "cuda-oom"
+    assert report.findings[0].id == "cuda-oom"
+
+
+# --------------------------------------------------------------------------------------- busbw_low
+def nccl_tests(busbw: float, wrong: int = 0) -> list[str]:
+    """One node of 8 H100 (NVLink, ~360 GB/s expected) running all_reduce_perf up to 8 GiB."""
+    devices = [
+        f"#  Rank  {r} Group  0 Pid 2234{r:02d} on  slinky-0 device  0 [0000:18:00] NVIDIA H100 80GB HBM3"
+        for r in range(8)
+    ]
+    return devices + [
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+        f"    67108864      16777216     float     sum      -1   489.36  137.13  {busbw / 2:.2f}      0   485.95  138.10  "
+        f"{busbw / 2:.2f}      0",
+        f"  8589934592    2147483648     float     sum      -1  47435.26  181.09  {busbw:.2f}      {wrong}  47104.21  "
+        f"182.36  {busbw:.2f}      {wrong}",
+        f"# Out of bounds values : {wrong} {'FAILED' if wrong else 'OK'}",
+    ]
+
+
+def test_low_busbw_at_the_largest_size_is_an_error(rules):
+    assert found(diagnose(rules, nccl_tests(120.5)), "busbw-low").severity == "error"
+
+
+def test_wrong_results_are_an_error_even_at_full_speed(rules):
+    assert found(diagnose(rules, nccl_tests(350.85, wrong=12)), "busbw-low").severity == "error"
+
+
+def test_full_busbw_is_no_finding(rules):
+    # The smaller sizes are slower (latency-bound); only the largest one is judged.
+    assert "busbw-low" not in ids(diagnose(rules, nccl_tests(350.85)))
+
+
+# ----------------------------------------------------------------------------------- debug_verbose
+def init_complete(nranks: int, shown: int) -> list[str]:
+    return [
+        f"slinky-{r // 8}:{5000 + r}:{5000 + r} [{r % 8}] NCCL INFO ncclCommInitRankConfig comm 0x55d{r:x} rank {r} "
+        f"nranks {nranks} cudaDev {r % 8} nvmlDev {r % 8} busId db000 commId 0x1 - Init COMPLETE"
+        for r in range(shown)
+    ]
+
+
+def test_nccl_debug_info_on_every_rank_of_a_large_job_is_advice(rules):
+    finding = found(diagnose(rules, init_complete(64, 64)), "nccl-debug-verbose")
+    assert (finding.severity, finding.role) == ("info", "advice")
+
+
+def test_nccl_debug_info_on_a_small_job_is_no_finding(rules):
+    assert "nccl-debug-verbose" not in ids(diagnose(rules, init_complete(32, 32)))

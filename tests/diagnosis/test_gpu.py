@@ -1,0 +1,71 @@
+"""GPU analyzers (diag/diagnosis/analyzers/gpu.py): Xid events graded by whose fault they are, and CUDA OOM."""
+
+from __future__ import annotations
+
+from tests.diagnosis.logs import diagnose, found, ids
+
+WATCHDOG = (
+    "[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=67108864, NumelOut=67108864, Timeout(ms)=20000) ran for "
+    "20053 milliseconds before timing out."
+)
+
+
+# ----------------------------------------------------------------------------------------- gpu_xid
+def test_gpu_off_the_bus_is_critical_on_its_node_and_explains_the_timeout(rules):
+    xid = (
+        "slinky-2: [Tue Mar 11 03:14:07 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=48213, name=python, GPU has fallen "
+        "off the bus."
+    )
+    report = diagnose(rules, [xid, WATCHDOG])
+    finding = found(report, "gpu-xid")
+    assert (finding.severity, finding.hosts) == ("critical", ["slinky-2"])
+    assert found(report, "nccl-timeout").explained_by == "gpu-xid"
+
+
+def test_contained_ecc_error_is_an_error_not_critical(rules):
+    xid = "slinky-1: [ 9123.4] NVRM: Xid (PCI:0000:9a:00): 94, pid=20412, name=python3, Contained: SM (0x1). RST: No"
+    finding = found(diagnose(rules, [xid]), "gpu-xid")
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-1"])
+
+
+def test_application_xid_is_only_a_warning_and_leaves_the_failure_unexplained(rules):
+    lines = [
+        "[rank4]: RuntimeError: CUDA error: an illegal memory access was encountered",
+        "slinky-0: [ 812.1] NVRM: Xid (PCI:0000:9a:00): 13, pid=3301, name=python3, Graphics SM Warp Exception on "
+        "(GPC 1, TPC 0, SM 0): Out Of Range Address",
+        "slinky-0: [ 812.2] NVRM: Xid (PCI:0000:9a:00): 45, pid=3301, name=python3, Ch 00000010",
+        "srun: error: slinky-0: task 0: Exited with exit code 1",
+    ]
+    report = diagnose(rules, lines)
+    assert found(report, "gpu-xid").severity == "warning"
+    assert report.findings[0].id == "unexplained-failure"
+
+
+def test_nvml_driver_library_mismatch_is_an_error(rules):
+    line = (
+        "slinky-1:20412:20412 [0] misc/nvmlwrap.cc:183 NCCL WARN nvmlInit_v2() failed: Driver/library version mismatch"
+    )
+    assert found(diagnose(rules, [line]), "gpu-xid").severity == "error"
+
+
+# ---------------------------------------------------------------------------------------- cuda_oom
+def test_cuda_oom_names_the_rank(rules):
+    line = (
+        "[rank3]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total "
+        "capacty of 79.15 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 77.91 GiB "
+        "memory in use. Of the allocated memory 75.2 GiB is allocated by PyTorch, and 1.1 GiB is reserved by "
+        "PyTorch but unallocated."
+    )
+    finding = found(diagnose(rules, [line]), "cuda-oom")
+    assert (finding.severity, finding.ranks) == ("error", [3])
+
+
+def test_nccl_buffer_allocation_failure_is_a_cuda_oom_on_its_node(rules):
+    line = "slinky-0:20412:20412 [0] include/alloc.h:125 NCCL WARN Cuda failure 'out of memory'"
+    assert found(diagnose(rules, [line]), "cuda-oom").hosts == ["slinky-0"]
+
+
+def test_memory_report_mentioning_oom_in_prose_is_no_finding(rules):
+    line = "max memory allocated: 71.2 GiB of 79.1 GiB (CUDA out of memory avoided with activation checkpointing)"
+    assert "cuda-oom" not in ids(diagnose(rules, [line]))

@@ -1,0 +1,135 @@
+"""Launch analyzers (diag/diagnosis/analyzers/launch.py): PMIx wiring and run-time errors, rendezvous,
+the master port, and a layout that does not fit the allocation."""
+
+from __future__ import annotations
+
+from tests.diagnosis.logs import diagnose, found, ids
+
+TASK_FAILED = "srun: error: slinky-0: task 0: Exited with exit code 1"
+
+
+# ----------------------------------------------------------------------------------- pmix_not_used
+def test_open_mpi_direct_launched_without_pmi_names_its_nodes(rules):
+    lines = [
+        "0: [n0:08369] OPAL ERROR: Unreachable in file ext3x_client.c at line 112",
+        "2: [n1:08375] OPAL ERROR: Unreachable in file ext3x_client.c at line 112",
+        '0: The application appears to have been direct launched using "srun",',
+        "srun: error: n0: task 0: Exited with exit code 1",
+    ]
+    finding = found(diagnose(rules, lines), "pmix-not-used")
+    assert (finding.severity, finding.hosts) == ("error", ["n0", "n1"])
+
+
+def singleton(host: str) -> str:
+    return f"{host}:77:77 [0] NCCL INFO comm 0x5a rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE"
+
+
+def test_every_node_running_rank_0_of_1_means_no_wiring_but_one_node_is_fine(rules):
+    finding = found(diagnose(rules, [singleton("slinky-0"), singleton("slinky-1")]), "pmix-not-used")
+    assert finding.hosts == ["slinky-0", "slinky-1"]
+    assert "pmix-not-used" not in ids(diagnose(rules, [singleton("slinky-0")]))
+
+
+# ------------------------------------------------------------------------------------ pmix_runtime
+PRE = "slurmstepd: error:  mpi/pmix_v4: "
+# Slurm's ring dump after a PMIx fence timed out: each node lists the nodes it still waits for.
+RING = [
+    f"{PRE}pmixp_coll_ring_reset_if_to: slinky-{n} [{n}]: pmixp_coll_ring.c:742: 0x15{n}: collective timeout seq=0"
+    for n in range(3)
+] + [
+    f"{PRE}pmixp_coll_ring_log: slinky-{n} [{n}]: pmixp_coll_ring.c:827: \t\t wait contrib: {waits}"
+    for n, waits in enumerate(["slinky-[1-3]", "slinky-[2-3]", "slinky-3"])
+]
+
+
+def test_pmix_fence_timeout_names_the_node_every_other_node_waited_for(rules):
+    finding = found(diagnose(rules, RING + [TASK_FAILED]), "pmix-runtime-error")
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-3"])
+
+
+def test_pmix_errors_in_a_job_that_did_not_fail_are_only_info(rules):
+    assert found(diagnose(rules, RING), "pmix-runtime-error").severity == "info"
+
+
+# -------------------------------------------------------------------------------------- rendezvous
+def test_connection_refused_by_the_store_is_a_rendezvous_failure_of_that_rank(rules):
+    line = (
+        "[rank9]:[W1202 10:49:31.172000000 socket.cpp:752] [c10d] The client socket has failed to connect to "
+        "[slinky-0]:29500 (errno: 111 - Connection refused)."
+    )
+    finding = found(diagnose(rules, [line]), "rendezvous-failure")
+    assert (finding.severity, finding.ranks) == ("error", [9])
+
+
+def test_unresolvable_master_addr_names_the_node_that_could_not_resolve_it(rules):
+    line = (
+        "slinky-1: [W1202 10:50:17.124980676 socket.cpp:764] [c10d] The IPv6 network addresses of "
+        "(no-such-host.invalid, 29510) cannot be retrieved (gai error: -3 - Temporary failure in name resolution)."
+    )
+    assert found(diagnose(rules, [line]), "rendezvous-failure").hosts == ["slinky-1"]
+
+
+STORE_GET = (
+    "[rank3]: torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId "
+    "from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms. This "
+    "may indicate a possible application crash on rank 0 or a network set up issue."
+)
+
+
+def test_store_timeout_after_rank_0_crashed_is_not_a_rendezvous_failure(rules):
+    assert "rendezvous-failure" in ids(diagnose(rules, [STORE_GET]))
+    oom = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    report = diagnose(rules, [oom, STORE_GET])
+    assert "rendezvous-failure" not in ids(report)
+    assert report.findings[0].id == "cuda-oom"
+
+
+def test_tcpstore_retries_while_rank_0_starts_are_no_failure(rules):
+    retry = (
+        "[W0110 10:00:00.11000000 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate to host "
+        "slinky-0:29500 - retrying (try=0, timeout=600000ms, delay=1000ms): Connection refused"
+    )
+    assert "rendezvous-failure" not in ids(diagnose(rules, [retry]))
+
+
+# ------------------------------------------------------------------------------------- port_in_use
+EADDRINUSE = (
+    "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+    "port: 29512, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use"
+)
+
+
+def test_port_in_use_names_the_node_that_printed_it(rules):
+    finding = found(diagnose(rules, [f"slinky-0: {EADDRINUSE}"]), "port-in-use")
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-0"])
+
+
+def test_store_listening_is_no_port_conflict(rules):
+    listening = "[I socket.cpp:480] [c10d] The server socket has started to listen on [::]:29500."
+    assert "port-in-use" not in ids(diagnose(rules, [listening]))
+
+
+# -------------------------------------------------------------------------------------- world_size
+def test_step_larger_than_the_allocation_is_an_error_and_an_adjusted_one_a_warning(rules):
+    assert (
+        found(diagnose(rules, ["srun: error: Only allocated 2 nodes asked for 4"]), "world-size-mismatch").severity
+        == "error"
+    )
+    adjusted = "srun: Warning: can't run 2 processes on 4 nodes, setting nnodes to 2"
+    assert found(diagnose(rules, [adjusted]), "world-size-mismatch").severity == "warning"
+
+
+def test_rank_checked_in_twice_names_the_rank(rules):
+    line = (
+        "slinky-0:20412:20501 [0] bootstrap.cc:270 NCCL WARN Bootstrap Root : rank 0 of 32 ranks has already checked in"
+    )
+    finding = found(diagnose(rules, [line]), "world-size-mismatch")
+    assert (finding.ranks, finding.hosts) == ([0], ["slinky-0"])
+
+
+def test_step_that_waited_for_busy_nodes_and_started_is_no_mismatch(rules):
+    lines = [
+        "srun: Job 12023 step creation temporarily disabled, retrying (Requested nodes are busy)",
+        "srun: Step created for job 12023",
+    ]
+    assert "world-size-mismatch" not in ids(diagnose(rules, lines))

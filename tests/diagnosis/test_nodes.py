@@ -1,0 +1,137 @@
+"""Node-difference analyzers (diag/diagnosis/analyzers/nodes.py): HCA sets, IB link faults, NCCL versions, shared GPUs."""
+
+from __future__ import annotations
+
+from tests.diagnosis.logs import diagnose, found, ids
+
+TWO_HCAS = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"
+
+
+def ib_node(host: str, pid: int, devs: str = TWO_HCAS) -> list[str]:
+    return [
+        f"{host}:{pid}:{pid} [0] NCCL INFO NET/IB : Using {devs} ; OOB ib0:10.10.0.{pid}<0>",
+        f"{host}:{pid}:{pid} [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA",
+    ]
+
+
+WATCHDOG = (
+    "[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=67108864, NumelOut=67108864, Timeout(ms)=20000) ran for "
+    "20053 milliseconds before timing out."
+)
+
+
+# ------------------------------------------------------------------------------------ hca_mismatch
+def test_node_with_fewer_hcas_is_the_odd_one_out(rules):
+    report = diagnose(
+        rules, ib_node("slinky-0", 10) + ib_node("slinky-1", 11) + ib_node("slinky-2", 12, "[0]mlx5_0:1/IB")
+    )
+    finding = found(report, "ib-hca-mismatch-nodes")
+    # The job did not fail: a difference worth knowing, not yet an error.
+    assert (finding.severity, finding.hosts) == ("warning", ["slinky-2"])
+
+
+def test_nccls_mixed_device_count_check_is_an_error_naming_the_odd_node(rules):
+    check = (
+        "[2026-06-02 10:11:12] slinky-3:12:12 [0] init.cc:1432 (ncclCommInitRankFunc) NCCL WARN Detected mixed local "
+        "Net device counts across ranks (min 1, max 2). Set NCCL_IGNORE_NET_MISMATCH=1 to continue."
+    )
+    nodes = ib_node("slinky-0", 10) + ib_node("slinky-1", 11) + ib_node("slinky-3", 12, "[0]mlx5_0:1/IB")
+    finding = found(diagnose(rules, nodes + [check]), "ib-hca-mismatch-nodes")
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-3"])
+
+
+def test_identical_hcas_on_every_node_is_no_mismatch(rules):
+    report = diagnose(rules, ib_node("slinky-0", 10) + ib_node("slinky-1", 11) + ib_node("slinky-2", 12))
+    assert "ib-hca-mismatch-nodes" not in ids(report)
+
+
+# -------------------------------------------------------------------------------------- link_fault
+RETRY_EXCEEDED = (
+    "[2025-03-02 11:22:30] slinky-2:7781:7812 [3] transport/net_ib.cc:1132 NCCL WARN NET/IB : Got completion from peer "
+    "10.10.0.13<53121> with error 12, opcode 0, len 0, vendor err 129 (Send) localGid ::ffff:10.10.0.12 remoteGid "
+    "::ffff:10.10.0.13"
+)
+FLUSH = (
+    "[2025-03-02 11:22:35] slinky-3:7781:7812 [3] transport/net_ib.cc:1132 NCCL WARN NET/IB : Got completion from peer "
+    "10.10.0.12<53121> with error 5, opcode 0, len 0, vendor err 249 (Recv) localGid ::ffff:10.10.0.13 remoteGid "
+    "::ffff:10.10.0.12"
+)
+
+
+def test_link_fault_blames_the_first_real_completion_error_not_the_flushes(rules):
+    # The flush (status 5) is printed first in the file but is a consequence of the retry error.
+    report = diagnose(rules, [FLUSH, RETRY_EXCEEDED, WATCHDOG])
+    fault = found(report, "ib-link-fault")
+    assert (fault.severity, fault.hosts) == ("error", ["slinky-2"])
+    assert found(report, "nccl-timeout").explained_by == "ib-link-fault"
+
+
+def test_link_speed_drop_is_a_warning_and_non_fatal_async_events_are_nothing(rules):
+    drop = "slinky-2:7781:7790 [0] NCCL WARN NET/IB : mlx5_3:1 speed change detected: 400000 -> 200000 Mbps"
+    finding = found(diagnose(rules, [drop]), "ib-link-fault")
+    assert (finding.severity, finding.hosts) == ("warning", ["slinky-2"])
+    rise = "slinky-2:7781:7790 [0] NCCL WARN NET/IB : mlx5_3:1 speed change detected: 200000 -> 400000 Mbps"
+    assert "ib-link-fault" not in ids(diagnose(rules, [rise]))
+    # A subnet manager failover: the HCA reports it, nothing is broken.
+    failover = (
+        "[2025-12-01 11:03:02] slinky-2:254280:254287 [0] transport/net_ib/init.cc:131 NCCL WARN NET/IB : mlx5_2:1 "
+        "Got non-fatal async event: GID table change(18)"
+    )
+    assert "ib-link-fault" not in ids(diagnose(rules, [failover]))
+
+
+# -------------------------------------------------------------------------------- version_mismatch
+def version(host: str, text: str) -> str:
+    return f"{host}:9912:9912 [0] NCCL INFO NCCL version {text}"
+
+
+def test_node_with_another_nccl_is_named(rules):
+    lines = [
+        version("slinky-0", "2.23.4+cuda12.6"),
+        version("slinky-1", "2.23.4+cuda12.6"),
+        version("slinky-3", "2.21.5+cuda12.4"),
+    ]
+    finding = found(diagnose(rules, lines + [WATCHDOG]), "nccl-version-mismatch")
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-3"])
+
+
+def test_nccls_refusal_names_the_minority_rank_and_its_node(rules):
+    placed = [
+        f"slinky-{r // 8}:{100 + r}:{100 + r} [0] NCCL INFO comm 0x{r:x}1 rank {r} nranks 32 cudaDev 0 busId 1000 - "
+        "Init START"
+        for r in (0, 8, 16, 24)
+    ]
+    refused = [
+        f"[2025-02-11 10:22:01] slinky-3:124:124 [0] init.cc:1021 NCCL WARN Mismatched NCCL version detected : "
+        f"rank 24 version 21805 rank {r} version 22304"
+        for r in (0, 8)
+    ]
+    finding = found(diagnose(rules, placed + refused), "nccl-version-mismatch")
+    assert (finding.ranks, finding.hosts) == ([24], ["slinky-3"])
+
+
+def test_same_nccl_built_for_another_cuda_is_no_mismatch(rules):
+    lines = [version("slinky-0", "2.23.4+cuda12.6"), version("slinky-3", "2.23.4+cuda12.4")]
+    assert "nccl-version-mismatch" not in ids(diagnose(rules, lines))
+
+
+# ----------------------------------------------------------------------------------- duplicate_gpu
+def test_duplicate_gpu_names_both_ranks(rules):
+    line = (
+        "[2026-12-02 10:49:47] vm:817:817 [0] init.cc:904 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both "
+        "on CUDA device 60"
+    )
+    finding = found(diagnose(rules, [line]), "nccl-duplicate-gpu")
+    assert (finding.severity, finding.ranks, finding.hosts) == ("error", [0, 1], ["vm"])
+
+
+def test_shared_gpu_that_nccl_allows_is_a_warning_and_the_barrier_hint_is_nothing(rules):
+    allowed = "slinky-0:51:51 [0] NCCL INFO Multiple ranks on the same GPU detected and allowed. Disabling NVLS."
+    assert found(diagnose(rules, [allowed]), "nccl-duplicate-gpu").severity == "warning"
+    hint = (
+        "[rank3]:[W1202 10:49:30.1 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank 3]  using GPU 3 to perform "
+        "barrier as devices used by this process are currently unknown. This can potentially cause a hang if this "
+        "rank to GPU mapping is incorrect."
+    )
+    assert "nccl-duplicate-gpu" not in ids(diagnose(rules, [hint]))

@@ -1,0 +1,118 @@
+"""Storage and container analyzers (diag/diagnosis/analyzers/storage.py): node-local paths, shared file
+systems missing on some nodes, image import and container start."""
+
+from __future__ import annotations
+
+from tests.diagnosis.logs import diagnose, found, ids
+
+
+def placed(*ranks: int, per_node: int = 8) -> list[str]:
+    """NCCL's init lines: which node each rank runs on (four nodes when ranks 0, 8, 16, 24 are given)."""
+    return [
+        f"slinky-{r // per_node}:{100 + r}:{100 + r} [0] NCCL INFO comm 0x{r:x}1 rank {r} nranks 32 cudaDev 0 "
+        "busId 1000 - Init COMPLETE"
+        for r in ranks
+    ]
+
+
+def task_failed(*nodes: int) -> list[str]:
+    return [f"srun: error: slinky-{n}: task {n}: Exited with exit code 1" for n in nodes]
+
+
+FOUR_NODES = placed(0, 8, 9, 16, 24)
+
+
+# --------------------------------------------------------------------------------- node_local_path
+TMP_CKPT = "[rank9]: FileNotFoundError: [Errno 2] No such file or directory: '/tmp/ckpt/step_1000.pt'"
+
+
+def test_missing_node_local_file_names_the_rank_and_its_node(rules):
+    finding = found(diagnose(rules, FOUR_NODES + [TMP_CKPT]), "node-local-path")
+    assert (finding.severity, finding.ranks, finding.hosts) == ("error", [9], ["slinky-1"])
+
+
+def test_missing_node_local_file_on_one_node_is_not_about_node_local_storage(rules):
+    assert "node-local-path" not in ids(diagnose(rules, [TMP_CKPT]))
+
+
+def test_named_container_missing_on_other_nodes_is_node_local_not_a_runtime_error(rules):
+    lines = [
+        'slurmstepd: error: pyxis: error: a container with name "train" does not exist, and --container-image is '
+        "not set",
+        "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+    ]
+    report = diagnose(rules, lines + task_failed(1, 2, 3))
+    # pyxis' line names no node: the tasks that failed say which nodes lack the container.
+    assert found(report, "node-local-path").hosts == ["slinky-1", "slinky-2", "slinky-3"]
+    assert "container-runtime-error" not in ids(report)
+
+
+# ---------------------------------------------------------------------------------- shared_storage
+def dataset_missing(rank: int) -> str:
+    return f"[rank{rank}]: FileNotFoundError: [Errno 2] No such file or directory: '/fsx/datasets/imagenet/train/n01440764'"
+
+
+def test_shared_path_missing_on_one_node_only_is_a_mount_problem_there(rules):
+    finding = found(diagnose(rules, FOUR_NODES + [dataset_missing(9)]), "shared-storage-missing")
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-1"])
+
+
+def test_shared_path_missing_on_every_node_is_a_wrong_path_not_a_missing_mount(rules):
+    report = diagnose(rules, FOUR_NODES + [dataset_missing(r) for r in (0, 8, 9, 16, 24)])
+    assert "shared-storage-missing" not in ids(report)
+
+
+def test_stale_file_handle_is_broken_storage_even_on_one_node(rules):
+    line = "slinky-0: [rank12]: OSError: [Errno 116] Stale file handle: '/lustre/proj/ckpt/step_2000.pt'"
+    finding = found(diagnose(rules, [line]), "shared-storage-missing")
+    assert (finding.ranks, finding.hosts) == ([12], ["slinky-0"])
+
+
+def test_container_mount_of_a_missing_shared_file_system_is_folded_into_shared_storage(rules):
+    on_node2 = [
+        "slinky-2: slurmstepd: error: couldn't chdir to `/lustre/proj/run7': No such file or directory: going to "
+        "/tmp instead",
+        "slinky-2: slurmstepd: error: pyxis:     enroot-mount: failed to mount: /lustre/proj at "
+        "/run/pyxis/0/48213.0/lustre/proj: No such file or directory",
+        "slinky-2: slurmstepd: error: pyxis: couldn't start container",
+    ]
+    report = diagnose(rules, placed(0, 1, 2, 3, per_node=1) + on_node2 + task_failed(2))
+    assert found(report, "shared-storage-missing").hosts == ["slinky-2"]
+    assert "container-runtime-error" not in ids(report)
+
+
+# -------------------------------------------------------------------------------- container_import
+def test_failed_image_import_names_the_nodes_whose_tasks_failed(rules):
+    lines = [
+        "slurmstepd: error: pyxis: failed to import docker image: nvcr.io#nvidia/pytorch:24.05-py3",
+        "slurmstepd: error: pyxis:     [ERROR] URL https://registry-1.docker.io/v2/library/ubuntu/manifests/22.04 "
+        "returned error code: 429 Too Many Requests",
+        "slurmstepd: error: pyxis: couldn't start container",
+        "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+    ]
+    report = diagnose(rules, lines + task_failed(0, 1))
+    finding = found(report, "container-import-failure")
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-0", "slinky-1"])
+    # pyxis <= 0.23 says "couldn't start container" after a failed import too: not a second cause.
+    assert "container-runtime-error" not in ids(report)
+
+
+def test_imported_image_and_the_programs_own_curl_404_are_no_import_failure(rules):
+    lines = [
+        "pyxis: importing docker image: docker.io#library/pytorch:2.5.1-cuda12.4",
+        "pyxis: imported docker image: docker.io#library/pytorch:2.5.1-cuda12.4",
+        "curl: (22) The requested URL returned error: 404 (optional metrics endpoint, ignored)",
+        "training finished",
+    ]
+    assert "container-import-failure" not in ids(diagnose(rules, lines))
+
+
+# ------------------------------------------------------------------------------- container_runtime
+def test_infiniband_mount_failure_names_the_node_without_ib(rules):
+    lines = [
+        "slurmstepd: error: pyxis:     enroot-mount: failed to mount: /dev/infiniband at "
+        "/run/pyxis/0/48213.0/dev/infiniband: No such file or directory",
+        "slurmstepd: error: pyxis: couldn't start container",
+    ]
+    finding = found(diagnose(rules, lines + task_failed(2)), "container-runtime-error")
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-2"])
