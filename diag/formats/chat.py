@@ -371,6 +371,7 @@ def mattermost_payload(a: Alert) -> dict:
 
 # --- plain summary -----------------------------------------------------------------------------
 SUMMARY_WIDTH = 100
+SUMMARY_MAX_LINES = 16
 
 
 def summary_text(a: Alert) -> str:
@@ -380,7 +381,7 @@ def summary_text(a: Alert) -> str:
     out.append(_cut(f"  job:   {a.job}" + (f" ({ctx})" if ctx else ""), SUMMARY_WIDTH))
     if a.slurm:
         out.append(_cut("  slurm: " + ", ".join(f"{k} {v}" for k, v in a.slurm), SUMMARY_WIDTH))
-    out += [_cut(f"  note:  {n}", SUMMARY_WIDTH) for n in a.notes]
+    out += [_cut(f"  note:  {n}", SUMMARY_WIDTH) for n in a.notes[:2]]
     if a.cause_id:
         if a.what:
             out.append(_cut(f"  what:  {a.what}", SUMMARY_WIDTH))
@@ -398,6 +399,8 @@ def summary_text(a: Alert) -> str:
         out.append(f"  report: {a.report}")
     if a.redacted is not None:
         out.append(f"  ({a.redacted} item(s) redacted)")
+    while len(out) > SUMMARY_MAX_LINES and any(line.startswith("  log:") for line in out):
+        out.pop(max(i for i, line in enumerate(out) if line.startswith("  log:")))  # evidence gives way first
     return "\n".join(out) + "\n"
 
 
