@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 SEVERITIES = ("info", "warning", "error", "critical")
+# How every output marks a severity (terminal, Markdown, chat); "ok" for a report with no finding.
+SEVERITY_MARK = {"critical": "‼", "error": "✖", "warning": "▲", "info": "ℹ", "ok": "✔"}
 ROLES = ("root", "symptom", "advice")
 
 CAUSE_IDS: frozenset[str] = frozenset(

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field, replace
 
 from diag import __version__
+from diag.catalog.causes import SEVERITY_MARK
 from diag.formats.safe import safe_text, slurm_fields
 from diag.report import Finding, Report, where
 
-SEVERITY_MARK = {"critical": "‼", "error": "✖", "warning": "▲", "info": "ℹ"}
 SEVERITY_HEX = {"critical": "#8B0000", "error": "#D32F2F", "warning": "#F9A825", "info": "#1976D2", "ok": "#2E7D32"}
 TEAMS_COLOR = {"critical": "Attention", "error": "Attention", "warning": "Warning", "info": "Accent", "ok": "Good"}
 

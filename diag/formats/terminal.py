@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from diag.catalog.causes import SEVERITY_MARK
 from diag.formats.safe import coverage_lines, safe_text
 from diag.report import Finding, Report, where
 
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "bold yellow", "info": "cyan"}
-SEVERITY_MARK = {"critical": "!!", "error": "✖", "warning": "▲", "info": "ℹ"}
 MAX_EVIDENCE_TERMINAL = 5
 MAX_FILES_TERMINAL = 20  # the header names the files read; JSON and Markdown list them all
 

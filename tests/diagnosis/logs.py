@@ -11,6 +11,12 @@ from diag.catalog.model import RuleSet
 from diag.report import Finding, Report
 
 
+def one_node(host: str = "slinky-1") -> list[str]:
+    """NCCL's own word that the communicator spans one node: without it, a log that names one host
+    is an excerpt whose node count is unknown, and findings about inter-node traffic still stand."""
+    return [f"{host}:13:13 [0] NCCL INFO comm 0x5581 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0"]
+
+
 def diagnose(rules: RuleSet, *files: list[str]) -> Report:
     """One job whose files hold ``files`` (each a list of lines)."""
     return diagnose_bytes([("\n".join(lines) + "\n").encode() for lines in files], rules)

@@ -3,8 +3,6 @@ node failure, preemption or scancel), and the honest 'unexplained' when nothing 
 
 from __future__ import annotations
 
-import pytest
-
 from tests.diagnosis.logs import diagnose, found, ids
 
 WATCHDOG = (
@@ -117,11 +115,6 @@ def test_cancel_after_a_task_failed_is_a_failure_not_a_scancel(rules):
     assert found(report, "unexplained-failure").severity == "error"
 
 
-@pytest.mark.xfail(
-    reason="unexplained_failure takes hosts from every task_exit/banner line, so slinky-0 (its task only "
-    "Terminated by srun's cancel, and the node in the cancel banner) is named next to slinky-1, the one that failed",
-    strict=True,
-)
 def test_unexplained_failure_names_the_node_that_failed_not_the_ones_cancelled_after_it(rules):
     assert found(diagnose(rules, KILL_ON_BAD_EXIT), "unexplained-failure").hosts == ["slinky-1"]
 

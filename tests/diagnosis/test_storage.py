@@ -3,7 +3,7 @@ systems missing on some nodes, image import and container start."""
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids
+from tests.diagnosis.logs import diagnose, found, ids, one_node
 
 
 def placed(*ranks: int, per_node: int = 8) -> list[str]:
@@ -32,7 +32,7 @@ def test_missing_node_local_file_names_the_rank_and_its_node(rules):
 
 
 def test_missing_node_local_file_on_one_node_is_not_about_node_local_storage(rules):
-    assert "node-local-path" not in ids(diagnose(rules, [TMP_CKPT]))
+    assert "node-local-path" not in ids(diagnose(rules, one_node() + [TMP_CKPT]))
 
 
 def test_named_container_missing_on_other_nodes_is_node_local_not_a_runtime_error(rules):

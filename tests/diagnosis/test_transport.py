@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids
+from tests.diagnosis.logs import diagnose, found, ids, one_node
 
 
 def ib_node(host: str, pid: int = 12, gdr: bool = True) -> list[str]:
@@ -36,7 +36,7 @@ def test_tcp_fallback_is_only_info_on_ethernet_nodes_and_silent_on_one_node(rule
     ethernet = found(diagnose(rules, socket_node("slinky-0", 12) + socket_node("slinky-1")), "nccl-tcp-fallback")
     assert ethernet.severity == "info"
     # One node: no inter-node traffic at all, so sockets mean nothing.
-    assert "nccl-tcp-fallback" not in ids(diagnose(rules, socket_node("slinky-1")))
+    assert "nccl-tcp-fallback" not in ids(diagnose(rules, one_node() + socket_node("slinky-1")))
 
 
 # ------------------------------------------------------------------------------------- ib_expected
@@ -79,7 +79,8 @@ def test_ib_disable_is_an_error_where_the_cluster_has_ib(rules):
 def test_ib_disable_is_milder_without_ib_or_on_one_node(rules):
     ethernet = diagnose(rules, socket_node("slinky-0", 12) + [IB_DISABLE] + socket_node("slinky-1"))
     assert found(ethernet, "nccl-ib-disabled").severity == "warning"
-    assert found(diagnose(rules, [IB_DISABLE] + socket_node("slinky-1")), "nccl-ib-disabled").severity == "info"
+    one = diagnose(rules, one_node() + [IB_DISABLE] + socket_node("slinky-1"))
+    assert found(one, "nccl-ib-disabled").severity == "info"
 
 
 # ------------------------------------------------------------------------------------ ib_hca_wrong
@@ -189,7 +190,7 @@ def test_gdr_disabled_names_the_node_whose_ib_channels_lack_gdrdma(rules):
 def test_gdr_everywhere_or_one_node_is_no_finding(rules):
     assert "gdr-disabled" not in ids(diagnose(rules, ib_node("slinky-0") + ib_node("slinky-1", 13)))
     # Inside one node GPUs talk over NVLink/PCIe: no inter-node data to stage.
-    assert "gdr-disabled" not in ids(diagnose(rules, ib_node("slinky-1", 13, gdr=False)))
+    assert "gdr-disabled" not in ids(diagnose(rules, one_node() + ib_node("slinky-1", 13, gdr=False)))
 
 
 # ----------------------------------------------------------------------------------- shm_too_small

@@ -5,14 +5,12 @@ from __future__ import annotations
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, failure_is_timeout_cascade, first_or
-from diag.diagnosis.context import Context, hosts_text
+from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.hostlist import expand
 from diag.report import Finding
 
 
 def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
-    from diag.diagnosis.context import pick_evidence
-
     failed = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact])
     if not failed:
         return []
@@ -50,16 +48,21 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
         )
     ]
     evidence = pick_evidence(telling or [ev for _, st in failed for ev, _ in st.samples], limit=10)
-    hosts = {h for e in evidence if (h := ctx.host_for(e))} | set(
-        ctx.captures(rule, "host", ["task_exit", "banner", "banner_failed"])
-    )
-    ranks = sorted({e.rank for e in evidence if e.rank is not None})
-    # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first.
+    # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first,
+    # and its nodes, not those the cancel reached.
     causes = [
         e for e in evidence if "CANCELLED AT" not in e.text and not e.text.rstrip().endswith(CANCELLED_TASK_ENDINGS)
     ]
+    failed_tasks = [
+        g["host"] for _, g in ctx.samples(rule, ["task_exit"]) if not g.get("how", "").startswith(SIGNAL_HOWS)
+    ]
+    hosts = {h for e in (causes or evidence) if (h := ctx.host_for(e))} | set(failed_tasks)
+    hosts |= set(ctx.captures(rule, "host", ["banner_failed"]))
+    if not hosts:
+        hosts = set(ctx.captures(rule, "host", ["task_exit", "banner"]))
     first = (causes or evidence)[0].text.strip() if evidence else ""
     detail = f"The job failed and no known cause matched. First error: {first[:200]}"
+    ranks = sorted({e.rank for e in evidence if e.rank is not None})
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
 
 
