@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from diag.catalog.load import load_rules as load_catalog
 from diag.catalog.model import RuleSet
 from diag.diagnosis.analyzers import check
+from diag.diagnosis.coverage import assess
 from diag.diagnosis.evaluate import evaluate, rank
 from diag.input.sources import CHUNK_BYTES, InputProblem, MemorySource, Source, discover
 from diag.report import Report
@@ -33,9 +34,11 @@ def _scan(sources: Sequence[Source], rules: RuleSet, chunk_bytes: int, engine: s
     return Scanner(rules, chunk_bytes, engine, jobs).scan(sources)
 
 
-def _report(scan: ScanResult, findings: list, job: str | None, **extra) -> Report:
+def _report(scan: ScanResult, findings: list, job: str | None, rules: RuleSet, **extra) -> Report:
     job = job or guess_job_id(i.path for i in scan.inputs)
-    return Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job, **extra)
+    report = Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job, **extra)
+    report.coverage = assess(scan.facts, findings, rules.ids(), bool(report.slurm))
+    return report
 
 
 def diagnose_sources(
@@ -49,7 +52,7 @@ def diagnose_sources(
 ) -> Report:
     """``jobs``: worker processes for large inputs (None: ``$SLURMDIAG_JOBS`` or the usable cores)."""
     scan = _scan(sources, rules, chunk_bytes, engine, jobs)
-    return _report(scan, evaluate(rules, scan, expect_busbw=expect_busbw), job)
+    return _report(scan, evaluate(rules, scan, expect_busbw=expect_busbw), job, rules)
 
 
 def diagnose_paths(
@@ -155,6 +158,7 @@ def diagnose_job(
         scan,
         rank(findings, rules.by_id()),
         job_id or jobs[0].job_id,
+        rules,
         problems=problems,
         slurm=[slurm_record(j) for j in jobs],
         notes=notes,

@@ -1,7 +1,8 @@
 """Command line: a thin layer over :mod:`diag.api`.
 
 Exit codes: 0 no finding at or above ``--fail-on``; 1 at least one; 2 usage, rule or input error
-(nothing could be read). Reports go to stdout (or ``-o``); messages go to stderr.
+(nothing could be read, an empty input); 130 interrupted (Ctrl-C). Reports go to stdout (or
+``-o``); messages go to stderr.
 """
 
 from __future__ import annotations
@@ -13,21 +14,58 @@ import time
 import click
 
 from diag import __version__
-from diag.formats import FORMATS, FormatError, OutputOptions, deliver, prepare, render
+from diag.formats import (
+    CHAT_FORMATS,
+    FORMATS,
+    NOTIFY_DEFAULT,
+    FormatError,
+    OutputOptions,
+    deliver,
+    prepare,
+    render,
+    worth_notifying,
+)
 from diag.scan.engines import ENGINE_NAMES
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130  # 130: 128 + SIGINT, the shell convention
+EXIT_CODES = (
+    ("0", "no finding at or above --fail-on (default: error)"),
+    ("1", "at least one finding at or above --fail-on"),
+    ("2", "usage, rule or input error: nothing could be read, an empty input, a webhook that failed"),
+    ("130", "interrupted (Ctrl-C)"),
+)
+# -o's extension names the format when --format is not given (ruff, semgrep and pandoc do the same).
+FORMAT_BY_EXTENSION = {
+    ".json": "json", ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
+    ".sarif": "sarif", ".xml": "junit", ".prom": "prometheus", ".txt": "text",
+}  # fmt: skip
 _STARTED = time.monotonic()  # scan duration for --format prometheus: rules, reading and diagnosis
-FAIL_ON = ("info", "warning", "error", "critical", "never")
+SEVERITIES = ("info", "warning", "error", "critical")
+FAIL_ON = (*SEVERITIES, "never")
 
 
 class DefaultGroup(click.Group):
-    """``slurmdiag PATH...`` means ``slurmdiag diagnose PATH...``."""
+    """``slurmdiag PATH...`` means ``slurmdiag diagnose PATH...``; its --help shows the default
+    command's options and the exit codes too (the first thing people type)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V")):
             args = ["diagnose", *args]
         return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help(ctx, formatter)
+        default = self.commands["diagnose"]
+        with click.Context(default, info_name="diagnose", parent=ctx) as sub:
+            rows = [
+                r
+                for p in default.get_params(sub)
+                if isinstance(p, click.Option) and p.name != "help" and (r := p.get_help_record(sub)) is not None
+            ]
+        with formatter.section("Options of the default command (slurmdiag [diagnose] PATHS...)"):
+            formatter.write_dl(rows)
+        with formatter.section("Exit codes"):
+            formatter.write_dl(list(EXIT_CODES))
 
 
 def _fail(message: str) -> None:
@@ -52,7 +90,7 @@ def _load_rules(rule_dirs: tuple[str, ...], disabled: tuple[str, ...], analyzers
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="slurmdiag", message="%(prog)s %(version)s")
+@click.version_option(__version__, "--version", "-V", prog_name="slurmdiag", message="%(prog)s %(version)s")
 def cli() -> None:
     """Name the root cause of a failed or slow multi-node GPU job from its logs.
 
@@ -66,7 +104,9 @@ def cli() -> None:
 def _report_options(fn):
     """The options every diagnosing command shares (diagnose, job)."""
     options = (
-        click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True),
+        click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
+                     help="Report format (default: from the -o extension: .json .md .html .sarif .xml (junit) "
+                          ".prom .txt; else text)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here."),
         click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
                      help="Exit 1 when a finding has this severity or worse."),
@@ -80,6 +120,11 @@ def _report_options(fn):
         click.option("--webhook", metavar="URL", envvar="SLURMDIAG_WEBHOOK",
                      help="POST the alert to this Slack/Teams/Mattermost webhook (a secret: prefer "
                           "$SLURMDIAG_WEBHOOK; never printed)."),
+        click.option("--notify-on", "--min-severity", "notify_on", type=click.Choice(SEVERITIES), default=None,
+                     help="Post to the webhook only when a finding has this severity or worse (default: error; "
+                          "a healthy job is never posted)."),
+        click.option("--report-url", metavar="URL|PATH",
+                     help="Where the full report is, named in alerts (default: the -o path of a non-chat format)."),
     )  # fmt: skip
     for option in reversed(options):
         fn = option(fn)
@@ -98,8 +143,8 @@ def _report_options(fn):
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 @click.option("--expect-busbw", type=click.FloatRange(min=0, min_open=True), metavar="GB/S",
               help="nccl-tests: the busbw (GB/s) this fabric should reach at the largest size.")  # fmt: skip
-def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, job, per_file, engine, jobs, color,
-             expect_busbw) -> None:  # fmt: skip
+def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, notify_on, report_url, job,
+             per_file, engine, jobs, color, expect_busbw) -> None:  # fmt: skip
     """Diagnose the job whose logs are at PATHS."""
     from diag.api import diagnose_paths
     from diag.scan.engines import EngineUnavailable
@@ -121,14 +166,25 @@ def diagnose(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hos
         names = ", ".join(safe_text(str(r.job or "files without a job id")) for r in reports)
         click.echo(f"slurmdiag: the file names carry {len(reports)} jobs ({names}): one report each "
                    "(--job ID reads them as one job)", err=True)  # fmt: skip
-    opts = OutputOptions(job=job, redact=redact, redact_hosts=redact_hosts, webhook=webhook, per_file=per_file)
+    opts = OutputOptions(job=job, redact=redact, redact_hosts=redact_hosts, webhook=webhook, per_file=per_file,
+                         notify_on=notify_on, report_url=report_url)  # fmt: skip
     _emit(reports, problems, fmt, output, fail_on, color, opts)
+
+
+def output_format(fmt: str | None, output: str | None) -> str:
+    """--format, else the one -o's extension names, else text."""
+    if fmt:
+        return fmt
+    if output:
+        return FORMAT_BY_EXTENSION.get(os.path.splitext(output)[1].lower(), "text")
+    return "text"
 
 
 def _emit(reports, problems, fmt, output, fail_on, color, opts: OutputOptions, need_input=True) -> None:
     """Report input problems, render, write, and exit with the --fail-on status."""
     from diag.catalog.causes import severity_rank
 
+    fmt = output_format(fmt, output)
     for problem in problems:
         click.echo(problem.message(), err=True)
     read_any = False
@@ -140,6 +196,13 @@ def _emit(reports, problems, fmt, output, fail_on, color, opts: OutputOptions, n
                 read_any = True
     if need_input and not read_any:
         _fail("nothing could be read")
+    if need_input and not any(stats.bytes_read for report in reports for stats in report.inputs):
+        # An empty file or /dev/null on stdin (cron, CI): there is nothing to call healthy.
+        names = [stats.path for report in reports for stats in report.inputs]
+        shown = ", ".join("standard input" if n == "-" else n for n in names[:3]) + (" …" if len(names) > 3 else "")
+        _fail(f"nothing to diagnose: {shown or 'the input'} {'is' if len(names) == 1 else 'are'} empty (0 bytes)")
+    if opts.report_url is None and output and fmt not in CHAT_FORMATS:
+        opts.report_url = os.path.abspath(output)
     opts.color = (output is None and sys.stdout.isatty()) if color is None else color
     opts.duration_s = time.monotonic() - _STARTED
     try:
@@ -158,6 +221,8 @@ def _emit(reports, problems, fmt, output, fail_on, color, opts: OutputOptions, n
     failure = deliver(reports, fmt, opts, redacted)
     if failure:
         _fail(failure)
+    if opts.webhook and not any(worth_notifying(r, opts.notify_on) for r in reports):
+        click.echo(f"slurmdiag: not posted: no finding at or above {opts.notify_on or NOTIFY_DEFAULT}", err=True)
     if fail_on == "never":
         sys.exit(EXIT_CLEAN)
     threshold = severity_rank(fail_on)
@@ -180,7 +245,8 @@ def _write_stdout(text: str) -> None:
 @_report_options
 @click.option("--max-seconds", type=float, default=None, help="Time budget: big files are read head and tail.")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
-def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, max_seconds, color) -> None:
+def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, notify_on, report_url,
+        max_seconds, color) -> None:  # fmt: skip
     """Diagnose Slurm job JOBID (123, array task 123_4, het component 123+1): ask Slurm for its
     state and output files, read them as one job, and weigh Slurm's verdict with the logs."""
     from diag.api import diagnose_job
@@ -196,7 +262,8 @@ def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, 
     if max_seconds:
         max_bytes = budget_bytes(job_files(jobs)[0], max_seconds * 0.8, SCAN_BYTES_PER_SECOND)
     report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes)
-    opts = OutputOptions(redact=redact, redact_hosts=redact_hosts, webhook=webhook)
+    opts = OutputOptions(redact=redact, redact_hosts=redact_hosts, webhook=webhook, notify_on=notify_on,
+                         report_url=report_url)  # fmt: skip
     _emit([report], report.problems, fmt, output, fail_on, color, opts, need_input=False)
 
 
@@ -237,11 +304,11 @@ def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_f
 
 @cli.command("rules")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown")), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)
 @click.option("--export-patterns", is_flag=True, help="Print every signature regex, one per line (for grep/rg -f).")
 def list_rules(rule_dirs, fmt, export_patterns) -> None:
-    """List the rules: id, severity, role, title."""
-    from diag.catalog.docs import rules_table
+    """List the rules: id, severity, role, title (json: each rule's fields, for scripts)."""
+    from diag.catalog.docs import rules_json, rules_table
 
     rules = _load_rules(rule_dirs, (), analyzers=False)
     if export_patterns:
@@ -250,20 +317,40 @@ def list_rules(rule_dirs, fmt, export_patterns) -> None:
         sigs = [s for r in rules.rules for s in r.signatures] + list(FACT_SIGNATURES)
         _write_stdout("".join(f"{p}\n" for p in dict.fromkeys(s.pattern for s in sigs)))
         return
-    _write_stdout(rules_table(rules, fmt))
+    _write_stdout(rules_json(rules) if fmt == "json" else rules_table(rules, fmt))
+
+
+def _complete_rule_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Shell completion of rule ids (built-in, $SLURMDIAG_RULES and any --rules given so far)."""
+    from click.shell_completion import CompletionItem
+
+    from diag.catalog.load import load_rules
+
+    try:
+        rules = load_rules(ctx.params.get("rule_dirs") or ())
+    except Exception:  # noqa: BLE001 - a completion must never print a traceback into the shell
+        return []
+    low = incomplete.lower()
+    return [CompletionItem(r.id, help=r.title) for r in sorted(rules.rules, key=lambda r: r.id) if r.id.startswith(low)]
 
 
 @cli.command()
-@click.argument("rule_id")
+@click.argument("rule_id", shell_complete=_complete_rule_id)
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 def explain(rule_id, rule_dirs) -> None:
-    """Print one rule in full: what it means, what it matches, how to fix it."""
+    """Print one rule in full: what it means, what it matches, how to fix it. Ids are
+    case-insensitive; a near miss gets a did-you-mean."""
+    import difflib
+
     from diag.catalog.docs import explain_rule
 
     rules = _load_rules(rule_dirs, (), analyzers=False).by_id()
-    if rule_id not in rules:
-        _fail(f"no rule has the id {rule_id!r}; see 'slurmdiag rules'")
-    _write_stdout(explain_rule(rules[rule_id]))
+    wanted = rule_id.strip().lower()
+    if wanted not in rules:
+        close = difflib.get_close_matches(wanted, list(rules), n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        _fail(f"no rule has the id {rule_id!r}{hint} (see 'slurmdiag rules')")
+    _write_stdout(explain_rule(rules[wanted]))
 
 
 @cli.command("eval")
@@ -334,21 +421,38 @@ def _builtin_dir():
     return builtin_rules_dir()
 
 
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, (KeyboardInterrupt, click.exceptions.Abort)):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def main() -> None:
     try:
-        cli.main(standalone_mode=False)
+        # The name fixed: usage lines and the completion variable (_SLURMDIAG_COMPLETE) are the same
+        # under `python -m diag` as under the installed command.
+        cli.main(prog_name="slurmdiag", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("slurmdiag: interrupted", err=True)
-        sys.exit(EXIT_ERROR)
+        sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("slurmdiag: interrupted", err=True)
-        sys.exit(EXIT_ERROR)
+        sys.exit(EXIT_INTERRUPTED)
     except SystemExit:
         raise
     except Exception as exc:  # noqa: BLE001 - never show a traceback to the user
+        if _caused_by_interrupt(exc):
+            # Ctrl-C while a worker pool starts or stops: its cleanup raises in place of the interrupt.
+            click.echo("slurmdiag: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         if os.environ.get("SLURMDIAG_DEBUG"):
             raise
         click.echo(f"slurmdiag: internal error: {type(exc).__name__}: {exc} (set SLURMDIAG_DEBUG=1 for details)",

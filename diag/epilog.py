@@ -295,7 +295,7 @@ def _diagnose_and_write(job_id: str, opts: EpilogOptions, env: Mapping[str, str]
         write_atomic(path, render())
         written.append(path)
     if opts.webhook:
-        _post(report, job_id, opts, log)
+        _post(report, job_id, opts, log, written[0] if written else None)
     return written
 
 
@@ -305,10 +305,16 @@ def _worth_reporting(report, fail_on: str) -> bool:
     return any(severity_rank(f.severity) >= severity_rank(fail_on) for f in report.findings)
 
 
-def _post(report, job_id: str, opts: EpilogOptions, log: Log) -> None:
-    """The chat alert: leaves the cluster, so redacted unless --no-redact."""
+def _post(report, job_id: str, opts: EpilogOptions, log: Log, report_path: str | None = None) -> None:
+    """The chat alert: leaves the cluster, so redacted unless --no-redact; only for a finding at or
+    above --fail-on (a healthy job is never posted); it names the report file written."""
+    from diag.formats import worth_notifying
+
+    if not worth_notifying(report, opts.fail_on):
+        log(f"job {job_id}: no finding at or above {opts.fail_on}: the alert was not posted")
+        return
     fmt = opts.webhook_format or "text"  # text: the platform is inferred from the URL
-    hook = OutputOptions(redact=opts.redact, webhook=opts.webhook)
+    hook = OutputOptions(redact=opts.redact, webhook=opts.webhook, notify_on=opts.fail_on, report_url=report_path)
     reports, redacted = prepare([report], fmt, hook)
     failure = deliver(reports, fmt, hook, redacted)
     log(f"job {job_id}: {failure}" if failure else f"job {job_id}: posted the alert to the webhook")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from diag import __version__
 from diag.catalog.causes import severity_rank
-from diag.evidence import Evidence, time_key
+from diag.evidence import Evidence, anchor_of, iso_time, time_key
 from diag.input.sources import InputProblem, InputStats
 from diag.scan.facts import Facts
 
@@ -32,6 +32,7 @@ class Finding:
     explained_by: str | None = None
     count: int = 0  # matching lines in all
     assumed: list[str] = field(default_factory=list)  # what the finding took for granted that the logs did not show
+    action: str = ""  # one imperative line for alerts (the rule's action, filled); "" when the rule has none
 
     def first_order(self) -> tuple[int, int]:
         return min((e.order for e in self.evidence), default=(1 << 30, 0))
@@ -62,9 +63,61 @@ class Finding:
             "count": self.count,
             "evidence": [e.to_json() for e in self.evidence],
             "remediation": self.remediation,
+            "action": self.action or None,
             "settings": self.settings,
             "references": self.references,
         }
+
+
+# Kinds of evidence a report can rest on, in the order reports list them, and how they are named.
+EVIDENCE_KINDS = {
+    "nccl_info": "NCCL INFO lines",
+    "slurm_messages": "Slurm messages",  # srun, sbatch, salloc, slurmstepd lines
+    "slurm_record": "Slurm record",  # slurmdiag job / epilog: scontrol or sacct
+    "launcher": "launcher output",  # torchrun, torch.distributed, mpirun
+}
+
+
+@dataclass
+class Unchecked:
+    """Causes that could not be checked because one kind of evidence was missing, and how to get it."""
+
+    missing: str  # a key of EVIDENCE_KINDS
+    causes: list[str]
+    how: str  # the setting or step that would let them be checked
+
+    def to_json(self) -> dict:
+        return {"missing": self.missing, "causes": self.causes, "how": self.how}
+
+    def line(self) -> str:
+        label = EVIDENCE_KINDS.get(self.missing, self.missing)
+        return f"not checked without {label}: {', '.join(self.causes)}; {self.how}"
+
+
+@dataclass
+class Coverage:
+    """What the report could see: which kinds of evidence the input held, and what that leaves unchecked.
+
+    An all-clear means "none of the checked causes"; this says which causes were not among them."""
+
+    present: dict[str, bool] = field(default_factory=dict)  # EVIDENCE_KINDS key -> seen
+    unchecked: list[Unchecked] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)  # every cause id checked for (JUnit's test cases); not in JSON
+
+    def to_json(self) -> dict:
+        return {"evidence": dict(self.present), "unchecked": [u.to_json() for u in self.unchecked]}
+
+    def evidence_line(self) -> str:
+        seen = [EVIDENCE_KINDS.get(k, k) for k, v in self.present.items() if v]
+        absent = [EVIDENCE_KINDS.get(k, k) for k, v in self.present.items() if not v]
+        parts = ["evidence read: " + (", ".join(seen) if seen else "none of the kinds slurmdiag knows")]
+        if absent:
+            parts.append("missing: " + ", ".join(absent))
+        return "; ".join(parts)
+
+    def lines(self) -> list[str]:
+        """Plain text, one line per fact: what was present, then each group of unchecked causes."""
+        return [self.evidence_line(), *(u.line() for u in self.unchecked)]
 
 
 @dataclass
@@ -76,6 +129,7 @@ class Report:
     job: str | None = None
     slurm: list[dict] = field(default_factory=list)  # Slurm's record of the job (slurmdiag job / epilog)
     notes: list[str] = field(default_factory=list)  # where Slurm and the logs disagree, budget cuts
+    coverage: Coverage | None = None  # what kinds of evidence were read; None: not assessed
 
     def top(self) -> Finding | None:
         return self.findings[0] if self.findings else None
@@ -89,19 +143,67 @@ class Report:
         where = _where(top)
         return f"{top.severity.upper()}: {top.title}{where}"
 
+    def _findings_json(self) -> list[dict]:
+        """Findings as JSON; each evidence line with a wall-clock stamp also gets ``time``, the
+        stamp as ISO 8601 with a year (``timestamp`` keeps the text as the log printed it)."""
+        out = [f.to_json() for f in self.findings]
+        if not any(e.timestamp for f in self.findings for e in f.evidence):
+            return out
+        anchor = _time_anchor(self)
+        for f, data in zip(self.findings, out):
+            for e, ev_json in zip(f.evidence, data["evidence"]):
+                time = iso_time(e.timestamp, anchor)
+                if time:
+                    ev_json["time"] = time
+        return out
+
     def to_json(self) -> dict:
         return {
             "schema": SCHEMA,
             "tool": {"name": "slurmdiag", "version": __version__},
             "job": self.job,
             "summary": self.summary(),
-            "findings": [f.to_json() for f in self.findings],
+            "findings": self._findings_json(),
             "facts": self.facts.to_json(),
             "inputs": [i.to_json() for i in self.inputs],
             "problems": [{"path": p.path, "reason": p.reason} for p in self.problems],
             "slurm": self.slurm or None,
             "notes": self.notes,
+            "coverage": self.coverage.to_json() if self.coverage else None,
         }
+
+
+def _time_anchor(report: Report):
+    """A datetime with a year from the job itself, to date stamps printed without one: an ISO or
+    epoch stamp of an evidence line, Slurm's start/end time, else the newest input file's time."""
+    import os
+    import re
+    from datetime import datetime
+
+    for f in report.findings:
+        for e in f.evidence:
+            anchor = anchor_of(e.timestamp)
+            if anchor is not None:
+                return anchor
+    # A dated time inside a line (Slurm's "CANCELLED AT 2026-12-02T11:08:40").
+    for f in report.findings:
+        for e in f.evidence:
+            m = re.search(r"\b(?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d:\d\d\b", e.text)
+            anchor = anchor_of(m[0]) if m else None
+            if anchor is not None:
+                return anchor
+    for job in report.slurm:
+        for key in ("start_time", "end_time"):
+            anchor = anchor_of(str(job.get(key) or ""))
+            if anchor is not None:
+                return anchor
+    mtimes = []
+    for i in report.inputs:
+        try:
+            mtimes.append(os.stat(i.path).st_mtime)
+        except (OSError, ValueError):
+            continue
+    return datetime.fromtimestamp(max(mtimes)) if mtimes else None
 
 
 def _where(f: Finding) -> str:

@@ -19,9 +19,27 @@ def rules_table(rules: RuleSet, fmt: str = "text") -> str:
     return "".join(f"{r.id:<{width}}  {r.severity:<8}  {r.role:<7}  {r.title}\n" for r in ordered)
 
 
+def rules_json(rules: RuleSet) -> str:
+    """Every rule's public fields as a JSON list (ordered by id), for scripts and dashboards."""
+    import json
+
+    out = [
+        {
+            "id": r.id, "title": r.title, "severity": r.severity, "role": r.role, "confidence": r.confidence,
+            "description": r.description, "action": r.action, "remediation": r.remediation,
+            "settings": list(r.settings), "references": list(r.references), "explains": list(r.explains),
+            "path": r.path,
+        }
+        for r in sorted(rules.rules, key=lambda r: r.id)
+    ]  # fmt: skip
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+
+
 def explain_rule(rule: Rule) -> str:
     out = [f"{rule.id}: {rule.title}", f"severity {rule.severity}, role {rule.role}, confidence {rule.confidence}", ""]
     out += [rule.description, ""]
+    if rule.action:
+        out += ["Action:", f"  {rule.action}", ""]
     out += ["Fix:", f"  {rule.remediation}", ""]
     if rule.settings:
         out += ["Settings:"] + [f"  {s}" for s in rule.settings] + [""]

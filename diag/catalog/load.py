@@ -21,8 +21,9 @@ RULES_ENV = "SLURMDIAG_RULES"
 _TOP_FIELDS = {
     "id": True, "title": True, "severity": True, "role": True, "confidence": False, "description": True,
     "signatures": True, "condition": False, "explains": False, "remediation": True, "settings": False,
-    "references": False, "examples": True,
+    "references": False, "examples": True, "action": False,
 }  # fmt: skip
+ACTION_MAX = 200  # an alert line: one imperative sentence naming the setting, never cut
 _SIG_FIELDS = {"name", "regex", "literal", "level", "fact"}
 _COND_FIELDS = {"any", "min_count", "multi_node", "single_node_severity", "analyzer", "phase"}
 _FORBIDDEN_SYNTAX = re.compile(r"\(\?[=!<]|\\[1-9]|\(\?P=")
@@ -144,6 +145,13 @@ def parse_rule(data, path: str) -> Rule:
     for name in ("title", "description", "remediation"):
         if not isinstance(data[name], str) or not data[name].strip():
             raise RuleError(path, rid, name, "must be a non-empty string")
+    action = data.get("action")
+    if action is not None:
+        if not isinstance(action, str) or not action.strip():
+            raise RuleError(path, rid, "action", "must be a non-empty string")
+        action = " ".join(action.split())
+        if len(action) > ACTION_MAX:
+            raise RuleError(path, rid, "action", f"one short line: at most {ACTION_MAX} characters, got {len(action)}")
     if data["severity"] not in SEVERITIES:
         raise RuleError(path, rid, "severity", f"one of {', '.join(SEVERITIES)}")
     if data["role"] not in ROLES:
@@ -185,6 +193,7 @@ def parse_rule(data, path: str) -> Rule:
         examples_match=_str_list(examples.get("match"), path, rid, "examples.match"),
         examples_no_match=_str_list(examples.get("no_match"), path, rid, "examples.no_match"),
         path=path,
+        action=action,
     )
 
 

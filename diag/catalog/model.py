@@ -18,6 +18,34 @@ def fill(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m[1], f"<{m[1]}>"), template)
 
 
+_GROUP = re.compile(r" ?\([^()]*\)")
+_PREPOSITION_SLOT = re.compile(r"(?:\s+(?:on|for|in|at|to|of|from))?\s*(?<!\$)\{([a-z_]+)\}")
+
+
+def fill_action(template: str, values: dict[str, str]) -> str:
+    """A rule's one-line ``action`` with its placeholders filled. A placeholder with no value is
+    dropped with the parenthesis that holds it (or the preposition before it), never shown as
+    ``<name>``: an alert's action must read as a whole sentence."""
+
+    def known(name: str) -> bool:
+        return bool(values.get(name))
+
+    def group(m: re.Match) -> str:
+        names = _PLACEHOLDER.findall(m[0])
+        return m[0] if all(known(n) for n in names) else ""
+
+    text = _GROUP.sub(group, template)
+    text = _PREPOSITION_SLOT.sub(lambda m: m[0] if known(m[1]) else "", text)
+    text = fill(text, values)
+    return re.sub(r"\s+([,.;:])", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
+
+
+def action_hosts(hosts: list[str], limit: int = 8) -> str:
+    """Hosts as an action names them: a list a command takes (``--exclude=n1,n2``); none when
+    there are none or too many to type (the action then drops the clause that held them)."""
+    return ",".join(hosts) if 0 < len(hosts) <= limit else ""
+
+
 class RuleError(Exception):
     """A rule file that does not follow the schema."""
 
@@ -88,6 +116,7 @@ class Rule:
     examples_match: tuple[str, ...]
     examples_no_match: tuple[str, ...]
     path: str
+    action: str | None = None  # one short imperative line for alerts; None: the remediation's first sentence
 
     def signature(self, name: str) -> Signature:
         for sig in self.signatures:

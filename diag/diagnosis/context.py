@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from diag.catalog.causes import severity_rank
-from diag.catalog.model import Rule, fill
+from diag.catalog.model import Rule, action_hosts, fill, fill_action
 from diag.evidence import Evidence
 from diag.input.framing import frame
 from diag.report import Finding
@@ -160,6 +160,7 @@ class Context:
             * (ASSUMPTION_CONFIDENCE if assumed else 1.0),
             detail=fill(detail, merged),
             remediation=fill(rule.remediation, merged),
+            action=fill_action(rule.action, {**merged, "hosts": action_hosts(host_list)}) if rule.action else "",
             hosts=host_list,
             ranks=rank_list,
             tasks=task_list,

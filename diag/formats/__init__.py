@@ -27,6 +27,11 @@ class OutputOptions:
     color: bool = False
     per_file: bool = False
     duration_s: float = 0.0  # scan duration, for --format prometheus
+    report_url: str | None = None  # where the full report is (a URL or a path), named in alerts
+    notify_on: str | None = None  # post to the webhook only with a finding this severe; None: "error"
+
+
+NOTIFY_DEFAULT = "error"  # a webhook is for failures: a healthy job (or a mere warning) is not posted
 
 
 Renderer = Callable[[list, OutputOptions, "int | None"], str]
@@ -60,7 +65,7 @@ def _chat(name: str) -> Renderer:
     def render(reports, opts, redacted):
         from diag.formats.chat import render_chat
 
-        return render_chat(reports[0], name, redacted)
+        return render_chat(reports[0], name, redacted, opts.report_url)
 
     return render
 
@@ -71,6 +76,18 @@ def _prometheus(reports, opts, redacted):
     return render_prometheus(reports, opts.duration_s)
 
 
+def _sarif(reports, opts, redacted):
+    from diag.formats.sarif import render_sarif
+
+    return render_sarif(reports)
+
+
+def _junit(reports, opts, redacted):
+    from diag.formats.junit import render_junit
+
+    return render_junit(reports)
+
+
 FORMATS: dict[str, Renderer] = {
     "text": _text,
     "json": _json,
@@ -78,7 +95,16 @@ FORMATS: dict[str, Renderer] = {
     "html": _html,
     **{name: _chat(name) for name in CHAT_FORMATS},
     "prometheus": _prometheus,
+    "sarif": _sarif,
+    "junit": _junit,
 }
+
+
+def report_schema() -> dict:
+    """The published JSON Schema of ``slurmdiag.report/1`` (shipped as diag/formats/report.schema.json)."""
+    from pathlib import Path
+
+    return json.loads((Path(__file__).with_name("report.schema.json")).read_text(encoding="utf-8"))
 
 
 def redact_by_default(fmt: str, webhook: bool) -> bool:
@@ -119,9 +145,19 @@ def render(reports: list, fmt: str, opts: OutputOptions, redacted: int | None = 
     return FORMATS[fmt](reports, opts, redacted)
 
 
+def worth_notifying(report, notify_on: str | None) -> bool:
+    """Whether ``report`` has a finding at or above ``notify_on`` (default: error)."""
+    from diag.catalog.causes import severity_rank
+
+    threshold = severity_rank(notify_on or NOTIFY_DEFAULT)
+    return any(severity_rank(f.severity) >= threshold for f in report.findings)
+
+
 def deliver(reports: list, fmt: str, opts: OutputOptions, redacted: int | None) -> str | None:
-    """POST the alert when a webhook is set; an error message (URL masked) or None."""
+    """POST the alert when a webhook is set and a finding reaches ``opts.notify_on``; an error
+    message (URL masked) or None."""
     url = opts.webhook
+    reports = [r for r in reports if worth_notifying(r, opts.notify_on)]
     if not url or not reports:
         return None
     from diag.formats.chat import render_chat
@@ -132,7 +168,7 @@ def deliver(reports: list, fmt: str, opts: OutputOptions, redacted: int | None) 
         return f"cannot tell the chat platform of webhook {mask_url(url)}; give --format slack, teams or mattermost"
     try:
         for report in reports:
-            post(url, render_chat(report, chat, redacted).encode("utf-8"))
+            post(url, render_chat(report, chat, redacted, opts.report_url).encode("utf-8"))
     except WebhookError as exc:
         return str(exc)
     return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from diag import __version__
 from diag.catalog.causes import SEVERITY_MARK
-from diag.formats.safe import safe_text
+from diag.formats.safe import safe_text, slurm_fields
 from diag.report import Finding, Report, where
 
 SEVERITY_HEX = {"critical": "#8B0000", "error": "#D32F2F", "warning": "#F9A825", "info": "#1976D2", "ok": "#2E7D32"}
@@ -50,6 +50,12 @@ class Alert:
     more_evidence: int
     also: list[str]  # other findings, one short line each
     redacted: int | None
+    what: str = ""  # what was seen (the finding's detail), one line
+    first_error: str = ""  # the earliest evidence line of the top finding: file:line: text
+    slurm: list[tuple[str, str]] = field(default_factory=list)  # (label, value) from Slurm's record
+    notes: list[str] = field(default_factory=list)  # where Slurm and the logs disagree
+    unchecked: list[str] = field(default_factory=list)  # evidence that was missing, one short line each
+    report: str = ""  # where the full report is (URL or path)
     footer: str = field(default_factory=lambda: f"slurmdiag {__version__}")
 
 
@@ -57,11 +63,41 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", safe_text(text)).strip()
 
 
-def _first_sentence(text: str, limit: int = 240) -> str:
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.")
+
+
+def _first_sentence(text: str) -> str:
+    """The first whole sentence (up to its '.' or ';'), never cut inside one: a full stop in an
+    abbreviation, a parenthesis or `code` does not end it. Used for rules without an ``action``."""
     text = _one_line(text)
-    m = re.search(r"(?<=[.;])\s", text)
-    first = text[: m.start()].rstrip(":;") + ("." if text[m.start() - 1] == "." else "") if m else text
-    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+    depth, code = 0, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        elif ch in ".;" and depth == 0 and (i + 1 == len(text) or text[i + 1] == " "):
+            if ch == "." and text[: i + 1].rsplit(" ", 1)[-1].lower() in _ABBREVIATIONS:
+                continue
+            return text[:i].rstrip(" .;:") + "."
+    return text
+
+
+def _action(f: Finding) -> str:
+    """The one-line fix an alert shows: the rule's action, else its remediation's first sentence."""
+    return _one_line(f.action) if f.action else _first_sentence(f.remediation)
+
+
+def _cut_words(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, cut at a word boundary with one '…'."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
+    return head.rstrip(" ,;:.") + "…"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -75,7 +111,29 @@ def _job_label(report: Report) -> str:
     return ", ".join(names) + (" …" if len(report.inputs) > 2 else "") if names else "unknown"
 
 
-def build_alert(report: Report, redacted: int | None = None) -> Alert:
+def _slurm_context(report: Report) -> list[tuple[str, str]]:
+    """Who and which job: name, user, partition, state and exit code from Slurm's record."""
+    keys = ("name", "user", "partition", "state", "exit_code")
+    return [(label, _one_line(value)) for label, value in slurm_fields(report, keys)]
+
+
+def _first_error(f: Finding) -> str:
+    if not f.evidence:
+        return ""
+    ev = min(f.evidence, key=lambda e: e.order)  # Slurm's own record (order -1) comes first
+    return _cut(f"{os.path.basename(ev.path)}:{ev.line}: {_one_line(ev.text)}", EVIDENCE_LINE)
+
+
+def _unchecked(report: Report) -> list[str]:
+    coverage = report.coverage
+    if coverage is None:
+        return []
+    from diag.report import EVIDENCE_KINDS
+
+    return [f"{len(u.causes)} cause(s) need {EVIDENCE_KINDS.get(u.missing, u.missing)}" for u in coverage.unchecked]
+
+
+def build_alert(report: Report, redacted: int | None = None, report_url: str | None = None) -> Alert:
     facts = report.facts
     context = []
     if facts.node_count():
@@ -85,9 +143,15 @@ def build_alert(report: Report, redacted: int | None = None) -> Alert:
     if facts.versions:
         context.append(("NCCL", ", ".join(sorted(facts.versions))))
     top: Finding | None = report.top()
+    extra = {
+        "slurm": _slurm_context(report),
+        "notes": [_one_line(n) for n in report.notes[:4]],
+        "unchecked": _unchecked(report),
+        "report": _one_line(report_url) if report_url else "",
+    }
     if top is None:
         return Alert("ok", _one_line(report.summary()), None, "-", "nothing to fix", [], _job_label(report), context,
-                     [], 0, [], redacted)  # fmt: skip
+                     [], 0, [], redacted, **extra)  # fmt: skip
     evidence = [
         _cut(f"{os.path.basename(e.path)}:{e.line}: {_one_line(e.text)}", EVIDENCE_LINE)
         for e in top.evidence[:MAX_EVIDENCE]
@@ -102,7 +166,7 @@ def build_alert(report: Report, redacted: int | None = None) -> Alert:
         cause=f"{top.severity.upper()}: {_one_line(top.title)} [{top.id}]",
         cause_id=top.id,
         where=_one_line(where(top)) or "job-wide (no single node or rank named)",
-        fix=_first_sentence(top.remediation),
+        fix=_action(top),
         settings=[_one_line(s) for s in top.settings[:4]],
         job=_job_label(report),
         context=context,
@@ -110,7 +174,15 @@ def build_alert(report: Report, redacted: int | None = None) -> Alert:
         more_evidence=max(more, 0),
         also=also[:8],
         redacted=redacted,
+        what=_cut_words(_one_line(top.detail), 300),
+        first_error=_first_error(top),
+        **extra,
     )
+
+
+def _label(key: str) -> str:
+    """Field labels in one case: "nodes" -> "Nodes" (NCCL stays NCCL)."""
+    return key[:1].upper() + key[1:]
 
 
 def _inline_code(text: str) -> str:
@@ -139,9 +211,16 @@ def slack_payload(a: Alert) -> dict:
     mark = SEVERITY_MARK.get(a.severity, "✔")
     header = _cut(f"{mark} slurmdiag: job {a.job}", SLACK_HEADER_TEXT)
     cause = f"*{_slack_escape(a.cause)}*"
-    main = [cause, f"*Where:* {_slack_escape(a.where)}", f"*Fix:* {_slack_escape(a.fix)}"]
+    main = [cause]
+    if a.what:
+        main.append(f"*What:* {_slack_escape(a.what)}")
+    main += [f"*Where:* {_slack_escape(a.where)}", f"*Fix:* {_slack_escape(a.fix)}"]
     if a.settings:
         main.append("*Set:* " + ", ".join(_inline_code(_slack_escape(s)) for s in a.settings))
+    if a.first_error:
+        main.append("*First error:* " + _inline_code(_slack_escape(a.first_error)))
+    if a.report:
+        main.append(f"*Report:* {_slack_escape(a.report)}")
     text = "\n".join(main)
     if len(text) > SLACK_SECTION_TEXT:  # the cause stays whole; the rest gives way
         text = cause + "\n" + _cut(text[len(cause) + 1 :], SLACK_SECTION_TEXT - len(cause) - 1)
@@ -149,7 +228,7 @@ def slack_payload(a: Alert) -> dict:
         {"type": "header", "text": {"type": "plain_text", "text": header, "emoji": True}},
         {"type": "section", "text": {"type": "mrkdwn", "text": text}},
     ]
-    fields = [("Job", a.job), *a.context][:SLACK_MAX_FIELDS]
+    fields = [(_label(k), v) for k, v in [("job", a.job), *a.slurm, *a.context]][:SLACK_MAX_FIELDS]
     blocks.append(
         {
             "type": "section",
@@ -158,6 +237,9 @@ def slack_payload(a: Alert) -> dict:
             ],
         }
     )
+    if a.notes:
+        text = "\n".join(f"*Note:* {_slack_escape(n)}" for n in a.notes)
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _cut(text, SLACK_SECTION_TEXT)}})
     if a.evidence:
         lines = list(a.evidence)
         more = a.more_evidence
@@ -167,6 +249,8 @@ def slack_payload(a: Alert) -> dict:
         ev = "*Evidence*\n" + _slack_code(lines) + (f"\n… {more} more matching line(s)" if more else "")
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": ev}})
     ctx = [_footer(a)]
+    if a.unchecked:
+        ctx.insert(0, "Not checked: " + "; ".join(a.unchecked))
     if a.also:
         ctx.insert(0, "Also: " + ", ".join(a.also))
     blocks.append(
@@ -192,10 +276,14 @@ def teams_payload(a: Alert) -> dict:
         {"type": "RichTextBlock", "inlines": [_run(a.cause, weight="Bolder", size="Medium", color=color)]},
         {
             "type": "FactSet",
-            "facts": [{"title": "Where", "value": a.where}, {"title": "Fix", "value": a.fix}]
+            "facts": ([{"title": "What", "value": a.what}] if a.what else [])
+            + [{"title": "Where", "value": a.where}, {"title": "Fix", "value": a.fix}]
             + [{"title": "Set", "value": s} for s in a.settings]
+            + ([{"title": "First error", "value": a.first_error}] if a.first_error else [])
             + [{"title": "Job", "value": a.job}]
-            + [{"title": k, "value": v} for k, v in a.context],
+            + [{"title": _label(k), "value": v} for k, v in [*a.slurm, *a.context]]
+            + [{"title": "Note", "value": n} for n in a.notes]
+            + ([{"title": "Report", "value": a.report}] if a.report else []),
         },
     ]
     if a.evidence:
@@ -204,6 +292,7 @@ def teams_payload(a: Alert) -> dict:
             inlines.append(_run(f"… {a.more_evidence} more matching line(s)", isSubtle=True, size="Small"))
         body.append({"type": "RichTextBlock", "inlines": inlines, "separator": True})
     footer = _footer(a) + (" · also: " + ", ".join(a.also) if a.also else "")
+    footer += " · not checked: " + "; ".join(a.unchecked) if a.unchecked else ""
     body.append({"type": "RichTextBlock", "inlines": [_run(footer, isSubtle=True, size="Small")]})
     card = {
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
@@ -233,17 +322,34 @@ def _mm_text(text: str) -> str:
     return re.sub(r"([\\`*_~\[\]<>#|@])", r"\\\1", text)
 
 
+def _mm_fix(text: str) -> str:
+    """The fix line with its `code` spans kept as code and the prose between them escaped."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: all prose
+        return _mm_text(text)
+    return "".join(_mm_text(p) if i % 2 == 0 else _inline_code(p) for i, p in enumerate(parts))
+
+
 def mattermost_payload(a: Alert) -> dict:
-    fields = [{"short": False, "title": "Fix", "value": _mm_text(a.fix)}]
+    fields = [{"short": False, "title": "What", "value": _mm_text(a.what)}] if a.what else []
+    # The fix names settings: code spans keep them literal (escaping would show the backslashes).
+    fields.append({"short": False, "title": "Fix", "value": _mm_fix(a.fix)})
     if a.settings:
         fields.append({"short": False, "title": "Set", "value": ", ".join(_inline_code(s) for s in a.settings)})
+    if a.first_error:
+        fields.append({"short": False, "title": "First error", "value": _inline_code(a.first_error)})
     fields += [
         {"short": True, "title": "Where", "value": _mm_text(a.where)},
         {"short": True, "title": "Job", "value": _mm_text(a.job)},
     ]
-    fields += [{"short": True, "title": k, "value": _mm_text(v)} for k, v in a.context]
+    fields += [{"short": True, "title": _label(k), "value": _mm_text(v)} for k, v in [*a.slurm, *a.context]]
+    fields += [{"short": False, "title": "Note", "value": _mm_text(n)} for n in a.notes]
+    if a.report:
+        fields.append({"short": False, "title": "Report", "value": _mm_text(a.report)})
     if a.also:
         fields.append({"short": False, "title": "Also", "value": _mm_text(", ".join(a.also))})
+    if a.unchecked:
+        fields.append({"short": False, "title": "Not checked", "value": _mm_text("; ".join(a.unchecked))})
     attachment = {
         "fallback": f"{a.cause} — {a.where} — job {a.job}",
         "color": SEVERITY_HEX.get(a.severity, SEVERITY_HEX["ok"]),
@@ -265,6 +371,7 @@ def mattermost_payload(a: Alert) -> dict:
 
 # --- plain summary -----------------------------------------------------------------------------
 SUMMARY_WIDTH = 100
+SUMMARY_MAX_LINES = 16
 
 
 def summary_text(a: Alert) -> str:
@@ -272,20 +379,33 @@ def summary_text(a: Alert) -> str:
     out = [f"{SEVERITY_MARK.get(a.severity, '✔')} {a.cause}"]
     ctx = ", ".join(f"{v} {k}" if k in ("nodes", "ranks") else f"{k} {v}" for k, v in a.context)
     out.append(_cut(f"  job:   {a.job}" + (f" ({ctx})" if ctx else ""), SUMMARY_WIDTH))
+    if a.slurm:
+        out.append(_cut("  slurm: " + ", ".join(f"{k} {v}" for k, v in a.slurm), SUMMARY_WIDTH))
+    out += [_cut(f"  note:  {n}", SUMMARY_WIDTH) for n in a.notes[:2]]
     if a.cause_id:
+        if a.what:
+            out.append(_cut(f"  what:  {a.what}", SUMMARY_WIDTH))
         out.append(_cut(f"  where: {a.where}", SUMMARY_WIDTH))
-        out.append(_cut(f"  fix:   {a.fix}", SUMMARY_WIDTH))
+        out.append(f"  fix:   {a.fix}")  # whole: an action is one short line, never cut mid-sentence
         out += [_cut(f"  set:   {s}", SUMMARY_WIDTH) for s in a.settings]
-        out += [_cut(f"  log:   {line}", SUMMARY_WIDTH) for line in a.evidence[:3]]
+        if a.first_error:
+            out.append(_cut(f"  first: {a.first_error}", SUMMARY_WIDTH))
+        out += [_cut(f"  log:   {line}", SUMMARY_WIDTH) for line in a.evidence[:3] if line != a.first_error]
         if a.also:
             out.append(_cut("  also:  " + ", ".join(a.also), SUMMARY_WIDTH))
+    if a.unchecked:
+        out.append(_cut("  not checked: " + "; ".join(a.unchecked), SUMMARY_WIDTH))
+    if a.report:
+        out.append(f"  report: {a.report}")
     if a.redacted is not None:
         out.append(f"  ({a.redacted} item(s) redacted)")
+    while len(out) > SUMMARY_MAX_LINES and any(line.startswith("  log:") for line in out):
+        out.pop(max(i for i, line in enumerate(out) if line.startswith("  log:")))  # evidence gives way first
     return "\n".join(out) + "\n"
 
 
-def render_chat(report: Report, fmt: str, redacted: int | None = None) -> str:
-    alert = build_alert(report, redacted)
+def render_chat(report: Report, fmt: str, redacted: int | None = None, report_url: str | None = None) -> str:
+    alert = build_alert(report, redacted, report_url)
     if fmt == "summary":
         return summary_text(alert)
     payload = {"slack": slack_payload, "teams": teams_payload, "mattermost": mattermost_payload}[fmt](alert)

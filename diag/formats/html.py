@@ -14,7 +14,7 @@ import os
 from diag import __version__
 from diag.formats import postmortem
 from diag.formats.postmortem import Event, PostMortem
-from diag.formats.safe import safe_text
+from diag.formats.safe import coverage_lines, safe_text, slurm_fields, slurm_lines
 from diag.report import Finding, Report, where
 
 SEVERITY_COLOR = {"critical": "#8b0000", "error": "#c62828", "warning": "#b26a00", "info": "#1565c0"}
@@ -63,6 +63,7 @@ tr.odd td{background:#fff4e0} tr.odd td:first-child{border-left:5px solid var(--
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin-right:4px}
 svg.tl{width:100%;height:auto;background:var(--soft);border:1px solid var(--line);border-radius:6px}
 svg.tl text{font:11px system-ui,sans-serif;fill:#57606a}
+ul.slurm{margin:8px 0;padding-left:18px;overflow-wrap:anywhere} ul.slurm li.note{color:var(--odd);font-weight:600}
 footer{color:var(--muted);font-size:.8rem;margin:24px 0 8px}
 @media (max-width:640px){body{font-size:14px}main{padding:10px}dl.job{gap:2px 8px}}
 @media print{body{font-size:11pt}main{max-width:none;padding:0}a{color:inherit;text-decoration:none}
@@ -152,6 +153,7 @@ def _job(pm: PostMortem) -> str:
     rows: list[tuple[str, str]] = []
     if report.job:
         rows.append(("job", e(report.job)))
+    rows += [(e(label), e(value)) for label, value in slurm_fields(report)]
     rows.append(("nodes", e(facts.node_count() or "unknown")))
     rows.append(("ranks", e(facts.max_nranks or "unknown")))
     if facts.versions:
@@ -303,6 +305,15 @@ def _settings(pm: PostMortem) -> str:
     )
 
 
+def _slurm(report: Report) -> str:
+    """Slurm's record and the notes where it and the logs disagree (slurmdiag job / epilog)."""
+    lines = slurm_lines(report)
+    if not lines:
+        return ""
+    items = "".join(f"<li{' class=note' if line.startswith('note') else ''}>{e(line)}</li>" for line in lines)
+    return f'<ul class="slurm">{items}</ul>'
+
+
 def title_of(report: Report) -> str:
     who = f"job {report.job}" if report.job else (os.path.basename(report.inputs[0].path) if report.inputs else "logs")
     return f"slurmdiag post-mortem: {who}"
@@ -316,6 +327,7 @@ def render_html(report: Report, redacted: int | None = None) -> str:
         f"<h1>{e(title_of(report))}</h1>",
         f'<p class="banner" style="--sev:{sev}">{e(report.summary())}</p>',
         _job(pm),
+        _slurm(report),
         '<h2 id="findings">Findings</h2>',
         _findings(pm),
         _nodes(pm),
@@ -323,6 +335,10 @@ def render_html(report: Report, redacted: int | None = None) -> str:
     if pm.events:
         body += ['<h2 id="timeline">Timeline</h2>', _timeline_svg(pm), _first_failures(pm)]
     body += ['<h2 id="settings">Settings the job ran with</h2>', _settings(pm)]
+    coverage = coverage_lines(report)
+    if coverage:
+        body += ['<h2 id="coverage">What the logs let slurmdiag check</h2>',
+                 '<ul class="meta">' + "".join(f"<li>{e(line)}</li>" for line in coverage) + "</ul>"]  # fmt: skip
     body.append(f"<footer>slurmdiag {e(__version__)} · schema slurmdiag.report/1</footer>")
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'

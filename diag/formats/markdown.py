@@ -67,6 +67,9 @@ def _summary(pm: PostMortem) -> list[str]:
     rows: list[tuple[str, str]] = []
     if report.job:
         rows.append(("job", safe_text(report.job)))
+    from diag.formats.safe import slurm_fields
+
+    rows += slurm_fields(report)
     hosts = sorted(facts.hosts)
     nodes = str(facts.node_count() or "unknown")
     if hosts:
@@ -172,4 +175,14 @@ def render_markdown(report: Report, redacted: int | None = None) -> str:
     out += _timeline(pm)
     out += _settings(pm)
     out += _files(report)
+    out += _coverage(report)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _coverage(report: Report) -> list[str]:
+    from diag.formats.safe import coverage_lines
+
+    lines = coverage_lines(report)
+    if not lines:
+        return []
+    return ["### What the logs let slurmdiag check", "", *(f"- {line}" for line in lines), ""]

@@ -108,10 +108,23 @@ def _finding(f: Finding, r: Redactor) -> Finding:
         f,
         detail=r.text(f.detail),
         remediation=r.text(f.remediation),
+        action=r.text(f.action) or "",
         settings=[r.text(s) for s in f.settings],
         hosts=[r.host(h) for h in f.hosts],
         evidence=evidence,
     )
+
+
+def _slurm_entry(entry: dict, r: Redactor) -> dict:
+    out = {}
+    for key, value in entry.items():
+        if isinstance(value, str):
+            out[key] = r.text(value)
+        elif isinstance(value, list):
+            out[key] = [r.host(v) if isinstance(v, str) else v for v in value]
+        else:
+            out[key] = value
+    return out
 
 
 def redact_report(report: Report, hosts: bool = False) -> tuple[Report, int]:
@@ -119,6 +132,7 @@ def redact_report(report: Report, hosts: bool = False) -> tuple[Report, int]:
     known = set(report.facts.hosts) | {h for f in report.findings for h in f.hosts}
     known |= {e.host for f in report.findings for e in f.evidence if e.host}
     known |= set(report.facts.slurm_task_hosts) | set(report.facts.host_of_rank.values())
+    known |= {h for j in report.slurm for h in j.get("nodes") or []}
     r = Redactor(hosts=hosts, known_hosts=known)
     findings = [_finding(f, r) for f in report.findings]
     facts = copy.deepcopy(report.facts)
@@ -137,5 +151,10 @@ def redact_report(report: Report, hosts: bool = False) -> tuple[Report, int]:
     inputs = [dataclasses.replace(i, path=r.text(i.path) or i.path) for i in report.inputs]
     problems = [dataclasses.replace(p, path=r.text(p.path) or p.path) for p in report.problems]
     job = r.text(report.job) if report.job else report.job
-    out = dataclasses.replace(report, findings=findings, facts=facts, inputs=inputs, problems=problems, job=job)
+    # Slurm's record and the notes go into alerts too: the same masking as the log text.
+    slurm = [_slurm_entry(j, r) for j in report.slurm]
+    notes = [r.text(n) or n for n in report.notes]
+    out = dataclasses.replace(
+        report, findings=findings, facts=facts, inputs=inputs, problems=problems, job=job, slurm=slurm, notes=notes
+    )
     return out, r.count

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from diag.catalog.causes import SEVERITY_MARK
-from diag.formats.safe import safe_text
+from diag.formats.safe import coverage_lines, safe_text
 from diag.report import Finding, Report, where
 
 SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "bold yellow", "info": "cyan"}
@@ -81,13 +81,19 @@ def report_lines(report: Report) -> list[tuple[str, str]]:
 
         out += [("yellow" if line.startswith("note") else "", line) for line in slurm_lines(report)] + [("", "")]
     if not report.findings:
-        out.append(("bold green", f"✔ {report.summary()}"))
-        return out
+        if not any(i.bytes_read for i in report.inputs):
+            out.append(("bold yellow", f"▲ {report.summary()}"))  # never a green check for no input
+        else:
+            out.append(("bold green", f"✔ {report.summary()}"))
+        out.append(("", ""))
     for f in report.findings:
         out.extend(_finding_lines(f, nested=f.explained_by is not None))
     truncated = sum(i.truncated_lines for i in report.inputs)
     if truncated:
         out.append(("yellow", f"note: {truncated} over-long line(s) were cut at 64 KiB before matching"))
+    # Last, where it does not push the cause off the screen; but always there, so an all-clear is read
+    # as "none of the checked causes" and not as "fine".
+    out += [("dim", line) for line in coverage_lines(report)]
     return out
 
 

@@ -61,6 +61,17 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
     _sig("busbw_row", r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>\w+)\s+(?P<redop>\w+)\s+-1\s+(?P<t1>[\d.]+)\s+"
          r"(?P<algbw1>[\d.]+)\s+(?P<busbw1>[\d.]+)\s+(?P<wrong1>\d+|N/A)(?:\s+(?P<t2>[\d.]+)\s+(?P<algbw2>[\d.]+)\s+"
          r"(?P<busbw2>[\d.]+)\s+(?P<wrong2>\d+|N/A))?\s*$", "      -1  ", kind="ordered"),
+    # What kinds of output the logs hold at all (the report's coverage): Slurm's own messages and a
+    # launcher's. Such lines are few, so making them candidates costs nothing measurable.
+    _sig("slurm_message", r"^srun: ", "srun: "),
+    _sig("slurm_message", r"^sbatch: ", "sbatch: "),
+    _sig("slurm_message", r"^salloc: ", "salloc: "),
+    _sig("slurm_message", r"^slurmstepd(?:-[\w.-]+)?: ", "slurmstepd"),
+    _sig("launcher", r"\btorch\.distributed\.(?:elastic|run|launch)\b", "torch.distributed."),
+    _sig("launcher", r"\btorchrun\b", "torchrun"),
+    _sig("launcher", r"\bmpirun\b", "mpirun"),
+    _sig("launcher", r"\bmpiexec\b", "mpiexec"),
+    _sig("launcher", r"\bprterun\b", "prterun"),
     _sig("tests_device", r"#\s+Rank\s+(?P<rank>\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device\s+\d+\s+"
          r"\[[^\]]+\]\s+(?P<gpu>.+?)\s*$", " Group "),
 )  # fmt: skip
@@ -157,6 +168,9 @@ class Facts:
     busbw_rows: list[BusbwRow] = field(default_factory=list)
     tests_hosts: set[str] = field(default_factory=set)
     tests_gpus: set[str] = field(default_factory=set)
+    nccl_info: bool = False  # an NCCL INFO line was read (NCCL_DEBUG=INFO)
+    slurm_messages: bool = False  # srun/sbatch/salloc/slurmstepd printed something
+    launcher: bool = False  # torchrun / torch.distributed / mpirun printed something
 
     def host(self, name: str, order: tuple[int, int]) -> HostFacts:
         facts = self.hosts.get(name)
@@ -165,11 +179,22 @@ class Facts:
         return facts
 
     def observe_frame(self, frame: Frame, order: tuple[int, int]) -> None:
+        if frame.emitter == "nccl" and frame.level == "INFO":
+            self.nccl_info = True
+        elif frame.emitter == "slurm":
+            self.slurm_messages = True
         if frame.host and frame.emitter in ("nccl", "ucx", "ompi") and len(self.hosts) < 10_000:
             self.host(frame.host, order)
 
     def observe(self, sig: Signature, m, frame: Frame, order: tuple[int, int]) -> None:
         name = sig.name
+        if name == "slurm_message" or name == "launcher":
+            # Only whether such output exists; a slurmstepd-HOST prefix must not make HOST a fact host.
+            if name == "slurm_message":
+                self.slurm_messages = True
+            else:
+                self.launcher = True
+            return
         # An NCCL record whose header lost its host:pid:tid (a paste) still tells about a host.
         host = frame.host or (UNNAMED_HOST if frame.emitter == "nccl" and frame.level else None)
         hf = self.host(host, order) if host else None
@@ -267,6 +292,16 @@ class Facts:
     def node_count(self) -> int:
         named = len(self.hosts) - (UNNAMED_HOST in self.hosts)
         return max(self.max_nnodes, named, self.slurm_nodes, len(self.slurm_task_hosts))
+
+    def saw_nccl_info(self) -> bool:
+        """Whether NCCL_DEBUG=INFO output was read: an INFO line, or a fact only INFO lines give."""
+        return (
+            self.nccl_info
+            or self.max_nranks > 0
+            or any(
+                h.nets or h.channel_nets or h.hcas or h.ib_no_device or h.bootstrap_ifaces for h in self.hosts.values()
+            )
+        )
 
     def multi_node(self) -> bool:
         return self.node_count() > 1

@@ -49,6 +49,7 @@ class JobInfo:
     raw_id: str = ""  # the numeric JobId (an array task or het component has its own)
     name: str = ""
     user: str = ""
+    partition: str = ""  # scontrol and the JSON forms give it; sacct -o is not asked for it
     state: str = ""  # TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, CANCELLED, FAILED, COMPLETED, COMPLETING ...
     reason: str = ""
     exit_code: str = ""  # "<status>:<signal>" of the batch script
@@ -82,6 +83,7 @@ class JobInfo:
             "job_id": self.job_id,
             "name": self.name,
             "user": self.user,
+            "partition": self.partition or None,
             "state": self.state,
             "reason": self.reason,
             "exit_code": self.exit_code,
@@ -145,6 +147,7 @@ def job_from_scontrol(kv: dict[str, str]) -> JobInfo:
         raw_id=raw_id,
         name=_clean(kv.get("JobName")),
         user=_user(kv.get("UserId", "")),
+        partition=_clean(kv.get("Partition")),
         state=_clean(kv.get("JobState")),
         reason=_clean(kv.get("Reason")),
         exit_code=_clean(kv.get("ExitCode")),
@@ -233,6 +236,7 @@ def _job_from_sacct_json(j: dict) -> JobInfo:
         raw_id=raw_id,
         name=j.get("name", ""),
         user=j.get("user", ""),
+        partition=str(j.get("partition") or ""),
         state=str(current),
         reason=str((state.get("reason") if isinstance(state, dict) else "") or ""),
         exit_code=_code(j.get("exit_code")),
@@ -270,6 +274,7 @@ def parse_sacct_parsable(text: str, fields: str) -> list[JobInfo]:
                 raw_id=row.get("JobIDRaw", ""),
                 name=row.get("JobName", ""),
                 user=row.get("User", ""),
+                partition=_clean(row.get("Partition")),
                 state=row.get("State", ""),
                 reason=_clean(row.get("Reason")),
                 exit_code=row.get("ExitCode", ""),

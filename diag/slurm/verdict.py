@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from diag.catalog.causes import severity_rank
-from diag.catalog.model import Rule, RuleSet, fill
+from diag.catalog.model import Rule, RuleSet, action_hosts, fill, fill_action
 from diag.evidence import Evidence
 from diag.report import Finding
 from diag.slurm.query import JobInfo
@@ -73,6 +73,7 @@ def _from_rule(rule: Rule, job: JobInfo, ev: Evidence, detail: str) -> Finding:
         confidence=SLURM_CONFIDENCE,
         detail=detail,
         remediation=fill(rule.remediation.strip(), values),
+        action=fill_action(rule.action, {**values, "hosts": action_hosts(job.nodes)}) if rule.action else "",
         hosts=[],
         evidence=[ev],
         settings=[fill(s, values) for s in rule.settings],

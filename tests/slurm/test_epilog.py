@@ -181,3 +181,23 @@ def test_wait_final_is_bounded(tmp_path):
     data = json.loads(report.read_text())
     assert data["slurm"][0]["state"] == "COMPLETING" and waited < 10
     assert "still COMPLETING after" in log.read_text()
+
+
+def test_webhook_without_only_failed_still_never_posts_a_healthy_job(tmp_path, monkeypatch):
+    (tmp_path / "train-18.out").write_text(HEALTHY)
+    (tmp_path / "train-19.out").write_text(FAILED)
+    monkeypatch.setenv("PATH", f"{fake_scontrol(tmp_path, tmp_path)}:{os.environ['PATH']}")
+    hook = Hook()
+    try:
+        log = tmp_path / "epilog.log"
+        for job_id in ("18", "19"):
+            assert run_epilog(EpilogOptions(log_file=str(log), webhook=hook.url()), epilog_env(job_id)) == 0
+        assert (tmp_path / "slurmdiag-18.md").exists()  # the report is still written
+        assert len(hook.requests) == 1  # only the failed job is posted
+        assert "job 18: no finding at or above error: the alert was not posted" in log.read_text()
+        payload = json.loads(hook.requests[0]["body"])  # /hooks/ -> Mattermost
+        fields = {f["title"]: f["value"] for f in payload["attachments"][0]["fields"]}
+        assert fields["Report"].replace("\\", "").endswith("slurmdiag-19.md")  # where the full report is
+        assert fields["Name"] == "train" and fields["State"] in ("COMPLETING", "COMPLETED")
+    finally:
+        hook.close()

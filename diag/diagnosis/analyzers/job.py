@@ -40,6 +40,10 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "banner_failed",
                 "terminate",
                 "mpi_abort",
+                "slurm_error",
+                "sbatch_error",
+                "salloc_error",
+                "stepd_error",
             ],
         )
     ]
