@@ -133,6 +133,9 @@ def _worker_start(parent: int) -> None:
     """A worker dies with the main process (killed by a time limit, say) instead of waiting forever
     on a queue it holds both ends of; Ctrl-C is the main process's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Forked with SIGINT blocked (see run): a Ctrl-C that came before the line above is dropped here,
+    # instead of killing the worker with a KeyboardInterrupt that reads as a broken pool.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -160,6 +163,15 @@ def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult)
             pending: deque = deque()
             queue = iter(plan.tasks)
             window = plan.jobs + 1
+            # The first submit forks every worker: with SIGINT blocked meanwhile, a Ctrl-C at that moment
+            # waits for the main process (which then stops) rather than reaching a worker too early.
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                first = next(queue, None)
+                if first is not None:
+                    pending.append((first, pool.submit(_digest, first)))
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             for task in queue:
                 pending.append((task, pool.submit(_digest, task)))
                 if len(pending) >= window:
