@@ -20,7 +20,7 @@ NEEDS: dict[str, tuple[tuple[str, ...], str]] = {
         "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET to see NCCL's transport, HCAs and GPUDirect",
     ),
     "slurm": (
-        ("job-time-limit", "job-oom", "node-failure", "preempted"),
+        ("job-time-limit", "job-oom", "node-failure", "preempted", "job-cancelled"),
         "include the job's Slurm output (slurm-JOBID.out/.err) or run 'slurmdiag job JOBID' for Slurm's record",
     ),
 }  # fmt: skip
