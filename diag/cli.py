@@ -134,7 +134,9 @@ def _report_options(fn):
 @cli.command()
 @click.argument("paths", nargs=-1)
 @_report_options
-@click.option("--job", metavar="ID", help="Job id shown in reports and alerts (default: from file names like slurm-12345.out).")
+@click.option(
+    "--job", metavar="ID", help="Job id shown in reports and alerts (default: from file names like slurm-12345.out)."
+)
 @click.option("--per-file", is_flag=True, help="Diagnose each file on its own instead of as one job.")
 @click.option("--engine", type=click.Choice(ENGINE_NAMES), default="auto", show_default=True,
               help="What locates candidate lines: the fastest installed (auto), hyperscan, re2 or python.")  # fmt: skip
@@ -274,18 +276,38 @@ def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, 
 @click.option("--log-file", type=click.Path(dir_okay=False), envvar="SLURMDIAG_EPILOG_LOG", help="Also log here.")
 @click.option("--format", "formats", type=click.Choice(("markdown", "json")), multiple=True, help="Default: both.")
 @click.option("--all-nodes", is_flag=True, help="Run on every node, not just the first.")
-@click.option("--wait-final", is_flag=True,
-              help="Return at once; a detached process waits (at most half of --max-seconds) for the final JobState.")
+@click.option(
+    "--wait-final",
+    is_flag=True,
+    help="Return at once; a detached process waits (at most half of --max-seconds) for the final JobState.",
+)
 @click.option("--keep-privileges", is_flag=True, help="As root, do not become the job's user.")
-@click.option("--only-failed", is_flag=True, help="Write and post nothing for a job with no finding at or above --fail-on.")
-@click.option("--fail-on", type=click.Choice(FAIL_ON[:-1]), default="error", show_default=True,
-              help="With --only-failed: the least severity worth a report.")
-@click.option("--webhook", metavar="URL", envvar="SLURMDIAG_WEBHOOK",
-              help="Also POST the alert to this Slack/Teams/Mattermost webhook (prefer $SLURMDIAG_WEBHOOK).")
-@click.option("--webhook-format", type=click.Choice(("slack", "teams", "mattermost")),
-              help="The webhook's platform (default: from its URL).")
-@click.option("--redact/--no-redact", default=None,
-              help="Mask tokens, keys and e-mail addresses (default: in the webhook alert, not in the files).")
+@click.option(
+    "--only-failed", is_flag=True, help="Write and post nothing for a job with no finding at or above --fail-on."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON[:-1]),
+    default="error",
+    show_default=True,
+    help="With --only-failed: the least severity worth a report.",
+)
+@click.option(
+    "--webhook",
+    metavar="URL",
+    envvar="SLURMDIAG_WEBHOOK",
+    help="Also POST the alert to this Slack/Teams/Mattermost webhook (prefer $SLURMDIAG_WEBHOOK).",
+)
+@click.option(
+    "--webhook-format",
+    type=click.Choice(("slack", "teams", "mattermost")),
+    help="The webhook's platform (default: from its URL).",
+)
+@click.option(
+    "--redact/--no-redact",
+    default=None,
+    help="Mask tokens, keys and e-mail addresses (default: in the webhook alert, not in the files).",
+)
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--disable", multiple=True, metavar="ID")
 def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_final, keep_privileges, only_failed,
@@ -357,8 +379,13 @@ def explain(rule_id, rule_dirs) -> None:
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--disable", multiple=True, metavar="ID")
-@click.option("--split", type=click.Choice(("all", "dev", "holdout", "corpus")), default="all", show_default=True,
-              help="Only the cases of this split (corpus/wild cases are split by a hash of their source URL).")
+@click.option(
+    "--split",
+    type=click.Choice(("all", "dev", "holdout", "corpus")),
+    default="all",
+    show_default=True,
+    help="Only the cases of this split (corpus/wild cases are split by a hash of their source URL).",
+)
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("--fail-under", type=click.FloatRange(0, 100), default=None, metavar="PERCENT",
               help="Exit 1 when top-1 (failing jobs) or healthy-clean falls below this.")  # fmt: skip

@@ -134,3 +134,19 @@ def test_framework_caches_and_relative_paths_are_node_local(rules):
     ):
         report = diagnose_bytes(line + b"\nsrun: error: n2: task 3: Exited with exit code 1\n", rules)
         assert report.findings[0].id == "node-local-path", (line, [f.id for f in report.findings])
+
+
+def test_two_nccl_versions_in_one_paste_are_a_mismatch_even_without_hosts(rules):
+    paste = b"NCCL version 2.14.3+cuda11.7\nsome output\nNCCL version 2.19.3+cuda12.3\nRuntimeError: NCCL error\n"
+    finding = _by_id(diagnose_bytes(paste, rules))["nccl-version-mismatch"]
+    assert "2.14.3" in finding.detail and "2.19.3" in finding.detail
+    assert finding.assumed
+
+
+def test_a_c10d_store_wait_that_times_out_is_a_collective_timeout(rules):
+    line = (
+        b"[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, "
+        b"addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms\n"
+    )
+    finding = _by_id(diagnose_bytes(line + b"[rank1]: torch.distributed.DistStoreError: wait timeout\n", rules))
+    assert "nccl-timeout" in finding and finding["nccl-timeout"].severity != "info"

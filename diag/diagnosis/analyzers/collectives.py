@@ -51,7 +51,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     names = ["watchdog", "async_exception", "heartbeat", "watchdog_stuck", "comm_aborted"]
     if not ctx.stats(rule, names):
-        return []
+        return _store_timeout(rule, ctx)
     cols = facts.collectives
     reporters = {r: c for r, c in cols.items() if c.kind}
     if not reporters:
@@ -129,6 +129,21 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 # ------------------------------------------------------------------------------------------- busbw
+def _store_timeout(rule: Rule, ctx: Context) -> list[Finding]:
+    samples = ctx.samples(rule, ["store_timeout"])
+    if not samples:
+        return []
+    waited = sorted({ev.rank for ev, _ in samples if ev.rank is not None})
+    ms = max(int(g["ms"]) for _, g in samples)
+    who = f"Rank {', '.join(map(str, waited[:8]))}" if waited else "A rank"
+    detail = (
+        f"{who} waited {ms / 60000:g} min on the c10d store and gave up: a rank that had not reached the same "
+        "point (often rank 0 preprocessing, tokenizing or saving for longer than the process group's timeout) "
+        "held the others at a barrier"
+    )
+    return [ctx.make_finding(rule, ["store_timeout"], detail=detail + ".", confidence=0.6)]
+
+
 def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     rows = facts.busbw_rows

@@ -16,6 +16,7 @@ def node_local(path: str) -> bool:
     """Whether ``path`` is, by its name, on storage only one node sees."""
     return path.startswith(NODE_LOCAL_PREFIXES) or any(part in path for part in NODE_LOCAL_PARTS)
 
+
 CANCELLED_TASK_ENDINGS = (": Terminated", ": Killed")  # srun's task lines for tasks a cancel ended
 
 # Lines that are the cascade of a collective timeout or a lost peer, never a cause of their own.

@@ -258,6 +258,21 @@ def version_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"versions": per_host},
             )
         ]
+    # Banners without a host (a paste, or NCCL <= 2.21's bare "NCCL version" line of rank 0 of
+    # each communicator): two versions in one job's output still mean two libraries.
+    unplaced = sorted({g["version"] for ev, g in ctx.samples(rule, ["version_line"]) if not ctx.host_for(ev)})
+    if len(unplaced) > 1 and len(by_version) <= 1:
+        detail = f"This job's output shows more than one NCCL version: {', '.join(unplaced)}"
+        return [
+            ctx.make_finding(
+                rule,
+                ["version_line"],
+                detail=detail + ".",
+                confidence=0.6,
+                values={"versions": ", ".join(unplaced)},
+                assumed=["the version lines come from ranks of one job, not from separate runs pasted together"],
+            )
+        ]
     return []
 
 
