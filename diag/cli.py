@@ -324,6 +324,37 @@ def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_f
     sys.exit(run_epilog(opts))
 
 
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("script", type=click.Path(dir_okay=False))
+@click.argument("sbatch_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SBATCH-ARGS...]")
+@click.option("--profile", type=click.Path(dir_okay=False), envvar="SLURMDIAG_SITE",
+              help="Site profile (YAML: NICs, HCAs, MPI plugins, mounts); also $SLURMDIAG_SITE.")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
+              help="Exit 1 when a finding has this severity or worse.")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option("--disable", multiple=True, metavar="ID", help="Turn a rule (and its check) off (repeatable).")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
+def lint(script, sbatch_args, profile, fmt, output, fail_on, rule_dirs, disable, color) -> None:
+    """Read the sbatch SCRIPT before it runs and name the causes it would meet (same ids as a
+    diagnosis). Options after -- are sbatch's command line and override #SBATCH lines."""
+    from diag.lint import LintError, lint_file
+    from diag.lint.checks import check_names
+    from diag.lint.profile import ProfileError, load_profile
+
+    rules = _load_rules(rule_dirs, disable, analyzers=False)
+    problems = check_names(rules.rules)
+    if problems:
+        _fail(problems[0])
+    try:
+        site = load_profile(profile)
+        report = lint_file(script, rules, [a for a in sbatch_args if a != "--"], site)
+    except (ProfileError, LintError) as exc:
+        _fail(str(exc))
+    _emit([report], [], fmt, output, fail_on, color, OutputOptions(), need_input=False)
+
+
 @cli.command("rules")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)

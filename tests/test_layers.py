@@ -2,7 +2,7 @@
 ``diag`` module points down the layers (or stays in its own folder), and there is no import circle.
 
     leaves (evidence, hostlist, cache, __init__) -> input -> catalog -> scan -> report
-        -> diagnosis | slurm | formats (side by side, none imports another) -> api -> epilog | harness -> cli
+        -> diagnosis | slurm | formats | lint (side by side, none imports another) -> api -> epilog | harness -> cli
 
 Imports under ``if TYPE_CHECKING:`` are for the type checker only and are not counted.
 """
@@ -23,7 +23,7 @@ LAYERS = [
     {"diag.catalog"},
     {"diag.scan"},
     {"diag.report"},
-    {"diag.diagnosis", "diag.slurm", "diag.formats"},
+    {"diag.diagnosis", "diag.slurm", "diag.formats", "diag.lint"},
     {"diag.api"},
     {"diag.epilog", "diag.harness"},
     {"diag.cli"},

@@ -45,6 +45,12 @@ def explain_rule(rule: Rule) -> str:
         out += ["Settings:"] + [f"  {s}" for s in rule.settings] + [""]
     if rule.explains:
         out += [f"Explains: {', '.join(rule.explains)}", ""]
+    from diag.catalog.causes import alerts_while_running
+
+    if rule.lint:
+        out += [f"Prevent (slurmdiag lint, check {rule.lint.check}):", f"  {rule.lint.text}", ""]
+    running = alerts_while_running(rule.id, rule.role, rule.follow)
+    out += ["Follow: " + ("alerts while the job runs" if running else "reported when the job has ended"), ""]
     out += ["Signatures:"]
     for sig in rule.signatures:
         kind = " (context only)" if sig.fact else ""

@@ -14,14 +14,14 @@ from pathlib import Path
 
 from diag.catalog.causes import CAUSE_IDS, CUSTOM_ID_PREFIX, ROLES, SEVERITIES
 from diag.catalog.literals import best_literal
-from diag.catalog.model import LEVELS, Condition, Rule, RuleError, RuleSet, Signature
+from diag.catalog.model import LEVELS, Condition, Lint, Rule, RuleError, RuleSet, Signature
 
 RULES_ENV = "SLURMDIAG_RULES"
 
 _TOP_FIELDS = {
     "id": True, "title": True, "severity": True, "role": True, "confidence": False, "description": True,
     "signatures": True, "condition": False, "explains": False, "remediation": True, "settings": False,
-    "references": False, "examples": True, "action": False,
+    "references": False, "examples": True, "action": False, "lint": False, "follow": False,
 }  # fmt: skip
 ACTION_MAX = 200  # an alert line: one imperative sentence naming the setting, never cut
 _SIG_FIELDS = {"name", "regex", "literal", "level", "fact"}
@@ -126,6 +126,24 @@ def _parse_condition(raw, path: str, rid: str, names: set[str]) -> Condition:
     return Condition(any_, min_count, multi_node, sns, analyzer, phase)
 
 
+def _parse_lint(raw, path: str, rid: str) -> Lint | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise RuleError(path, rid, "lint", "must be a mapping with 'check' and 'text'")
+    unknown = set(raw) - {"check", "text"}
+    if unknown:
+        raise RuleError(path, rid, f"lint.{sorted(unknown)[0]}", "unknown field")
+    check = raw.get("check")
+    if not isinstance(check, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", check):
+        # Whether the check exists is diag.lint's business (diag.lint.checks.check_names).
+        raise RuleError(path, rid, "lint.check", "required: a lower_snake_case check name")
+    text = raw.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise RuleError(path, rid, "lint.text", "required: how to prevent the cause, a non-empty string")
+    return Lint(check, " ".join(text.split()))
+
+
 def parse_rule(data, path: str) -> Rule:
     if not isinstance(data, dict):
         raise RuleError(path, None, None, "a rule file holds one YAML mapping")
@@ -171,6 +189,9 @@ def parse_rule(data, path: str) -> Rule:
     for target in explains:
         if target not in CAUSE_IDS and not target.startswith(CUSTOM_ID_PREFIX):
             raise RuleError(path, rid, "explains", f"not a cause id: {target!r}")
+    follow = data.get("follow")
+    if follow is not None and not isinstance(follow, bool):
+        raise RuleError(path, rid, "follow", "must be true or false")
     examples = data["examples"]
     if not isinstance(examples, dict) or not examples.get("match"):
         raise RuleError(path, rid, "examples", "needs 'match' (lines that must match) and 'no_match'")
@@ -194,6 +215,8 @@ def parse_rule(data, path: str) -> Rule:
         examples_no_match=_str_list(examples.get("no_match"), path, rid, "examples.no_match"),
         path=path,
         action=action,
+        lint=_parse_lint(data.get("lint"), path, rid),
+        follow=follow,
     )
 
 

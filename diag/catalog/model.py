@@ -100,6 +100,15 @@ class Condition:
 
 
 @dataclass(frozen=True)
+class Lint:
+    """How ``slurmdiag lint`` prevents the cause before the job runs: the check (a function named in
+    diag.lint's table) and what to do, in the rule's own words."""
+
+    check: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     title: str
@@ -117,6 +126,8 @@ class Rule:
     examples_no_match: tuple[str, ...]
     path: str
     action: str | None = None  # one short imperative line for alerts; None: the remediation's first sentence
+    lint: Lint | None = None  # the preflight twin of the rule (slurmdiag lint)
+    follow: bool | None = None  # may alert while the job runs (slurmdiag follow); None: by family and role
 
     def signature(self, name: str) -> Signature:
         for sig in self.signatures:
