@@ -325,8 +325,7 @@ def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_f
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
-@click.argument("script", type=click.Path(dir_okay=False))
-@click.argument("sbatch_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- SBATCH-ARGS...]")
+@click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="SCRIPT... [-- SBATCH-ARGS...]")
 @click.option("--profile", type=click.Path(dir_okay=False), envvar="SLURMDIAG_SITE",
               help="Site profile (YAML: NICs, HCAs, MPI plugins, mounts); also $SLURMDIAG_SITE.")
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True)
@@ -336,23 +335,29 @@ def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_f
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--disable", multiple=True, metavar="ID", help="Turn a rule (and its check) off (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
-def lint(script, sbatch_args, profile, fmt, output, fail_on, rule_dirs, disable, color) -> None:
-    """Read the sbatch SCRIPT before it runs and name the causes it would meet (same ids as a
-    diagnosis). Options after -- are sbatch's command line and override #SBATCH lines."""
+def lint(args, profile, fmt, output, fail_on, rule_dirs, disable, color) -> None:
+    """Read sbatch SCRIPTs before they run and name the causes they would meet (the same ids as a
+    diagnosis). Options after the scripts (after --) are sbatch's command line: they override
+    #SBATCH lines, as in sbatch. Several scripts (a pre-commit hook) give one report each."""
     from diag.lint import LintError, lint_file
     from diag.lint.checks import check_names
     from diag.lint.profile import ProfileError, load_profile
 
+    # The scripts are the words before the first option (click drops the '--' itself).
+    split = next((i for i, a in enumerate(args) if a.startswith("-")), len(args))
+    scripts, sbatch_args = args[:split], list(args[split:])
+    if not scripts:
+        _fail("no script: slurmdiag lint SCRIPT [-- SBATCH-ARGS...]")
     rules = _load_rules(rule_dirs, disable, analyzers=False)
     problems = check_names(rules.rules)
     if problems:
         _fail(problems[0])
     try:
         site = load_profile(profile)
-        report = lint_file(script, rules, [a for a in sbatch_args if a != "--"], site)
+        reports = [lint_file(script, rules, sbatch_args, site) for script in scripts]
     except (ProfileError, LintError) as exc:
         _fail(str(exc))
-    _emit([report], [], fmt, output, fail_on, color, OutputOptions(), need_input=False)
+    _emit(reports, [], fmt, output, fail_on, color, OutputOptions(per_file=len(reports) > 1), need_input=False)
 
 
 @cli.command("rules")

@@ -228,3 +228,11 @@ def test_rule_lint_and_follow_fields_are_validated():
         parse_rule({**base, "lint": {"check": "ib_hca"}}, "r.yaml")
     with pytest.raises(RuleError, match="follow"):
         parse_rule({**base, "follow": "yes"}, "r.yaml")
+
+
+def test_several_scripts_one_report_each(tmp_path):
+    result = run("lint", str(GOOD), str(BAD), "--format", "json")
+    assert result.exit_code == 1
+    reports = json.loads(result.output)
+    assert [len(r["findings"]) > 0 for r in reports] == [False, True]
+    assert run("lint", str(GOOD), str(GOOD)).exit_code == 0
