@@ -360,6 +360,90 @@ def lint(args, profile, fmt, output, fail_on, rule_dirs, disable, color) -> None
     _emit(reports, [], fmt, output, fail_on, color, OutputOptions(per_file=len(reports) > 1), need_input=False)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1)
+@_report_options
+@click.option("--jobid", metavar="JOBID", help="Follow this Slurm job: its files from Slurm, until it ends.")
+@click.option("--interval", type=click.FloatRange(min=0.05), default=2.0, show_default=True, metavar="S",
+              help="Seconds between polls of the files' sizes.")
+@click.option("--idle", type=click.FloatRange(min=0), default=300.0, show_default=True, metavar="S",
+              help="PATH mode: stop when the files have not grown for this long.")
+@click.option("--alert-on", type=click.Choice(FAIL_ON[:4]), default="error", show_default=True,
+              help="Alert early on root causes at least this severe.")
+@click.option("--exec", "exec_cmd", metavar="CMD", help="Run CMD (a shell line) per alert, the finding's JSON on stdin.")
+@click.option("--max-alerts-per-minute", type=click.IntRange(min=1), default=6, show_default=True)
+@click.option("--job-poll", type=click.FloatRange(min=0.05), default=30.0, show_default=True, metavar="S",
+              help="--jobid: seconds between asking Slurm (squeue/scontrol) whether the job still runs.")
+@click.option("--settle", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="S",
+              help="--jobid: after the job ended, wait this long for its last bytes (shared file systems lag).")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
+def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, jobid, interval, idle,
+           alert_on, exec_cmd, max_alerts_per_minute, job_poll, settle, color) -> None:  # fmt: skip
+    """Follow a running job's log files (PATHS, or --jobid): alert the first time an early root cause
+    shows (once per cause and host), then print the full diagnosis of the finished files with the
+    usual exit code. Files are polled (no inotify: it misses writes from other hosts on NFS/Lustre)."""
+    from diag.follow import Follower, FollowOptions
+    from diag.follow.alerts import alert_line, post_webhook, run_exec
+
+    if not paths and not jobid:
+        _fail("nothing to follow: give log files, directories or globs, or --jobid")
+    rules = _load_rules(rule_dirs, disable)
+    job_running = None
+    if jobid:
+        paths, job_running = _follow_job(jobid, paths)
+
+    def on_alert(alert) -> None:
+        click.echo(alert_line(alert, jobid), err=True)
+        for failure in (run_exec(exec_cmd, alert, jobid) if exec_cmd else None,
+                        post_webhook(webhook, alert, jobid) if webhook else None):  # fmt: skip
+            if failure:
+                click.echo(f"slurmdiag follow: {failure}", err=True)
+
+    opts = FollowOptions(interval_s=interval, idle_s=idle if not jobid else float("inf"), min_severity=alert_on,
+                         max_alerts_per_minute=max_alerts_per_minute, job=jobid, job_running=job_running,
+                         job_poll_s=job_poll, after_end_s=settle)  # fmt: skip
+    result = Follower(paths, rules, opts, on_alert).run()
+    reports = result.reports
+    if jobid:
+        from diag.api import diagnose_job
+        from diag.slurm.query import SlurmError, query_job
+
+        try:
+            reports = [diagnose_job(query_job(jobid), rules, job_id=jobid)]
+        except SlurmError as exc:
+            click.echo(f"slurmdiag follow: {exc}; diagnosing the files alone", err=True)
+    out = OutputOptions(job=jobid, redact=redact, redact_hosts=redact_hosts, webhook=webhook)
+    _emit(reports, result.problems, fmt, output, fail_on, color, out)
+
+
+_LIVE_STATES = ("PENDING", "RUNNING", "CONFIGURING", "SUSPENDED", "REQUEUED", "RESIZING", "REQUEUE_HOLD")
+
+
+def _follow_job(jobid: str, paths: tuple[str, ...]):
+    """The files of Slurm job ``jobid`` (plus ``paths``) and a callable saying whether it still runs."""
+    from diag.slurm.query import SlurmError, job_files, output_paths, query_job
+
+    try:
+        jobs = query_job(jobid)
+    except SlurmError as exc:
+        _fail(str(exc))
+    existing, missing = job_files(jobs)
+    # A pending job's files do not exist yet: follow the paths Slurm will write.
+    files = list(dict.fromkeys([*existing, *missing, *(p for j in jobs for p in output_paths(j)), *paths]))
+    failures = [0]
+
+    def running() -> bool:
+        try:
+            state = (query_job(jobid)[0].state.split() or [""])[0]
+        except (SlurmError, IndexError):
+            failures[0] += 1
+            return failures[0] < 3  # a slurmctld hiccup is not the end of the job
+        failures[0] = 0
+        return state in _LIVE_STATES
+
+    return files, running
+
+
 @cli.command("rules")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)
