@@ -22,6 +22,7 @@ from diag.follow.tail import FileTail
 from diag.input.sources import InputProblem, discover
 from diag.report import Report
 
+FACTS_EVAL_S = 5.0  # new facts alone (a node count) re-evaluate at most this often: evaluation costs ~30 ms
 MAX_READ_PER_POLL = 64 << 20  # per file: a poll after a long pause stays bounded; the rest comes next poll
 
 
@@ -60,6 +61,7 @@ class Follower:
         self.tails: dict[str, FileTail] = {}
         self.policy = AlertPolicy(rules, opts.min_severity, opts.max_alerts_per_minute, clock=opts.clock)
         self.alerts: list[Alert] = []
+        self.started = self.evaluated = opts.clock()
 
     def _files(self) -> list[str]:
         # Re-globbed every poll: per-rank files and the .err may appear after the .out.
@@ -77,7 +79,9 @@ class Follower:
                 self._restart()
             grew = grew or got.grew or got.reset
             self.live.feed(path, tail.stats, got.block)
-        if self.live.dirty:
+        now = self.opts.clock()
+        if self.live.dirty or (self.live.facts_dirty and now - self.evaluated >= FACTS_EVAL_S):
+            self.evaluated = now
             for alert in self.policy.select(self.live.findings(), self.started):
                 self.alerts.append(alert)
                 self.on_alert(alert)

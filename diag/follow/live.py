@@ -17,7 +17,7 @@ from diag.input.framing import ANSI_BYTES_RE
 from diag.input.lines import count_newlines
 from diag.input.sources import InputStats
 from diag.report import Finding
-from diag.scan.scanner import Scanner, ScanResult
+from diag.scan.scanner import FACTS_OWNER, Scanner, ScanResult
 
 
 class LiveScan:
@@ -29,7 +29,8 @@ class LiveScan:
         self.result = ScanResult()
         self.paths: list[str] = []
         self.line_no: list[int] = []
-        self.dirty = False  # something matched since the last evaluation
+        self.dirty = False  # a rule's signature matched since the last evaluation
+        self.facts_dirty = False  # only facts (hosts, ranks, settings) changed: can wait a little
 
     def reset(self) -> None:
         """Forget everything (a file was truncated or replaced: what it said before is void)."""
@@ -67,9 +68,12 @@ class LiveScan:
         stats.lines += total
         if records:
             scanner.apply(records, path, index, self.result)
-            self.dirty = True  # a match, or a host fact (node count) that can change a finding
+            entries = scanner.entries
+            if not self.dirty and any(entries[i][0] != FACTS_OWNER for r in records for i, _ in r[-1]):
+                self.dirty = True
+            self.facts_dirty = True
 
     def findings(self) -> list[Finding]:
         """The diagnosis of what was read so far (on a copy: evaluation must not touch the live state)."""
-        self.dirty = False
+        self.dirty = self.facts_dirty = False
         return evaluate(self.rules, copy.deepcopy(self.result))
