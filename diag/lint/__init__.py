@@ -67,6 +67,7 @@ def _finding(rule, hits: list[Hit], ctx: LintContext, overrides: Sequence[str]) 
         severity = "warning" if severity_rank(rule.severity) >= severity_rank("warning") else rule.severity
         role, confidence = rule.role, rule.confidence * UNCERTAIN_FACTOR
     shown = [h for h in hits if h.certain == certain or advice] or hits
+    shown.sort(key=lambda h: min(h.lines, default=0))  # the detail names what the first evidence line shows
     evidence = []
     for hit in shown:
         for line in hit.lines or [0]:

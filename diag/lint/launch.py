@@ -9,6 +9,12 @@ from diag.lint.script import Command, Value, first_int, gpus_per_node
 
 # Programs that are MPI programs whatever their arguments (names, not contents: a static guess).
 _MPI_PROGRAM = re.compile(r"(?:^|[_-])mpi|^osu_|^IMB-|^xhpl$|^lmp|^gmx_mpi$|_perf_mpi$", re.I)
+# A script that loads an MPI stack or sets its variables runs MPI programs under srun, whatever
+# their names; what else srun starts there may be MPI too (a warning, not an error).
+_MPI_STACK = re.compile(
+    r"\bmodule\s+(?:load|add)\b.*\b(?:openmpi|ompi|hpcx|mpich|mvapich|intel-?mpi|impi|cray-mpich)", re.I
+)
+_NOT_MPI = re.compile(r"^(?:python[\d.]*|bash|sh|torchrun|hostname|nvidia-smi|echo|env|true|sleep|date|cat|ls)$")
 _LOCAL_ADDRS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 
 
@@ -22,15 +28,28 @@ def _is_mpi_program(cmd: Command) -> str | None:
     return base if _MPI_PROGRAM.search(base) else None
 
 
+def _mpi_stack(ctx: LintContext) -> bool:
+    if any(_MPI_STACK.search(line) for line in ctx.script.lines):
+        return True
+    return any(name.startswith(("OMPI_", "I_MPI_", "MPICH_")) for name in ctx.script.env)
+
+
 def pmix_wiring(ctx: LintContext) -> list[Hit]:
     """An MPI program started by srun without ``--mpi=pmix*`` (and no site default of pmix)."""
     hits = []
+    stack = _mpi_stack(ctx)
     slurm_mpi = ctx.script.variable("SLURM_MPI_TYPE")
     profile_default = ctx.profile.mpi_default if ctx.profile else None
     for cmd in ctx.script.commands:
         if cmd.launcher != "srun" or cmd.inner is not None:
             continue
         program = _is_mpi_program(cmd)
+        guessed = False
+        if program is None and stack and cmd.program:
+            base = (cmd.program[0].value or cmd.program[0].raw).rsplit("/", 1)[-1]
+            if base.startswith("-") or _NOT_MPI.match(base) or base.endswith(".py"):
+                continue
+            program, guessed = base, True  # the script loads an MPI stack: probably one of its programs
         if program is None:
             continue
         mpi = cmd.options.get("mpi") or slurm_mpi
@@ -38,8 +57,14 @@ def pmix_wiring(ctx: LintContext) -> list[Hit]:
             continue  # wired (or set by a variable we cannot read)
         if mpi is None and profile_default is not None and profile_default.startswith("pmi"):
             continue  # MpiDefault does it
-        certain = mpi is not None or profile_default is not None
-        assumed = [] if certain else ["the site's MpiDefault is not pmix (no site profile says)"]
+        certain = (mpi is not None or profile_default is not None) and not guessed
+        assumed = (
+            []
+            if mpi is not None or profile_default is not None
+            else ["the site's MpiDefault is not pmix (no site profile says)"]
+        )
+        if guessed:
+            assumed.append(f"{program} is an MPI program (the script loads an MPI stack)")
         how = f"--mpi={mpi.value}" if mpi is not None else "no --mpi"
         hits.append(Hit(f"srun at line {cmd.line} starts MPI program {program} with {how}: it cannot wire up",
                         [cmd.line], certain, assumed))  # fmt: skip

@@ -98,11 +98,11 @@ def _expand(word: str, env: dict[str, list[Value]]) -> str | None:
     return None if missing else out
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """Lines with backslash-newline continuations joined, each with its first line's number."""
-    out: list[tuple[int, str]] = []
+def _logical_lines(text: str) -> list[tuple[int, int, str]]:
+    """Lines with backslash-newline continuations joined: (first line, last line, text)."""
+    out: list[tuple[int, int, str]] = []
     pending: list[str] = []
-    start = 0
+    start = number = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if not pending:
             start = number
@@ -110,10 +110,10 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
             pending.append(line[:-1])
             continue
         pending.append(line)
-        out.append((start, " ".join(pending)))
+        out.append((start, number, " ".join(pending)))
         pending = []
     if pending:
-        out.append((start, " ".join(pending)))
+        out.append((start, number, " ".join(pending)))
     return out
 
 
@@ -219,9 +219,19 @@ def _launcher_at(words: list[str]) -> tuple[str, int] | None:
 class _Reader:
     def __init__(self, path: str, text: str):
         self.script = Script(path=path, lines=text.splitlines())
+        self.last_line = 0  # the last physical line of the statement being read
 
     def value(self, raw: str, line: int) -> Value:
-        return Value(raw, line, _expand(raw, self.script.env))
+        return Value(raw, self.physical(raw, line), _expand(raw, self.script.env))
+
+    def physical(self, raw: str, line: int) -> int:
+        """The physical line of a continued command that holds ``raw`` (evidence points there)."""
+        if self.last_line > line:
+            probe = raw.partition("=")[0] if raw.startswith("-") else raw
+            for number in range(line, self.last_line + 1):
+                if probe and probe in self.script.lines[number - 1]:
+                    return number
+        return line
 
     def command(self, words: list[str], line: int, env: dict[str, Value]) -> Command | None:
         found = _launcher_at(words)
@@ -280,7 +290,8 @@ def parse_script(path: str, text: str, overrides: list[str] = ()) -> Script:
     script = reader.script
     directives: dict[str, Value] = {}
     in_header = True
-    for number, line in _logical_lines(text):
+    for number, last, line in _logical_lines(text):
+        reader.last_line = last
         stripped = line.strip()
         if in_header:
             if stripped.startswith("#SBATCH"):

@@ -15,7 +15,9 @@ _PATH_OPTION = re.compile(
     r"ckpt(?:[-_]?(?:dir|path))?|load|cache[-_]?dir|log[-_]?dir|logging[-_]?dir|data[-_]?(?:dir|path)|"
     r"default_root_dir|tensorboard[-_]dir)$"
 )
-_PATH_VARIABLE = re.compile(r"^(?:\w+_)?(?:CKPT|CHECKPOINT|OUTPUT|SAVE|OUT)_?(?:DIR|PATH)$")
+_PATH_VARIABLE = re.compile(
+    r"^(?:\w+_)?(?:(?:CKPT|CHECKPOINT)(?:_?(?:DIR|PATH|FILE))?|(?:OUTPUT|SAVE|OUT)_?(?:DIR|PATH))$"
+)
 _CACHE_VARIABLES = ("HF_HOME", "HF_DATASETS_CACHE", "TRANSFORMERS_CACHE", "TORCH_HOME", "TRITON_CACHE_DIR",
                     "TORCHINDUCTOR_CACHE_DIR", "XDG_CACHE_HOME")  # fmt: skip
 # Node-local on every Linux node (or by Slurm's definition): certain.

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from diag.catalog.load import load_rules
 from diag.cli import cli
@@ -60,7 +62,7 @@ def test_bad_script_names_each_cause_at_its_line_and_exits_1():
         "ib-devices-not-mounted": "--container-image",
         "pmix-not-used": "osu_allreduce_mpi",
         "job-time-limit": "-t 2-00:00:00",
-        "node-local-path": "srun",
+        "node-local-path": "CKPT=/dev/shm/ckpt",
         "world-size-mismatch": "srun",
     }
     assert set(found) == set(expect)
@@ -144,7 +146,7 @@ def test_literal_variables_are_followed_and_continuations_joined():
     """
     found = lint(body)
     assert "/dev/shm/run/x" in found["node-local-path"]["detail"]
-    assert found["node-local-path"]["evidence"][0]["line"] == 4  # the command's first line
+    assert found["node-local-path"]["evidence"][0]["line"] == 6  # the continuation line that names it
 
 
 def test_torchrun_layout_checks():
@@ -236,3 +238,30 @@ def test_several_scripts_one_report_each(tmp_path):
     reports = json.loads(result.output)
     assert [len(r["findings"]) > 0 for r in reports] == [False, True]
     assert run("lint", str(GOOD), str(GOOD)).exit_code == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("#SBATCH -N2=$(){}\"'\\\n;&|srun torchrun exportNCCL_/tmp:lo,^")), max_size=300
+    )
+)
+def test_any_text_is_read_without_crashing(text):
+    report = lint_text("x.sbatch", text, RULES)
+    for finding in report.findings:
+        assert all(0 <= e.line <= text.count("\n") + 1 for e in finding.evidence)
+
+
+def test_program_of_a_script_that_loads_mpi_may_be_mpi():
+    body = "#SBATCH -N 4\nmodule load openmpi/4.1.5\nsrun --ntasks-per-node=8 ./lulesh-cuda -s 120\nsrun hostname\n"
+    found = lint(body, profile=SITE)["pmix-not-used"]
+    assert found["severity"] == "warning" and "lulesh-cuda" in found["detail"] and found["assumed"]
+    assert "pmix-not-used" not in lint("#SBATCH -N 4\nsrun ./lulesh-cuda\n")  # no sign of MPI at all
+
+
+def test_lab_checkpoint_in_tmp_script():
+    """The Slurm lab's ckpt-tmp job (tests/integration): /tmp/ckpt-$SLURM_JOB_ID.pt written on one node."""
+    body = '#SBATCH --output=%x-%j.out\nCKPT=/tmp/ckpt-$SLURM_JOB_ID.pt\nsrun --nodes=1 bash -c "save $CKPT"\n'
+    found = lint(body, "--nodes=2", "--ntasks-per-node=1")
+    assert found["node-local-path"]["severity"] == "error" and "/tmp/ckpt-" in found["node-local-path"]["detail"]
+    assert lint(body) == {}  # one node: /tmp is fine
