@@ -299,3 +299,33 @@ if [ "$n" -lt 3 ]; then cat {tmp_path}/running.txt; else cat {tmp_path}/final.tx
     assert report["slurm"] and report["slurm"][0]["state"] == "TIMEOUT"
     assert "job-time-limit" in {f["id"] for f in report["findings"]}
     assert "ib-devices-not-mounted" in done.stderr  # alerted while "running"
+
+
+def test_follow_of_several_growing_files_equals_plain_run(tmp_path):
+    """A .out and a .err growing at once (the .err appearing late): the final report is the plain one."""
+    case = CORPUS / "syn-pmix-not-used-ompi5"
+    files = sorted(p for p in case.iterdir() if p.suffix in (".out", ".err"))
+    rng = random.Random(7)
+    threads = []
+    for i, src in enumerate(files):
+        target = tmp_path / src.name
+        if i == 0:
+            target.write_bytes(b"")
+        pieces = _pieces(src.read_bytes(), rng)
+
+        def write(target=target, pieces=pieces, delay=0.1 * i):
+            time.sleep(delay)
+            _writer(target, pieces, pause=0.001).run()
+
+        threads.append(threading.Thread(target=write))
+    alerts = []
+    follower = Follower([str(tmp_path)], RULES, FollowOptions(interval_s=0.02, idle_s=0.5), alerts.append)
+    for thread in threads:
+        thread.start()
+    result = follower.run()
+    for thread in threads:
+        thread.join()
+    plain, _ = diagnose_paths([str(tmp_path)], RULES)
+    assert [r.to_json() for r in result.reports] == [r.to_json() for r in plain]
+    assert len(result.reports[0].inputs) == 2
+    assert "pmix-not-used" in {a.finding.id for a in alerts}
