@@ -75,9 +75,10 @@ class Follower:
             if tail is None:
                 tail = self.tails[path] = FileTail(path)
             got = tail.poll(MAX_READ_PER_POLL)
-            if got.reset:
-                self._restart()
             grew = grew or got.grew or got.reset
+            if got.reset:
+                self._restart()  # this file too: its new content is read from the start next poll
+                continue
             self.live.feed(path, tail.stats, got.block)
         now = self.opts.clock()
         if self.live.dirty or (self.live.facts_dirty and now - self.evaluated >= FACTS_EVAL_S):
@@ -92,8 +93,7 @@ class Follower:
         the files' size); alerts already sent stay sent."""
         self.live.reset()
         for tail in self.tails.values():
-            tail.inode = None
-            tail._restart()
+            tail.restart()
 
     def run(self) -> FollowResult:
         opts = self.opts

@@ -27,7 +27,7 @@ class LiveScan:
         self.rules = rules
         self.scanner = Scanner(rules, engine=engine)
         self.result = ScanResult()
-        self.paths: list[str] = []
+        self.paths: dict[str, int] = {}  # path -> its index in the job
         self.line_no: list[int] = []
         self.dirty = False  # a rule's signature matched since the last evaluation
         self.facts_dirty = False  # only facts (hosts, ranks, settings) changed: can wait a little
@@ -35,18 +35,18 @@ class LiveScan:
     def reset(self) -> None:
         """Forget everything (a file was truncated or replaced: what it said before is void)."""
         self.result = ScanResult()
-        self.paths, self.line_no = [], []
+        self.paths, self.line_no = {}, []
         self.dirty = True
 
     def index(self, path: str, stats: InputStats) -> int:
-        if path in self.paths:
-            i = self.paths.index(path)
+        i = self.paths.get(path)
+        if i is not None:
             self.result.inputs[i] = stats  # the tail owns the counters; it may have restarted them
             return i
-        self.paths.append(path)
+        self.paths[path] = len(self.line_no)
         self.line_no.append(0)
         self.result.inputs.append(stats)
-        return len(self.paths) - 1
+        return len(self.line_no) - 1
 
     def feed(self, path: str, stats: InputStats, block: bytes) -> None:
         """Scan ``block`` (whole lines of ``path``, following what was fed before)."""

@@ -79,7 +79,9 @@ class FileTail:
         self.offset = 0
         self.inode: tuple[int, int] | None = None
 
-    def _restart(self) -> None:
+    def restart(self) -> None:
+        """Read the file again from its start at the next poll."""
+        self.inode = None
         self.stats = InputStats(self.path)
         self.lines = LineTail(self.stats)
         self.offset = 0
@@ -94,7 +96,7 @@ class FileTail:
             return out  # not there (yet, or being replaced): try again next poll
         ident = (st.st_dev, st.st_ino)
         if self.inode is not None and (ident != self.inode or st.st_size < self.offset):
-            self._restart()
+            self.restart()
             out.reset = True
         self.inode = ident
         if st.st_size <= self.offset:
@@ -104,7 +106,8 @@ class FileTail:
             want = min(want, max_bytes)
         try:
             with open(self.path, "rb") as fh:
-                if (os.fstat(fh.fileno()).st_dev, os.fstat(fh.fileno()).st_ino) != ident:
+                opened = os.fstat(fh.fileno())
+                if (opened.st_dev, opened.st_ino) != ident:
                     return out  # replaced between stat and open: next poll sees the new one
                 fh.seek(self.offset)
                 data = fh.read(want)

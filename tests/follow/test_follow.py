@@ -203,7 +203,11 @@ def test_follow_after_truncation_equals_plain_run_of_the_new_content(tmp_path):
     thread.start()
     result = follower.run()
     thread.join()
-    assert [r.to_json() for r in result.reports] == [_plain(target)]
+    plain = _plain(target)
+    assert [r.to_json() for r in result.reports] == [plain]
+    # the live state forgot the first content and read the new one once
+    assert [f.to_json() for f in follower.live.findings()] == plain["findings"]
+    assert follower.live.result.inputs[0].to_json() == plain["inputs"][0]
 
 
 def test_rate_limit_holds_alerts_back_and_never_repeats():
