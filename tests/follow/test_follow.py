@@ -333,3 +333,22 @@ def test_follow_of_several_growing_files_equals_plain_run(tmp_path):
     assert [r.to_json() for r in result.reports] == [r.to_json() for r in plain]
     assert len(result.reports[0].inputs) == 2
     assert "pmix-not-used" in {a.finding.id for a in alerts}
+
+
+@pytest.mark.parametrize(("case", "alerts_early"), [("syn-busbw-low-no-gdr-4x8", False), ("syn-gpu-xid-48-ecc", True)])
+def test_rule_follow_field_in_the_catalogue(case, alerts_early, tmp_path):
+    """busbw-low says follow: false (a partial nccl-tests table is not slow); gpu-xid says follow: true
+    (a job-fate cause worth an alert at once). Both are in the final diagnosis either way."""
+    expected = {"syn-busbw-low-no-gdr-4x8": "busbw-low", "syn-gpu-xid-48-ecc": "gpu-xid"}[case]
+    src = _one_log(case)
+    target = tmp_path / src.name
+    target.write_bytes(b"")
+    writer = _writer(target, _pieces(src.read_bytes(), random.Random(3)), pause=0.0005)
+    alerts = []
+    follower = Follower([str(target)], RULES, FollowOptions(interval_s=0.02, idle_s=0.5, min_severity="warning"),
+                        alerts.append)  # fmt: skip
+    writer.start()
+    result = follower.run()
+    writer.join()
+    assert expected in {f.id for f in result.reports[0].findings}
+    assert (expected in {a.finding.id for a in alerts}) is alerts_early
