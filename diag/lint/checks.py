@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from diag.lint import fabric, job, launch, storage
+from diag.lint import container, fabric, job, launch, storage
 from diag.lint.context import Hit, LintContext
 
 Check = Callable[[LintContext], "list[Hit]"]
@@ -21,10 +21,12 @@ CHECKS: dict[str, Check] = {
     "master_addr": launch.master_addr,
     "master_port": launch.master_port,
     "world_size": launch.world_size,
-    # storage
+    # containers and storage
+    "image_cut_at_hash": container.image_cut_at_hash,
     "node_local_paths": storage.node_local_paths,
     # job
     "time_limit_hook": job.time_limit_hook,
+    "nccl_debug_volume": job.nccl_debug_volume,
 }
 
 

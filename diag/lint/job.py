@@ -38,3 +38,24 @@ def time_limit_hook(ctx: LintContext) -> list[Hit]:
             advice=True,
         )
     ]
+
+
+VERBOSE_NODES = 8  # from here NCCL_DEBUG=INFO on every rank is a log-volume problem
+
+
+def nccl_debug_volume(ctx: LintContext) -> list[Hit]:
+    """NCCL_DEBUG=TRACE, or INFO (with every subsystem) on a large job: log volume, slower init."""
+    nodes = ctx.nodes
+    subsys = [v.value for v in ctx.assignments("NCCL_DEBUG_SUBSYS") if v.value]
+    hits = []
+    for value in ctx.assignments("NCCL_DEBUG"):
+        level = (value.value or "").upper()
+        if (
+            level == "TRACE"
+            or (level == "INFO" and nodes and nodes >= VERBOSE_NODES)
+            or (level == "INFO" and nodes and nodes > 1 and any("ALL" in s.upper() for s in subsys))
+        ):
+            size = f" on {nodes} nodes" if nodes else ""
+            hits.append(Hit(f"NCCL_DEBUG={value.value}{size}: every rank logs NCCL's {level} lines", [value.line],
+                            True, advice=True))  # fmt: skip
+    return hits

@@ -68,6 +68,7 @@ class Script:
     env: dict[str, list[Value]] = field(default_factory=dict)  # every assignment of a variable, in order
     commands: list[Command] = field(default_factory=list)
     traps: list[Value] = field(default_factory=list)  # `trap ... SIG` lines (checkpoint/requeue hooks)
+    cut_directives: list[Value] = field(default_factory=list)  # #SBATCH lines sbatch cuts at a '#'
 
     def option(self, name: str) -> Value | None:
         return self.directives.get(name)
@@ -295,7 +296,11 @@ def parse_script(path: str, text: str, overrides: list[str] = ()) -> Script:
         stripped = line.strip()
         if in_header:
             if stripped.startswith("#SBATCH"):
-                words = _tokens(stripped[len("#SBATCH") :].split("#", 1)[0]) or []
+                # sbatch ends a directive at '#' (a comment), even inside a word: nvcr.io#image
+                body, hash_, _ = stripped[len("#SBATCH") :].partition("#")
+                if hash_ and body.strip() and not body[-1].isspace():
+                    script.cut_directives.append(Value(stripped, number, body.strip()))
+                words = _tokens(body) or []
                 opts, _ = parse_options(words)
                 for name, value in opts.items():
                     directives[name] = Value(value, number, value if "$" not in value else None)

@@ -265,3 +265,20 @@ def test_lab_checkpoint_in_tmp_script():
     found = lint(body, "--nodes=2", "--ntasks-per-node=1")
     assert found["node-local-path"]["severity"] == "error" and "/tmp/ckpt-" in found["node-local-path"]["detail"]
     assert lint(body) == {}  # one node: /tmp is fine
+
+
+def test_container_image_cut_at_hash_in_a_directive():
+    found = lint("#SBATCH -N 2\n#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.05-py3\nsrun python t.py\n")
+    cut = found["container-import-failure"]
+    assert cut["severity"] == "error" and cut["evidence"][0]["line"] == 3
+    assert "--container-image=nvcr.io'" in cut["detail"]
+    # on the srun line the shell keeps it; a comment after a space is a comment
+    assert lint("#SBATCH -N 1\nsrun --container-image=nvcr.io#nvidia/pytorch:24.05-py3 python t.py\n") == {}
+    assert lint("#SBATCH -N 1 # one node\n") == {}
+
+
+def test_nccl_debug_volume_advice():
+    assert lint("#SBATCH -N 16\nexport NCCL_DEBUG=INFO\n")["nccl-debug-verbose"]["severity"] == "info"
+    assert "nccl-debug-verbose" in lint("#SBATCH -N 2\nexport NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ALL\n")
+    assert "nccl-debug-verbose" in lint("export NCCL_DEBUG=TRACE\n")
+    assert lint("#SBATCH -N 2\nexport NCCL_DEBUG=INFO\n") == {}
