@@ -29,6 +29,7 @@ _SHORT_ALIASES = {"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "p": "parti
                   "G": "gpus", "d": "dependency", "D": "chdir", "C": "constraint", "i": "input"}  # fmt: skip
 _ASSIGN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re.S)
 _VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*(?P<q>['\"]?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=q)")
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 _WRAPPERS = {"exec", "time", "nohup", "command", "builtin", "then", "do", "else", "{"}
 LAUNCHERS = ("srun", "torchrun", "mpirun", "mpiexec", "torch.distributed.run", "torch.distributed.launch")
@@ -291,9 +292,14 @@ def parse_script(path: str, text: str, overrides: list[str] = ()) -> Script:
     script = reader.script
     directives: dict[str, Value] = {}
     in_header = True
+    heredoc: str | None = None  # the delimiter of the here-document being skipped
     for number, last, line in _logical_lines(text):
         reader.last_line = last
         stripped = line.strip()
+        if heredoc is not None:
+            if stripped == heredoc:
+                heredoc = None
+            continue  # a here-document's body is data (a config file, a Python script), not commands
         if in_header:
             if stripped.startswith("#SBATCH"):
                 # sbatch ends a directive at '#' (a comment), even inside a word: nvcr.io#image
@@ -310,6 +316,10 @@ def parse_script(path: str, text: str, overrides: list[str] = ()) -> Script:
             in_header = False  # sbatch stops reading directives at the first command
         if stripped.startswith("#"):
             continue
+        m = _HEREDOC.search(line)
+        if m:
+            heredoc = m["word"]
+            line = line[: m.start()]
         tokens = _tokens(line)
         if tokens is None:
             continue

@@ -282,3 +282,18 @@ def test_nccl_debug_volume_advice():
     assert "nccl-debug-verbose" in lint("#SBATCH -N 2\nexport NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=ALL\n")
     assert "nccl-debug-verbose" in lint("export NCCL_DEBUG=TRACE\n")
     assert lint("#SBATCH -N 2\nexport NCCL_DEBUG=INFO\n") == {}
+
+
+def test_here_document_bodies_are_data():
+    body = """
+        #SBATCH -N 2
+        cat > env.sh <<'EOF'
+        export MASTER_ADDR=localhost
+        EOF
+        python - <<EOF
+        srun ./osu_bw
+        EOF
+        export NCCL_IB_DISABLE=1
+    """
+    assert set(lint(body)) == {"nccl-ib-disabled"}  # only what the script itself runs
+    assert "rendezvous-failure" in lint("#SBATCH -N 2\ngrep x <<<word\nexport MASTER_ADDR=localhost\n")  # a here-string
