@@ -387,6 +387,8 @@ def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts
 
     if not paths and not jobid:
         _fail("nothing to follow: give log files, directories or globs, or --jobid")
+    if "-" in paths:
+        _fail("follow polls files: standard input (-) cannot be followed; use slurmdiag - instead")
     rules = _load_rules(rule_dirs, disable)
     job_running = None
     if jobid:

@@ -64,8 +64,9 @@ class Follower:
         self.started = self.evaluated = opts.clock()
 
     def _files(self) -> list[str]:
-        # Re-globbed every poll: per-rank files and the .err may appear after the .out.
-        return [s.path for s in discover(self.paths).sources if not s.is_stdin]
+        # Re-globbed every poll: per-rank files and the .err may appear after the .out. A .gz is a
+        # finished file (nothing appends to a gzip stream): the final diagnosis reads it.
+        return [s.path for s in discover(self.paths).sources if not s.is_stdin and not s.is_gzip]
 
     def poll(self) -> bool:
         """One round over every file; whether any grew. Sends the alerts it makes possible."""

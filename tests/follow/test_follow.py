@@ -352,3 +352,11 @@ def test_rule_follow_field_in_the_catalogue(case, alerts_early, tmp_path):
     writer.join()
     assert expected in {f.id for f in result.reports[0].findings}
     assert (expected in {a.finding.id for a in alerts}) is alerts_early
+
+
+def test_cli_follow_usage_errors_exit_2(tmp_path):
+    runner = CliRunner()
+    assert runner.invoke(cli, ["follow"]).exit_code == 2
+    assert runner.invoke(cli, ["follow", "-"]).exit_code == 2
+    missing = runner.invoke(cli, ["follow", str(tmp_path / "never.out"), "--idle", "0.2", "--interval", "0.05"])
+    assert missing.exit_code == 2 and "nothing could be read" in missing.stderr
