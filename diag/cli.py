@@ -390,9 +390,9 @@ def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts
     if "-" in paths:
         _fail("follow polls files: standard input (-) cannot be followed; use slurmdiag - instead")
     rules = _load_rules(rule_dirs, disable)
-    job_running = None
+    job_running = find_files = None
     if jobid:
-        paths, job_running = _follow_job(jobid, paths)
+        paths, job_running, find_files = _follow_job(jobid, paths)
 
     def on_alert(alert) -> None:
         click.echo(alert_line(alert, jobid), err=True)
@@ -403,7 +403,7 @@ def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts
 
     opts = FollowOptions(interval_s=interval, idle_s=idle if not jobid else float("inf"), min_severity=alert_on,
                          max_alerts_per_minute=max_alerts_per_minute, job=jobid, job_running=job_running,
-                         job_poll_s=job_poll, after_end_s=settle)  # fmt: skip
+                         job_poll_s=job_poll, after_end_s=settle, find_files=find_files)  # fmt: skip
     result = Follower(paths, rules, opts, on_alert).run()
     reports = result.reports
     if jobid:
@@ -422,8 +422,9 @@ _LIVE_STATES = ("PENDING", "RUNNING", "CONFIGURING", "SUSPENDED", "REQUEUED", "R
 
 
 def _follow_job(jobid: str, paths: tuple[str, ...]):
-    """The files of Slurm job ``jobid`` (plus ``paths``) and a callable saying whether it still runs."""
-    from diag.slurm.query import SlurmError, job_files, output_paths, query_job
+    """The files of Slurm job ``jobid`` (plus ``paths``), a callable saying whether it still runs and
+    one finding its per-rank files that appeared since."""
+    from diag.slurm.query import SlurmError, job_files, output_paths, query_job, rank_files
 
     try:
         jobs = query_job(jobid)
@@ -443,7 +444,11 @@ def _follow_job(jobid: str, paths: tuple[str, ...]):
         failures[0] = 0
         return state in _LIVE_STATES
 
-    return files, running
+    def more_files() -> list[str]:
+        # per-rank logs named after the job that appeared in its output directories since
+        return [p for j in jobs for p in rank_files(j, output_paths(j))]
+
+    return files, running, more_files
 
 
 @cli.command("rules")

@@ -37,6 +37,9 @@ class FollowOptions:
     # Whether the job still runs (None: no job to ask; the idle window alone ends following).
     job_running: Callable[[], bool] | None = None
     job_poll_s: float = 30.0  # squeue/scontrol are asked this often, not every poll
+    # More files of the job (per-rank logs that appear while it runs), looked for every job_poll_s:
+    # a directory listing on a parallel file system is not free.
+    find_files: Callable[[], list[str]] | None = None
     after_end_s: float = 10.0  # quiet window after the job ended: its last bytes reach the file system
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
@@ -62,11 +65,17 @@ class Follower:
         self.policy = AlertPolicy(rules, opts.min_severity, opts.max_alerts_per_minute, clock=opts.clock)
         self.alerts: list[Alert] = []
         self.started = self.evaluated = opts.clock()
+        self.found: list[str] = []  # files opts.find_files named
 
     def _files(self) -> list[str]:
         # Re-globbed every poll: per-rank files and the .err may appear after the .out. A .gz is a
         # finished file (nothing appends to a gzip stream): the final diagnosis reads it.
-        return [s.path for s in discover(self.paths).sources if not s.is_stdin and not s.is_gzip]
+        found = [s.path for s in discover(self.paths).sources if not s.is_stdin and not s.is_gzip]
+        return found + [p for p in self.found if p not in found]
+
+    def look_for_files(self) -> None:
+        if self.opts.find_files is not None:
+            self.found = list(dict.fromkeys([*self.found, *self.opts.find_files()]))
 
     def poll(self) -> bool:
         """One round over every file; whether any grew. Sends the alerts it makes possible."""
@@ -107,6 +116,7 @@ class Follower:
             now = opts.clock()
             if opts.job_running is not None and ended_at is None and now - last_job_poll >= opts.job_poll_s:
                 last_job_poll = now
+                self.look_for_files()
                 if not opts.job_running():
                     ended_at, ended_by = now, "job"
             if ended_at is not None and now - ended_at >= opts.after_end_s and now - last_growth >= opts.interval_s:

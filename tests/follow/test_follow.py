@@ -282,13 +282,16 @@ def test_cli_follow_jobid_ends_when_slurm_says_the_job_ended(tmp_path):
     record = record.replace(old_dir, str(tmp_path))
     (tmp_path / "final.txt").write_text(record)
     (tmp_path / "running.txt").write_text(record.replace("JobState=TIMEOUT", "JobState=RUNNING"))
-    (tmp_path / "train-timelimit-46.out").write_bytes((CORPUS / CASES[0]).read_bytes())
+    (tmp_path / "train-timelimit-46.out").write_bytes(b"start\n")
+    # the failing rank's own log appears only once the job runs (a per-rank file named after the job)
+    rank_log = tmp_path / "train-46.rank2.log"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     scontrol = bin_dir / "scontrol"
     scontrol.write_text(f"""#!/bin/sh
 n=$(cat {tmp_path}/calls 2>/dev/null || echo 0); echo $((n + 1)) > {tmp_path}/calls
-if [ "$n" -lt 3 ]; then cat {tmp_path}/running.txt; else cat {tmp_path}/final.txt; fi
+if [ "$n" -eq 2 ]; then cp {CORPUS / CASES[0]} {rank_log}; fi
+if [ "$n" -lt 6 ]; then cat {tmp_path}/running.txt; else cat {tmp_path}/final.txt; fi
 """)
     scontrol.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
@@ -302,7 +305,8 @@ if [ "$n" -lt 3 ]; then cat {tmp_path}/running.txt; else cat {tmp_path}/final.tx
     report = json.loads(done.stdout)
     assert report["slurm"] and report["slurm"][0]["state"] == "TIMEOUT"
     assert "job-time-limit" in {f["id"] for f in report["findings"]}
-    assert "ib-devices-not-mounted" in done.stderr  # alerted while "running"
+    assert "ib-devices-not-mounted" in done.stderr  # alerted while "running", from the late per-rank file
+    assert str(rank_log) in {i["path"] for i in report["inputs"]}
 
 
 def test_follow_of_several_growing_files_equals_plain_run(tmp_path):
