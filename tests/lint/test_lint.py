@@ -297,3 +297,19 @@ def test_here_document_bodies_are_data():
     """
     assert set(lint(body)) == {"nccl-ib-disabled"}  # only what the script itself runs
     assert "rendezvous-failure" in lint("#SBATCH -N 2\ngrep x <<<word\nexport MASTER_ADDR=localhost\n")  # a here-string
+
+
+def test_torchrun_rendezvous_endpoint_is_read(tmp_path):
+    found = lint("#SBATCH -N 2\nsrun torchrun --nnodes=2 --rdzv-endpoint=localhost:29400 t.py\n")
+    assert found["rendezvous-failure"]["severity"] == "error"
+    assert "29400" in found["port-in-use"]["detail"]
+    ok = lint('#SBATCH -N 2\nsrun torchrun --nnodes=2 --rdzv-endpoint="$HEAD:$((29500 + SLURM_JOB_ID % 1000))" t.py\n')
+    assert ok == {}
+
+
+def test_profile_without_hcas_means_sockets_are_the_fabric(tmp_path):
+    site = tmp_path / "eth.yaml"
+    site.write_text("hcas: []\nnics: [eth0]\n")
+    body = "#SBATCH -N 2\nexport NCCL_IB_DISABLE=1\nexport NCCL_SOCKET_IFNAME=eth0\n"
+    assert lint(body, profile=site) == {}
+    assert "nccl-ib-disabled" in lint(body)  # without the profile: may be wrong
