@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from diag.lint.context import Hit, LintContext
+from diag.lint.script import first_int
 
 _UNROUTABLE_IF = re.compile(r"^(lo|docker|virbr)")
 
@@ -24,10 +25,13 @@ def _matches(name: str, known: tuple[str, ...], exact: bool) -> bool:
 
 def container_ib_mounts(ctx: LintContext) -> list[Hit]:
     """pyxis ``--container-image`` on several nodes without /dev/infiniband in ``--container-mounts``."""
-    if ctx.multi_node is False or (ctx.profile and ctx.profile.enroot_mounts_hca):
-        return []
-    mellanox = [v for v in ctx.assignments("MELLANOX_VISIBLE_DEVICES")]
-    if any(v.value is None or v.value.lower() not in ("void", "none", "") for v in mellanox):
+    profile = ctx.profile
+    if ctx.multi_node is False or (profile and (profile.enroot_mounts_hca or profile.hcas == ())):
+        return []  # one node, the site's enroot mounts the HCAs, or the site has none
+    if any(
+        v.value is None or v.value.lower() not in ("void", "none", "")
+        for v in ctx.assignments("MELLANOX_VISIBLE_DEVICES")
+    ):
         return []  # the enroot hook is asked to mount the HCAs
     hits = []
     directives = ctx.script.directives
@@ -35,8 +39,8 @@ def container_ib_mounts(ctx: LintContext) -> list[Hit]:
         if cmd.launcher != "srun":
             continue
         image = cmd.options.get("container-image") or directives.get("container-image")
-        if image is None:
-            continue
+        if image is None or first_int(cmd.options.get("nodes")) == 1:
+            continue  # no container, or a one-node step (no traffic between nodes)
         mounts = cmd.options.get("container-mounts") or directives.get("container-mounts")
         if mounts is not None and (mounts.value is None or "/dev/infiniband" in mounts.value):
             continue  # mounted, or mounts we cannot read

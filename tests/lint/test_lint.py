@@ -313,3 +313,9 @@ def test_profile_without_hcas_means_sockets_are_the_fabric(tmp_path):
     body = "#SBATCH -N 2\nexport NCCL_IB_DISABLE=1\nexport NCCL_SOCKET_IFNAME=eth0\n"
     assert lint(body, profile=site) == {}
     assert "nccl-ib-disabled" in lint(body)  # without the profile: may be wrong
+
+
+def test_one_node_container_step_needs_no_hca():
+    body = "#SBATCH -N 2\nsrun -N 1 --container-image=img python prep.py\nsrun --container-image=img python t.py\n"
+    found = lint(body)["ib-devices-not-mounted"]
+    assert [e["line"] for e in found["evidence"]] == [4]  # the step on both nodes, not the one-node step
