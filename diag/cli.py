@@ -328,7 +328,8 @@ def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_f
 @click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="SCRIPT... [-- SBATCH-ARGS...]")
 @click.option("--profile", type=click.Path(dir_okay=False), envvar="SLURMDIAG_SITE",
               help="Site profile (YAML: NICs, HCAs, MPI plugins, mounts); also $SLURMDIAG_SITE.")
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
+              help="Report format (default: from the -o extension, else text).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
               help="Exit 1 when a finding has this severity or worse.")
@@ -377,8 +378,8 @@ def lint(args, profile, fmt, output, fail_on, rule_dirs, disable, color) -> None
 @click.option("--settle", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="S",
               help="--jobid: after the job ended, wait this long for its last bytes (shared file systems lag).")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
-def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, jobid, interval, idle,
-           alert_on, exec_cmd, max_alerts_per_minute, job_poll, settle, color) -> None:  # fmt: skip
+def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, notify_on, report_url, jobid,
+           interval, idle, alert_on, exec_cmd, max_alerts_per_minute, job_poll, settle, color) -> None:  # fmt: skip
     """Follow a running job's log files (PATHS, or --jobid): alert the first time an early root cause
     shows (once per cause and host), then print the full diagnosis of the finished files with the
     usual exit code. Files are polled (no inotify: it misses writes from other hosts on NFS/Lustre)."""
@@ -414,7 +415,8 @@ def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts
             reports = [diagnose_job(query_job(jobid), rules, job_id=jobid)]
         except SlurmError as exc:
             click.echo(f"slurmdiag follow: {exc}; diagnosing the files alone", err=True)
-    out = OutputOptions(job=jobid, redact=redact, redact_hosts=redact_hosts, webhook=webhook)
+    out = OutputOptions(job=jobid, redact=redact, redact_hosts=redact_hosts, webhook=webhook, notify_on=notify_on,
+                        report_url=report_url)  # fmt: skip
     _emit(reports, result.problems, fmt, output, fail_on, color, out)
 
 

@@ -104,6 +104,6 @@ def post_webhook(url: str, alert: Alert, job: str | None) -> str | None:
     from diag.formats import OutputOptions, deliver, prepare
 
     report = Report(findings=[alert.finding], inputs=[], facts=Facts(), job=job)
-    opts = OutputOptions(job=job, webhook=url)
+    opts = OutputOptions(job=job, webhook=url, notify_on="info")  # the alert policy already chose
     reports, redacted = prepare([report], "summary", opts)
     return deliver(reports, "summary", opts, redacted)

@@ -15,6 +15,7 @@ from diag.catalog.model import RuleSet
 from diag.diagnosis.evaluate import evaluate
 from diag.input.framing import ANSI_BYTES_RE
 from diag.input.lines import count_newlines
+from diag.input.paste import PASTE_BYTES, unglue
 from diag.input.sources import InputStats
 from diag.report import Finding
 from diag.scan.scanner import FACTS_OWNER, Scanner, ScanResult
@@ -54,6 +55,13 @@ class LiveScan:
             return
         index = self.index(path, stats)
         scanner = self.scanner
+        if stats.bytes_read <= PASTE_BYTES:
+            # A file read whole is repaired when it is a paste's size (diag.input.paste); ungluing is
+            # line by line, so a block gets what the whole file would, as long as the file stays that
+            # small (a log that grows past it is read as it is by the final diagnosis).
+            repaired = unglue(block)
+            stats.bytes_read += len(repaired) - len(block)
+            block = repaired
         if b"\x1b" in block:
             block = ANSI_BYTES_RE.sub(b"", block)
         shipped = []

@@ -19,6 +19,7 @@ from diag.follow import Follower, FollowOptions
 from diag.follow.alerts import AlertPolicy, alert_line
 from diag.follow.live import LiveScan
 from diag.follow.tail import FileTail
+from diag.report import Report
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 RULES = load_rules()
@@ -64,6 +65,11 @@ def _writer(path: Path, pieces: list[bytes], pause: float = 0.0) -> threading.Th
     return threading.Thread(target=write, daemon=True)
 
 
+def _live_json(live: LiveScan) -> list[dict]:
+    """The findings of the live state as the report's JSON shows them (with ISO times)."""
+    return Report(findings=live.findings(), inputs=live.result.inputs, facts=live.result.facts).to_json()["findings"]
+
+
 def _plain(path: Path) -> dict:
     reports, _ = diagnose_paths([str(path)], RULES)
     return reports[0].to_json()
@@ -84,7 +90,7 @@ def test_incremental_scan_of_random_pieces_equals_plain_scan(case, tmp_path):
             live.feed(str(target), tail.stats, tail.poll().block)
     live.feed(str(target), tail.stats, tail.poll().block)
     live.feed(str(target), tail.stats, tail.lines.finish())
-    got = [f.to_json() for f in live.findings()]
+    got = _live_json(live)
     plain = _plain(target)
     assert got == plain["findings"]
     assert tail.stats.to_json() == plain["inputs"][0]
@@ -206,7 +212,7 @@ def test_follow_after_truncation_equals_plain_run_of_the_new_content(tmp_path):
     plain = _plain(target)
     assert [r.to_json() for r in result.reports] == [plain]
     # the live state forgot the first content and read the new one once
-    assert [f.to_json() for f in follower.live.findings()] == plain["findings"]
+    assert _live_json(follower.live) == plain["findings"]
     assert follower.live.result.inputs[0].to_json() == plain["inputs"][0]
 
 
@@ -364,3 +370,22 @@ def test_cli_follow_usage_errors_exit_2(tmp_path):
     assert runner.invoke(cli, ["follow", "-"]).exit_code == 2
     missing = runner.invoke(cli, ["follow", str(tmp_path / "never.out"), "--idle", "0.2", "--interval", "0.05"])
     assert missing.exit_code == 2 and "nothing could be read" in missing.stderr
+
+
+def test_a_small_followed_paste_is_repaired_like_a_whole_read(tmp_path):
+    """NCCL records glued onto one line (a paste) are split as a whole-file read splits them."""
+    glued = (b"n1:10:10 [0] NCCL INFO NET/IB : No device found. n1:10:10 [0] NCCL INFO NCCL_IB_DISABLE set by "
+             b"environment to 1. n1:10:10 [0] NCCL INFO Using network Socket\n"
+             b"n2:11:11 [0] NCCL INFO Using network Socket n2:11:11 [0] NCCL INFO comm 0x1 rank 1 nranks 2 "
+             b"cudaDev 0 busId 1000 - Init COMPLETE\n")  # fmt: skip
+    target = tmp_path / "paste.txt"
+    target.write_bytes(b"")
+    tail, live = FileTail(str(target)), LiveScan(RULES)
+    for piece in _pieces(glued, random.Random(1)):
+        with open(target, "ab") as fh:
+            fh.write(piece)
+        live.feed(str(target), tail.stats, tail.poll().block)
+    plain = _plain(target)
+    assert plain["findings"], "the paste shows a cause only once its records are split"
+    assert _live_json(live) == plain["findings"]
+    assert tail.stats.to_json() == plain["inputs"][0]
