@@ -2,7 +2,7 @@
 ``diag`` module points down the layers (or stays in its own folder), and there is no import circle.
 
     leaves (evidence, hostlist, cache, __init__) -> input -> catalog -> scan -> report
-        -> diagnosis | slurm | formats (side by side, none imports another) -> api -> epilog | harness -> cli
+        -> diagnosis | slurm | formats (side by side, none imports another) -> api -> fleet -> epilog | harness -> cli
 
 Imports under ``if TYPE_CHECKING:`` are for the type checker only and are not counted.
 """
@@ -25,6 +25,8 @@ LAYERS = [
     {"diag.report"},
     {"diag.diagnosis", "diag.slurm", "diag.formats"},
     {"diag.api"},
+    # The fleet sits just under the epilog, which writes its records (--fleet-dir).
+    {"diag.fleet"},
     {"diag.epilog", "diag.harness"},
     {"diag.cli"},
     {"diag.__main__"},
