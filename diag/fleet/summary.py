@@ -226,7 +226,8 @@ def _bad_nodes(summary: FleetSummary, rows: list[tuple], th: Thresholds) -> None
 
 def drain_line(v: NodeVerdict) -> str:
     """A line for a person to read and paste; quoted so no node or cause name can add a command."""
-    top = ", ".join(list(v.causes)[:3])
+    # The causes behind most of the blame; background noise (one odd user error) is left out.
+    top = ", ".join([c for c, n in v.causes.items() if n * 4 >= v.blamed][:3] or list(v.causes)[:1])
     reason = f"slurmdiag: {top} in {v.blamed}/{v.jobs} jobs, {v.blamed_users} users, since {(v.first_seen or '')[:10]}"
     reason = re.sub(r"[^\w :/,.+-]", "_", reason)
     return f"scontrol update nodename={shlex.quote(v.node)} state=drain reason={shlex.quote(reason)}"
