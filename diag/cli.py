@@ -339,14 +339,17 @@ def fleet() -> None:
     \b
     slurmdiag epilog --fleet-dir DIR                  one record per job, as it ends
     slurmdiag fleet scan ARCHIVE... --out DIR         jobs from an archive of logs (sbatch --array)
+    slurmdiag fleet scan --since now-1days --out DIR  jobs that ended in a window (one sacct per task)
     slurmdiag fleet compact DIR                       fold records into the store (the only writer)
     slurmdiag fleet report DIR --since 7d             bad nodes, drain suggestions, causes, unexplained
     """
 
 
 @fleet.command("scan")
-@click.argument("archives", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("archives", nargs=-1, type=click.Path(exists=True))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="The fleet directory.")
+@click.option("--since", help="Without ARCHIVE: the jobs that ended from this time on, by one bulk sacct query.")
+@click.option("--until", default="now", show_default=True, help="With --since: the window's end (sacct -E).")
 @click.option("--shard", default=None, metavar="i/N",
               help="This task's share of the jobs (default: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT, else 0/1).")
 @click.option("--cluster", help="Cluster name in the records (default: $SLURM_CLUSTER_NAME, slurm.conf ClusterName).")
@@ -355,24 +358,39 @@ def fleet() -> None:
 @click.option("--rescan", is_flag=True, help="Scan jobs already scanned with the same rules too.")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--disable", multiple=True, metavar="ID")
-def fleet_scan(archives, out_dir, shard, cluster, max_seconds, rescan, rule_dirs, disable) -> None:
-    """Diagnose the jobs of an archive of log folders/files; write this task's records as one shard.
+def fleet_scan(archives, out_dir, since, until, shard, cluster, max_seconds, rescan, rule_dirs, disable) -> None:
+    """Diagnose finished jobs; write this task's records as one shard file under OUT/shards.
 
-    One job per folder, or per job id in the file names where a folder holds several. Slurm's record
-    of a job is read from a saved sacct.json, sacct.txt (sacct -P) or scontrol.txt beside the logs."""
-    from diag.fleet.archive import parse_shard, scan_archive
+    \b
+    ARCHIVE...: an archive of job logs: one job per folder, or per job id in the file names where
+      a folder holds several; Slurm's record is read from a saved sacct.json, sacct.txt (sacct -P)
+      or scontrol.txt beside the logs or above them.
+    --since T0 [--until T1]: the jobs that ended in the window, from one sacct query per task."""
+    from diag.fleet.archive import archive_units, parse_shard, scan_units
     from diag.fleet.record import default_cluster
     from diag.fleet.store import known_keys
 
+    if bool(archives) == bool(since):
+        _fail("give either ARCHIVE... or --since (with --until), not both and not neither")
     shard = shard or _array_shard()
     try:
         part = parse_shard(shard)
     except ValueError as exc:
         _fail(str(exc))
     rules = _load_rules(rule_dirs, disable)
+    if since:
+        from diag.fleet.accounting import sacct_window, window_units
+        from diag.slurm.query import SlurmError
+
+        try:
+            units = window_units(sacct_window(since, until), rules)
+        except SlurmError as exc:
+            _fail(str(exc))
+    else:
+        units = archive_units(list(archives), rules)
     known = set() if rescan else known_keys(out_dir)
-    stats = scan_archive(list(archives), out_dir, rules, cluster=cluster or default_cluster(), shard=part,
-                         max_seconds=max_seconds, known=known, log=lambda m: click.echo(f"slurmdiag: {m}", err=True))  # fmt: skip
+    stats = scan_units(units, out_dir, rules, cluster=cluster or default_cluster(), shard=part,
+                       max_seconds=max_seconds, known=known, log=lambda m: click.echo(f"slurmdiag: {m}", err=True))  # fmt: skip
     for line in stats.failed:
         click.echo(f"slurmdiag: {safe_text(line)}", err=True)
     if stats.shard_path:

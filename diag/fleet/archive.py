@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from diag.api import diagnose_job, diagnose_sources
 from diag.catalog.model import RuleSet
-from diag.fleet.record import build_record, dumps, rules_fingerprint, write_atomic
+from diag.fleet.record import build_record, dumps, rules_fingerprint, slurm_meta, write_atomic
 from diag.input.sources import SCAN_BYTES_PER_SECOND, Source, budget_bytes
 from diag.slurm.jobid import group_by_job, guess_job_id, job_id_of
 from diag.slurm.query import JobInfo, parse_sacct_json, parse_sacct_parsable, parse_scontrol
@@ -195,8 +195,31 @@ class ScanStats:
     shard_path: str | None = None
 
 
-def scan_archive(
-    archives: Sequence[str],
+@dataclass
+class Unit:
+    """One job to scan: how to diagnose it and what its record adds to the report's own fields."""
+
+    job_id: str
+    diagnose: Callable[[float], object]  # max_seconds -> Report
+    meta: Callable[[], dict[str, object]]
+
+
+def archive_units(archives: Sequence[str], rules: RuleSet) -> Iterator[Unit]:
+    for job in discover(archives):
+        yield Unit(
+            job.job_id,
+            lambda seconds, job=job: diagnose_archive_job(job, rules, seconds),
+            lambda job=job: _archive_meta(job),
+        )
+
+
+def scan_archive(archives: Sequence[str], out_dir: str, rules: RuleSet, **kwargs) -> ScanStats:
+    """Diagnose this shard's jobs of the archives and write their records as one shard file."""
+    return scan_units(archive_units(archives, rules), out_dir, rules, **kwargs)
+
+
+def scan_units(
+    units: Iterable[Unit],
     out_dir: str,
     rules: RuleSet,
     *,
@@ -214,27 +237,27 @@ def scan_archive(
     lines: list[str] = []
     old = signal.signal(signal.SIGALRM, _alarm)
     try:
-        for job in discover(archives):
+        for unit in units:
             stats.listed += 1
-            if not in_shard(cluster, job.job_id, shard):
+            if not in_shard(cluster, unit.job_id, shard):
                 continue
             stats.in_shard += 1
-            if (cluster, job.job_id, fingerprint[1]) in done:
+            if (cluster, unit.job_id, fingerprint[1]) in done:
                 stats.skipped += 1
                 continue
             signal.setitimer(signal.ITIMER_REAL, max(max_seconds, 0.1))
             try:
-                report = diagnose_archive_job(job, rules, max_seconds)
+                report = unit.diagnose(max_seconds)
             except _OutOfTime:
-                stats.failed.append(f"{job.job_id}: gave up after --max-seconds={max_seconds:g}")
+                stats.failed.append(f"{unit.job_id}: gave up after --max-seconds={max_seconds:g}")
                 continue
             except Exception as exc:  # noqa: BLE001 - one bad job must not cost the shard its others
-                stats.failed.append(f"{job.job_id}: {type(exc).__name__}: {exc}")
+                stats.failed.append(f"{unit.job_id}: {type(exc).__name__}: {exc}")
                 continue
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            meta = _archive_meta(job)
-            lines.append(dumps(build_record(report, fingerprint, cluster=cluster, producer="scan", meta=meta)))
+            record = build_record(report, fingerprint, cluster=cluster, producer="scan", meta=unit.meta())
+            lines.append(dumps(record))
             stats.scanned += 1
     finally:
         signal.signal(signal.SIGALRM, old)
@@ -257,8 +280,7 @@ def _archive_meta(job: ArchiveJob) -> dict[str, object]:
     """What an archive says when Slurm's record does not: the logs' owner and last write."""
     meta: dict[str, object] = {}
     if job.slurm:
-        raw = job.slurm[0].raw
-        meta.update(account=raw.get("Account"), partition=raw.get("Partition"))
+        meta.update(slurm_meta(job.slurm))
         if not job.slurm[0].user:
             meta["user"] = _owner(job.files[0])
         if not job.slurm[0].end_time:

@@ -146,7 +146,7 @@ def build_record(
         "schema": SCHEMA,
         "cluster": cluster,
         "job_id": job_id,
-        "raw_id": str(slurm.get("raw_id") or "") or None,
+        "raw_id": None,  # the report's record lacks it: slurm_meta() gives it
         "array_job_id": array_job or None,
         "array_task_id": array_task or None,
         "het_job_id": het_job or None,
@@ -232,6 +232,12 @@ def default_cluster(env: Mapping[str, str] | None = None) -> str:
 
 
 def slurm_meta(jobs: Sequence) -> dict[str, object]:
-    """Account and partition from Slurm's raw fields (scontrol), which the report's record leaves out."""
-    raw = getattr(jobs[0], "raw", {}) if jobs else {}
-    return {"account": raw.get("Account") or None, "partition": raw.get("Partition") or None}
+    """What the report's copy of Slurm's record leaves out: the numeric job id, account, partition."""
+    if not jobs:
+        return {}
+    raw = getattr(jobs[0], "raw", {}) or {}
+    return {
+        "raw_id": jobs[0].raw_id or None,
+        "account": raw.get("Account") or None,
+        "partition": raw.get("Partition") or None,
+    }
