@@ -283,7 +283,10 @@ def _diagnose_and_write(job_id: str, opts: EpilogOptions, env: Mapping[str, str]
     written = []
     if opts.fleet_dir:
         # Every job, clean ones too: a node's failure rate needs the jobs it ran without trouble.
-        written.append(_write_fleet_record(report, rules, jobs, opts, env))
+        try:
+            written.append(_write_fleet_record(report, rules, jobs, opts, env))
+        except OSError as exc:  # the job's own report still gets written
+            log(f"job {job_id}: no fleet record in {opts.fleet_dir}: {exc.strerror or exc}")
     if opts.only_failed and not _worth_reporting(report, opts.fail_on):
         log(f"job {job_id}: no finding at or above {opts.fail_on} (--only-failed): no report written or posted")
         return written

@@ -210,9 +210,20 @@ def spool_path(fleet_dir: str, record: Mapping) -> str:
     return os.path.join(fleet_dir, "spool", day, f"{name}.json")
 
 
+SPOOL_MODE = 0o1733  # every user's epilog adds files; none can list, delete or replace another's
+
+
 def write_record(fleet_dir: str, record: Mapping) -> str:
+    """Write one job's record under ``DIR/spool/<day>/``. The epilog runs as the job's user, so the
+    folders it creates are opened to the other users' epilogs (sticky, write and search only)."""
     path = spool_path(fleet_dir, record)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    spool = os.path.join(fleet_dir, "spool")
+    for folder in (fleet_dir, spool, os.path.dirname(path)):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            continue
+        os.chmod(folder, SPOOL_MODE)  # mkdir's mode would be cut by the umask
     write_atomic(path, dumps(record))
     return path
 

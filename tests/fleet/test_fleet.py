@@ -337,3 +337,14 @@ def test_window_scan_from_one_sacct_query(tmp_path, rules):
     assert records["701"]["partition"] == "h200" and records["701"]["nodes"] == [f"slinky-{i}" for i in range(4)]
     assert (records["704_2"]["array_job_id"], records["704_2"]["array_task_id"], records["704_2"]["raw_id"]) == ("704", "2", "705")
     assert records["704_2"]["findings"] == [] and records["704_2"]["state"] == "COMPLETED"
+
+
+def test_spool_folders_let_every_users_epilog_write(tmp_path):
+    from diag.fleet.record import write_record
+
+    record = _record("5", "2026-11-30T10:00:00Z", None)
+    path = Path(write_record(str(tmp_path), record))
+    assert path == tmp_path / "spool" / "2026-11-30" / "c-5.json"
+    for folder in (tmp_path / "spool", path.parent):  # created here; DIR itself existed
+        assert folder.stat().st_mode & 0o7777 == 0o1733
+    assert json.loads(path.read_text())["job_id"] == "5"
