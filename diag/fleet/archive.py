@@ -30,12 +30,11 @@ from dataclasses import dataclass, field
 from diag.api import diagnose_job, diagnose_sources
 from diag.catalog.model import RuleSet
 from diag.fleet.record import build_record, dumps, rules_fingerprint, slurm_meta, write_atomic
-from diag.input.sources import SCAN_BYTES_PER_SECOND, Source, budget_bytes
+from diag.input.sources import LOG_SUFFIXES, SCAN_BYTES_PER_SECOND, Source, budget_bytes
 from diag.slurm.jobid import group_by_job, guess_job_id, job_id_of
 from diag.slurm.query import JobInfo, parse_sacct_json, parse_sacct_parsable, parse_scontrol
 
 SIDECARS = ("sacct.json", "sacct.txt", "scontrol.txt")
-SKIP_NAMES = {"slurmdiag.json", "slurmdiag.md"}  # our own reports, when the epilog wrote them beside the logs
 
 
 @dataclass
@@ -102,12 +101,12 @@ def _epoch(value) -> str:
 
 
 def _looks_like_log(name: str) -> bool:
-    return (
-        not name.startswith(".")
-        and name not in SIDECARS
-        and name not in SKIP_NAMES
-        and not (name.startswith("slurmdiag-") and name.endswith((".json", ".md")))
-    )
+    """The names ``slurmdiag DIR`` reads (.out .err .log .txt, gzipped or not): a job folder may also
+    hold checkpoints and core files, which are no log and could be gigabytes."""
+    base = name[:-3] if name.endswith(".gz") else name
+    if name.startswith(".") or name in SIDECARS or not base.endswith(LOG_SUFFIXES):
+        return False
+    return not name.startswith("slurmdiag-")  # our own reports, when the epilog wrote them beside the logs
 
 
 def discover(archives: Sequence[str]) -> Iterator[ArchiveJob]:

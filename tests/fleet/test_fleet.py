@@ -348,3 +348,20 @@ def test_spool_folders_let_every_users_epilog_write(tmp_path):
     for folder in (tmp_path / "spool", path.parent):  # created here; DIR itself existed
         assert folder.stat().st_mode & 0o7777 == 0o1733
     assert json.loads(path.read_text())["job_id"] == "5"
+
+
+def test_archive_jobs_per_folder_or_per_job_id_in_names(tmp_path):
+    flat = tmp_path / "flat"  # one folder, the job id in every name
+    flat.mkdir()
+    for name in ("slurm-101.out", "slurm-102.out", "train-102.err", "notes.md"):
+        (flat / name).write_text("x\n")
+    run = tmp_path / "runs" / "bert-large"  # a folder per job, no id in its names
+    run.mkdir(parents=True)
+    for name in ("rank0.log", "rank1.log", "model.pt", "sacct.txt", ".hidden.log"):
+        (run / name).write_text("x\n")
+    jobs = {j.job_id: sorted(Path(f).name for f in j.files) for j in discover([str(flat), str(tmp_path / "runs")])}
+    assert jobs == {
+        "101": ["slurm-101.out"],
+        "102": ["slurm-102.out", "train-102.err"],
+        "bert-large": ["rank0.log", "rank1.log"],  # no checkpoint, no saved record, no hidden file
+    }
