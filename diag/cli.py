@@ -428,7 +428,8 @@ def fleet_compact(fleet_dir) -> None:
 @click.argument("fleet_dir", type=click.Path(file_okay=False, exists=True))
 @click.option("--since", default="7d", show_default=True, help="Window length: 30m, 12h, 7d, 4w.")
 @click.option("--until", help="Window end, ISO-8601 UTC (default: now).")
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json", "prometheus")), default="text",
+              show_default=True, help="prometheus: a textfile for node_exporter (bad nodes, causes, unexplained share).")
 @click.option("--min-jobs", type=int, default=10, show_default=True, help="A node is judged from this many jobs on.")
 @click.option("--min-users", type=int, default=2, show_default=True, help="Users who must have been hit on a node.")
 def fleet_report(fleet_dir, since, until, fmt, min_jobs, min_users) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from diag.fleet.stats import binomial_sf, wilson_lower
 from diag.fleet.store import FleetError, duckdb_module, sql_str, store_glob
+from diag.formats.prometheus import escape_label
 from diag.formats.safe import safe_text
 
 BLAMING = ("error", "critical")
@@ -252,6 +253,8 @@ def _causes(summary: FleetSummary, rows: list[tuple], previous: list[tuple]) -> 
 
 
 def render(summary: FleetSummary, fmt: str) -> str:
+    if fmt == "prometheus":
+        return _prometheus(summary)
     if fmt == "json":
         return json.dumps(summary.to_json(), indent=2) + "\n"
     if fmt == "markdown":
@@ -319,4 +322,38 @@ def _markdown(s: FleetSummary) -> str:
     out += ["", "## Root causes", "", "| cause | jobs | previous window | change |", "|---|---|---|---|"]
     out += [f"| {_md_cell(c['cause'])} | {c['jobs']} | {c['previous']} | {c['delta']:+d} |" for c in s.causes]
     out += ["", f"Unexplained: **{s.unexplained}** of {s.failed} failed jobs ({s.unexplained_share:.0%})."]
+    return "\n".join(out) + "\n"
+
+
+def _prometheus(s: FleetSummary) -> str:
+    """A textfile for node_exporter: the bad nodes and the cause counts of the window, for Grafana."""
+
+    def series(name: str, value: float, **labels: str) -> str:
+        inner = ",".join(f'{k}="{escape_label(v)}"' for k, v in labels.items())
+        return f"{name}{{{inner}}} {value:g}" if inner else f"{name} {value:g}"
+
+    out = [
+        "# HELP slurmdiag_fleet_node_blame_rate Share of a reported bad node's jobs a root finding blamed on it.",
+        "# TYPE slurmdiag_fleet_node_blame_rate gauge",
+        *[series("slurmdiag_fleet_node_blame_rate", round(v.rate, 4), node=v.node) for v in s.bad_nodes],
+        "# HELP slurmdiag_fleet_node_blamed_jobs Jobs a root finding blamed on a reported bad node, by cause.",
+        "# TYPE slurmdiag_fleet_node_blamed_jobs gauge",
+        *[
+            series("slurmdiag_fleet_node_blamed_jobs", n, node=v.node, cause=c)
+            for v in s.bad_nodes
+            for c, n in v.causes.items()
+        ],
+        "# HELP slurmdiag_fleet_cause_jobs Jobs with this root cause in the window.",
+        "# TYPE slurmdiag_fleet_cause_jobs gauge",
+        *[series("slurmdiag_fleet_cause_jobs", c["jobs"], cause=c["cause"]) for c in s.causes],
+        "# HELP slurmdiag_fleet_baseline_rate Blamed job-node pairs over all job-node pairs in the window.",
+        "# TYPE slurmdiag_fleet_baseline_rate gauge",
+        series("slurmdiag_fleet_baseline_rate", round(s.baseline, 5)),
+        "# HELP slurmdiag_fleet_unexplained_share Share of the window's failed jobs that no rule explains.",
+        "# TYPE slurmdiag_fleet_unexplained_share gauge",
+        series("slurmdiag_fleet_unexplained_share", round(s.unexplained_share, 4)),
+        "# HELP slurmdiag_fleet_jobs Jobs in the window.",
+        "# TYPE slurmdiag_fleet_jobs gauge",
+        series("slurmdiag_fleet_jobs", s.jobs),
+    ]
     return "\n".join(out) + "\n"

@@ -87,6 +87,9 @@ def test_text_and_markdown_reports_suggest_drains_and_never_drain(fleet):
     markdown = _run("fleet", "report", str(out), "--format", "markdown")
     assert "| node |" in markdown and "```sh" in markdown
     assert "Unexplained:" in text and "Unexplained:" in markdown
+    prom = _run("fleet", "report", str(out), "--format", "prometheus")
+    rates = [line for line in prom.splitlines() if line.startswith("slurmdiag_fleet_node_blame_rate{")]
+    assert sorted(line.split('"')[1] for line in rates) == sorted(archive.bad)
 
 
 def test_array_shards_split_the_jobs_without_overlap(fleet):
