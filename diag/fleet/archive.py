@@ -23,6 +23,7 @@ import os
 import pwd
 import signal
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -234,7 +235,10 @@ def scan_units(
     done = set(known)
     stats = ScanStats()
     lines: list[str] = []
-    old = signal.signal(signal.SIGALRM, _alarm)
+    # The hard per-job limit is an alarm, which only the main thread can set; elsewhere (a Dask or
+    # Ray worker thread mapping this function) the byte budget alone bounds a job.
+    timed = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGALRM, _alarm) if timed else None
     try:
         for unit in units:
             stats.listed += 1
@@ -244,7 +248,8 @@ def scan_units(
             if (cluster, unit.job_id, fingerprint[1]) in done:
                 stats.skipped += 1
                 continue
-            signal.setitimer(signal.ITIMER_REAL, max(max_seconds, 0.1))
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, max(max_seconds, 0.1))
             try:
                 report = unit.diagnose(max_seconds)
             except _OutOfTime:
@@ -254,12 +259,14 @@ def scan_units(
                 stats.failed.append(f"{unit.job_id}: {type(exc).__name__}: {exc}")
                 continue
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                if timed:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
             record = build_record(report, fingerprint, cluster=cluster, producer="scan", meta=unit.meta())
             lines.append(dumps(record))
             stats.scanned += 1
     finally:
-        signal.signal(signal.SIGALRM, old)
+        if timed:
+            signal.signal(signal.SIGALRM, old)
     if lines:
         shards = os.path.join(out_dir, "shards")
         os.makedirs(shards, exist_ok=True)

@@ -243,15 +243,14 @@ def test_fleet_record_of_one_job(tmp_path, rules):
 
 
 def test_epilog_writes_a_record_for_every_job_even_with_only_failed(tmp_path, monkeypatch):
-    from diag.epilog import EpilogOptions, run_epilog
-
     from ..slurm.test_epilog import HEALTHY, epilog_env, fake_scontrol
 
     (tmp_path / "train-13.out").write_text(HEALTHY)
     monkeypatch.setenv("PATH", f"{fake_scontrol(tmp_path, tmp_path)}:{os.environ['PATH']}")
     fleet_dir = tmp_path / "fleet"
-    opts = EpilogOptions(only_failed=True, fleet_dir=str(fleet_dir), cluster="lab", log_file=str(tmp_path / "log"))
-    assert run_epilog(opts, epilog_env("13")) == 0
+    env = {**epilog_env("13"), "PATH": os.environ["PATH"]}
+    result = CliRunner().invoke(cli, ["epilog", "--only-failed", "--fleet-dir", str(fleet_dir), "--cluster", "lab"], env=env)
+    assert result.exit_code == 0
     assert not list(tmp_path.glob("slurmdiag-13.*"))  # --only-failed: no report for a clean job ...
     (spool,) = list((fleet_dir / "spool").rglob("*.json"))  # ... but its record, for the baseline
     assert spool.name == "lab-13.json" and not list(spool.parent.glob(".*"))
