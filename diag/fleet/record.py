@@ -22,6 +22,7 @@ from diag import __version__
 from diag.catalog.model import RuleSet
 from diag.formats.redact import redact_report
 from diag.report import Report
+from diag.scan.facts import UNNAMED_HOST
 
 SCHEMA = "slurmdiag.fleet/1"
 MAX_FINDINGS = 16  # a job with more is already explained by its first ones; keeps a record small
@@ -122,7 +123,7 @@ def build_record(
         seen = (
             set(report.facts.hosts) | set(report.facts.slurm_task_hosts) | {h for f in report.findings for h in f.hosts}
         )
-        nodes = sorted(h for h in seen if h)
+        nodes = sorted(h for h in seen if h and h != UNNAMED_HOST)
     job_id = str(slurm.get("job_id") or report.job or "")
     array_job, _, array_task = job_id.partition("_") if "_" in job_id else ("", "", "")
     het_job, _, het_offset = job_id.partition("+") if "+" in job_id else ("", "", "")
@@ -137,7 +138,7 @@ def build_record(
                 "severity": f.severity,
                 "confidence": round(f.confidence, 2),
                 "explained_by": f.explained_by,
-                "hosts": [h for h in f.hosts if h][:MAX_LIST],
+                "hosts": [h for h in f.hosts if h and h != UNNAMED_HOST][:MAX_LIST],
                 "ranks": f.ranks[:MAX_LIST],
                 "evidence": _short(f"{first.path}:{first.line}") if first else None,
             }
