@@ -52,7 +52,8 @@ def main() -> None:
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     shard_bytes = _size(out, "*.jsonl")
     print(f"fleet scan, one core: {stats.scanned} jobs ({logs / 1e6:.0f} MB of logs) in {wall:.1f} s wall, "
-          f"{cpu:.1f} s CPU: {stats.scanned / wall:.0f} jobs/s ({logs / wall / 1e6:.0f} MB/s)")  # fmt: skip
+          f"{cpu:.1f} s CPU: {stats.scanned / wall:.0f} jobs/s wall, {stats.scanned / cpu:.0f} jobs per CPU-second "
+          f"({logs / wall / 1e6:.0f} MB/s); wall > CPU means the machine was busy or the files slow")  # fmt: skip
     print(f"shard: {shard_bytes / stats.scanned:.0f} bytes per job record (JSON line)")
 
     # 10,000 records: the scanned ones again under new ids, a minute apart, on other nodes (of a
@@ -88,7 +89,8 @@ def main() -> None:
     print(f"store: 10,000 jobs = {jsonl / 1e6:.1f} MB of JSON lines -> {parquet / 1e6:.2f} MB of Parquet "
           f"({parquet / 10_000:.0f} bytes per job), compacted in {took:.2f} s; {result.rows} rows")  # fmt: skip
     per_day = 100_000
-    print(f"100k jobs/day: {per_day / (stats.scanned / wall) / 3600:.1f} core-hours/day of scanning; "
+    print(f"100k jobs/day: {per_day / (stats.scanned / cpu) / 3600:.2f} CPU-hours/day of scanning "
+          f"({per_day / (stats.scanned / wall) / 3600:.2f} h of one task at this wall rate); "
           f"{parquet * per_day / 10_000 * 365 / 1e9:.1f} GB of store per year")  # fmt: skip
     if not args.keep and not args.dir:
         shutil.rmtree(work)
