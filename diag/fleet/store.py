@@ -20,7 +20,9 @@ import glob
 import json
 import os
 import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -116,8 +118,46 @@ def _select_list() -> str:
     return ", ".join(f'"{name}"' for name in COLUMNS)
 
 
+LOCK = ".compact.lock"
+
+
+@contextlib.contextmanager
+def _only_writer(fleet_dir: str) -> Iterator[None]:
+    """Refuse a second compact while one runs: two would each fold a different set of new files
+    and the later rename would drop the other's records after their files were removed. O_EXCL
+    creation is atomic on local file systems and NFSv3+. A crash leaves the file: the message says
+    whose it is, so a person can check and remove it."""
+    store = os.path.join(fleet_dir, "store")
+    os.makedirs(store, exist_ok=True)
+    path = os.path.join(store, LOCK)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                owner = fh.read().strip()[:200]
+        except OSError:
+            owner = "?"
+        raise FleetError(
+            f"another `fleet compact` holds {path} ({owner or 'no owner written'}); "
+            "if it is not running any more, remove that file and run again"
+        ) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"host {socket.gethostname()} pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n")
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
 def compact(fleet_dir: str) -> CompactResult:
     duckdb = duckdb_module()
+    with _only_writer(fleet_dir):
+        return _compact(duckdb, fleet_dir)
+
+
+def _compact(duckdb, fleet_dir: str) -> CompactResult:
     result = CompactResult()
     files = input_files(fleet_dir)
     by_month: dict[str, list[str]] = {}

@@ -367,3 +367,16 @@ def test_archive_jobs_per_folder_or_per_job_id_in_names(tmp_path):
         "102": ["slurm-102.out", "train-102.err"],
         "bert-large": ["rank0.log", "rank1.log"],  # no checkpoint, no saved record, no hidden file
     }
+
+
+def test_a_second_compact_is_refused_while_one_runs(tmp_path):
+    (tmp_path / "shards").mkdir()
+    (tmp_path / "shards" / "s.jsonl").write_text(dumps(_record("1", "2026-11-30T10:00:00Z", None)))
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / ".compact.lock").write_text("host n9 pid 4242 since 2026-11-30T10:00:00\n")
+    result = CliRunner().invoke(cli, ["fleet", "compact", str(tmp_path)])
+    assert result.exit_code == 2 and "host n9 pid 4242" in result.output and "remove that file" in result.output
+    assert (tmp_path / "shards" / "s.jsonl").exists()  # nothing folded, nothing removed
+    (tmp_path / "store" / ".compact.lock").unlink()
+    assert "1 records" in _run("fleet", "compact", str(tmp_path))
+    assert not (tmp_path / "store" / ".compact.lock").exists()
