@@ -34,8 +34,14 @@ _SLURM_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 # so a field added here must be added to both (and a new schema version if its meaning changes).
 FINDING_TYPE = (
     "STRUCT(id VARCHAR, role VARCHAR, severity VARCHAR, confidence DOUBLE, explained_by VARCHAR, "
-    "hosts VARCHAR[], ranks BIGINT[], evidence VARCHAR)[]"
+    "hosts VARCHAR[], ranks BIGINT[], devices VARCHAR[], evidence VARCHAR)[]"
 )
+MAX_DEVICES = 16
+# The device an evidence line names, so that a bad node's report can say which HCA or GPU: verbs
+# device names (mlx5_3, bnxt_re0, irdma1, efa_0, hfi1_0, qedr0) and a GPU's PCI address as NVRM's
+# Xid lines print it (``Xid (PCI:0000:5d:00)``, ``GPU 0000:5d:00.0``).
+_HCA = re.compile(r"\b(mlx[45]_\d+|bnxt_re\d+|irdma\d+|efa_\d+|hfi1_\d+|qedr\d+)\b")
+_GPU = re.compile(r"(?:\bPCI:|\bGPU )([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})")
 COLUMNS: dict[str, str] = {
     "schema": "VARCHAR",
     "cluster": "VARCHAR",
@@ -140,6 +146,7 @@ def build_record(
                 "explained_by": f.explained_by,
                 "hosts": [h for h in f.hosts if h and h != UNNAMED_HOST][:MAX_LIST],
                 "ranks": f.ranks[:MAX_LIST],
+                "devices": devices(f),
                 "evidence": _short(f"{first.path}:{first.line}") if first else None,
             }
         )
@@ -174,6 +181,21 @@ def build_record(
         if key in COLUMNS and value not in (None, ""):
             record[key] = utc_iso(value) if key.endswith("_time") else value
     return record
+
+
+def devices(finding) -> list[str]:
+    """``host:mlx5_3`` / ``host:GPU@0000:5d:00`` for each device the finding's evidence names on a
+    host it blames, in order of first appearance."""
+    found: list[str] = []
+    blamed = set(finding.hosts)
+    for e in finding.evidence:
+        if not e.host or e.host not in blamed:
+            continue
+        names = [m for m in _HCA.findall(e.text)] + [f"GPU@{m.lower()}" for m in _GPU.findall(e.text)]
+        for name in names:
+            if f"{e.host}:{name}" not in found:
+                found.append(f"{e.host}:{name}")
+    return found[:MAX_DEVICES]
 
 
 def dumps(record: Mapping) -> str:

@@ -77,8 +77,8 @@ def check_record(line: str) -> tuple[dict | None, str | None]:
     for f in record.get("findings", []):
         if not isinstance(f, dict) or not isinstance(f.get("id"), str):
             return None, "a finding without an id"
-        if not isinstance(f.get("hosts", []), list) or not isinstance(f.get("ranks", []), list):
-            return None, "a finding's hosts/ranks are not lists"
+        if not all(isinstance(f.get(k, []), list) for k in ("hosts", "ranks", "devices")):
+            return None, "a finding's hosts/ranks/devices are not lists"
         if not all(isinstance(r, int) for r in f.get("ranks", [])):
             return None, "a finding's ranks hold a non-integer"
     for name, kind in COLUMNS.items():

@@ -59,6 +59,7 @@ class NodeVerdict:
     p_value: float
     p_value_without_top_user: float
     causes: dict[str, int]
+    devices: dict[str, int]  # HCA / GPU of this node named by the blaming findings, with their job counts
     first_seen: str | None
     last_seen: str | None
     drain: str = ""
@@ -75,6 +76,7 @@ class NodeVerdict:
             "p_value": float(f"{self.p_value:.3g}"),
             "p_value_without_top_user": float(f"{self.p_value_without_top_user:.3g}"),
             "causes": self.causes,
+            "devices": self.devices,
             "first_seen": self.first_seen,
             "last_seen": self.last_seen,
             "drain": self.drain,
@@ -127,7 +129,8 @@ def _rows(con, fleet_dir: str, start: str, end: str) -> list[tuple]:
         f"""
         SELECT cluster, job_id, coalesce(user, '?'), nodes, coalesce(end_time, scanned_at) AS t, state,
                [struct_pack(id := f.id, role := f.role, severity := f.severity,
-                            explained_by := f.explained_by, hosts := f.hosts) for f in findings] AS fs
+                            explained_by := f.explained_by, hosts := f.hosts, devices := f.devices)
+                for f in findings] AS fs
         FROM read_parquet({sql_str(store_glob(fleet_dir))})
         WHERE coalesce(end_time, scanned_at) >= ? AND coalesce(end_time, scanned_at) < ?
         -- several rules hashes of one job: the latest scan speaks for it
@@ -181,15 +184,23 @@ def _bad_nodes(summary: FleetSummary, rows: list[tuple], th: Thresholds) -> None
     per_user: dict[str, Counter] = defaultdict(Counter)  # node -> user -> jobs run
     blamed_by: dict[str, Counter] = defaultdict(Counter)  # node -> user -> jobs blamed
     causes: dict[str, Counter] = defaultdict(Counter)
+    hardware: dict[str, Counter] = defaultdict(Counter)
     seen: dict[str, list[str]] = {}
     pairs = blamed_pairs = 0
     for _cluster, _job, user, nodes, when, _state, findings in rows:
         nodes = set(nodes or [])
         blamed: dict[str, set[str]] = defaultdict(set)
+        parts: dict[str, set[str]] = defaultdict(set)
         for f in _roots(findings):
             for host in f["hosts"] or []:
                 if host in nodes:
                     blamed[host].add(f["id"])
+            for device in f["devices"] or []:
+                host, _, name = device.partition(":")
+                if host in nodes:
+                    parts[host].add(name)
+        for node, names in parts.items():
+            hardware[node].update(names)
         for node in nodes:
             per_user[node][user] += 1
         for node, ids in blamed.items():
@@ -218,6 +229,7 @@ def _bad_nodes(summary: FleetSummary, rows: list[tuple], th: Thresholds) -> None
         verdict = NodeVerdict(
             node=node, jobs=n, users=users, blamed=k, blamed_users=blamed_users, rate=k / n, wilson_low=low,
             p_value=p, p_value_without_top_user=p_without, causes=dict(causes[node].most_common()),
+            devices=dict(hardware[node].most_common(8)),
             first_seen=seen[node][0], last_seen=seen[node][1],
         )  # fmt: skip
         verdict.drain = drain_line(verdict)
@@ -229,8 +241,12 @@ def drain_line(v: NodeVerdict) -> str:
     """A line for a person to read and paste; quoted so no node or cause name can add a command."""
     # The causes behind most of the blame; background noise (one odd user error) is left out.
     top = ", ".join([c for c, n in v.causes.items() if n * 4 >= v.blamed][:3] or list(v.causes)[:1])
-    reason = f"slurmdiag: {top} in {v.blamed}/{v.jobs} jobs, {v.blamed_users} users, since {(v.first_seen or '')[:10]}"
-    reason = re.sub(r"[^\w :/,.+-]", "_", reason)
+    # The device most often named, when it accounts for a good part of the blame: where to look first.
+    part = next((f" ({d})" for d, n in v.devices.items() if n * 4 >= v.blamed), "")
+    reason = (
+        f"slurmdiag: {top}{part} in {v.blamed}/{v.jobs} jobs, {v.blamed_users} users, since {(v.first_seen or '')[:10]}"
+    )
+    reason = re.sub(r"[^\w :/,.+@()-]", "_", reason)
     return f"scontrol update nodename={shlex.quote(v.node)} state=drain reason={shlex.quote(reason)}"
 
 
@@ -281,6 +297,8 @@ def _text(s: FleetSummary) -> str:
                 f"  {_safe(v.node)}: blamed in {v.blamed}/{v.jobs} jobs by {v.blamed_users} users "
                 f"(rate {v.rate:.0%}, at least {v.wilson_low:.0%}; p={v.p_value:.2g}) — {_safe(causes)}"
             )
+            if v.devices:
+                out.append("      devices: " + _safe(", ".join(f"{d} {n}" for d, n in v.devices.items())))
         out += ["", "To drain them (slurmdiag drains nothing itself; check first):"]
         out += [f"  {_safe(v.drain)}" for v in s.bad_nodes]
     else:

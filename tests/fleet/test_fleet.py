@@ -57,6 +57,8 @@ def test_planted_bad_nodes_rank_first_and_no_healthy_node_is_named(fleet):
         kind = archive.bad[entry["node"]]
         top_cause = next(iter(entry["causes"]))
         assert top_cause == {"ib": "ib-link-fault", "xid": "gpu-xid"}[kind]
+        # Which HCA or GPU: the devices the blaming findings named on that node.
+        assert entry["devices"] and all(d.startswith({"ib": "mlx5_", "xid": "GPU@"}[kind]) for d in entry["devices"])
         assert entry["blamed_users"] >= 2 and entry["rate"] > report["baseline_rate"]
         assert entry["drain"].startswith(f"scontrol update nodename={entry['node']} state=drain reason='slurmdiag: ")
     # Ranked by the lower bound of the rate, not by raw counts.
@@ -236,7 +238,7 @@ def test_fleet_record_of_one_job(tmp_path, rules):
     assert record["end_time"] == utc_iso("2026-12-01T11:00:00") and record["end_time"].endswith("Z")
     assert len(record["rules_sha256"]) == 64 and record["rules_sha256"] == rules_fingerprint(rules)[1]
     (xid,) = [f for f in record["findings"] if f["id"] == "gpu-xid"]
-    assert xid["hosts"] == ["slinky-1"] and xid["role"] == "root"
+    assert xid["hosts"] == ["slinky-1"] and xid["role"] == "root" and xid["devices"] == ["slinky-1:GPU@0000:5d:00"]
     path, _, number = xid["evidence"].rpartition(":")
     assert number.isdigit() and path.endswith(".out") and "[REDACTED]" in path
     assert dumps(build_record(report, rules, cluster="c1", producer="epilog", meta={"account": "ml"}, now=0)) == line
