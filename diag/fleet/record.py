@@ -28,6 +28,7 @@ SCHEMA = "slurmdiag.fleet/1"
 MAX_FINDINGS = 16  # a job with more is already explained by its first ones; keeps a record small
 MAX_LIST = 64  # hosts/ranks per finding, nodes per job are not capped (the denominators need them all)
 MAX_TEXT = 200
+FINDINGS_BYTES = 3000  # the findings' share of a record; nodes are not capped (the denominators need them all)
 _SLURM_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 # The fixed columns of a record, with their DuckDB types: compact reads every line with this schema,
@@ -150,6 +151,7 @@ def build_record(
                 "evidence": _short(f"{first.path}:{first.line}") if first else None,
             }
         )
+    findings = fit(findings)
     record = {
         "schema": SCHEMA,
         "cluster": cluster,
@@ -181,6 +183,26 @@ def build_record(
         if key in COLUMNS and value not in (None, ""):
             record[key] = utc_iso(value) if key.endswith("_time") else value
     return record
+
+
+def fit(findings: list[dict], budget: int = FINDINGS_BYTES) -> list[dict]:
+    """Findings within ``budget`` bytes of JSON: a job with hundreds of ranks or hosts per finding
+    keeps its record small. Symptoms and advice go first (the root causes are what a fleet counts),
+    then the per-finding lists shrink; a finding naming more hosts than that blames no one node."""
+
+    def size(items: list[dict]) -> int:
+        return len(json.dumps(items, separators=(",", ":")))
+
+    while size(findings) > budget and any(f["role"] != "root" for f in findings):
+        last = max(i for i, f in enumerate(findings) if f["role"] != "root")
+        findings = findings[:last] + findings[last + 1 :]
+    for cap in (16, 4, 1):
+        if size(findings) <= budget:
+            break
+        findings = [{**f, **{k: f[k][:cap] for k in ("hosts", "ranks", "devices")}} for f in findings]
+    while size(findings) > budget and len(findings) > 1:
+        findings = findings[:-1]
+    return findings
 
 
 def devices(finding) -> list[str]:

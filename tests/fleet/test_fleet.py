@@ -151,7 +151,9 @@ def test_compaction_is_idempotent(fleet, tmp_path):
     assert _store_state(copy) == rows
 
 
-def _record(job: str, when: str, cause: str | None, nodes=("a1", "a2"), user="u1", scanned="2026-11-30T00:00:00Z") -> dict:
+def _record(
+    job: str, when: str, cause: str | None, nodes=("a1", "a2"), user="u1", scanned="2026-11-30T00:00:00Z"
+) -> dict:
     findings = []
     if cause:
         findings.append({"id": cause, "role": "root", "severity": "error", "confidence": 0.9, "explained_by": None,
@@ -233,7 +235,12 @@ def test_fleet_record_of_one_job(tmp_path, rules):
     line = dumps(record)
     assert len(line) < 4096 and line.endswith("\n") and "\n" not in line[:-1]
     assert token not in line
-    assert (record["schema"], record["job_id"], record["array_job_id"], record["array_task_id"]) == (SCHEMA, "77_3", "77", "3")
+    assert (record["schema"], record["job_id"], record["array_job_id"], record["array_task_id"]) == (
+        SCHEMA,
+        "77_3",
+        "77",
+        "3",
+    )
     assert record["nodes"] == ["slinky-0", "slinky-1", "slinky-2", "slinky-3"] and record["user"] == "ann"
     assert record["end_time"] == utc_iso("2026-12-01T11:00:00") and record["end_time"].endswith("Z")
     assert len(record["rules_sha256"]) == 64 and record["rules_sha256"] == rules_fingerprint(rules)[1]
@@ -251,7 +258,9 @@ def test_epilog_writes_a_record_for_every_job_even_with_only_failed(tmp_path, mo
     monkeypatch.setenv("PATH", f"{fake_scontrol(tmp_path, tmp_path)}:{os.environ['PATH']}")
     fleet_dir = tmp_path / "fleet"
     env = {**epilog_env("13"), "PATH": os.environ["PATH"]}
-    result = CliRunner().invoke(cli, ["epilog", "--only-failed", "--fleet-dir", str(fleet_dir), "--cluster", "lab"], env=env)
+    result = CliRunner().invoke(
+        cli, ["epilog", "--only-failed", "--fleet-dir", str(fleet_dir), "--cluster", "lab"], env=env
+    )
     assert result.exit_code == 0
     assert not list(tmp_path.glob("slurmdiag-13.*"))  # --only-failed: no report for a clean job ...
     (spool,) = list((fleet_dir / "spool").rglob("*.json"))  # ... but its record, for the baseline
@@ -328,7 +337,7 @@ def test_window_scan_from_one_sacct_query(tmp_path, rules):
     def runner(argv):
         calls.append(argv)
         if "StdOut" in argv[-1]:
-            return 1, "", "sacct: error: Invalid field requested: \"StdOut\""
+            return 1, "", 'sacct: error: Invalid field requested: "StdOut"'
         return 0, FIELDS.replace(",", "|") + "\n" + "\n".join(rows) + "\n", ""
 
     jobs = sacct_window("2026-12-01T00:00:00", "2026-12-02T00:00:00", runner)
@@ -339,7 +348,11 @@ def test_window_scan_from_one_sacct_query(tmp_path, rules):
     assert set(records) == {"701", "704_2"}
     assert records["701"]["top"] == "gpu-xid" and records["701"]["user"] == "ann"
     assert records["701"]["partition"] == "h200" and records["701"]["nodes"] == [f"slinky-{i}" for i in range(4)]
-    assert (records["704_2"]["array_job_id"], records["704_2"]["array_task_id"], records["704_2"]["raw_id"]) == ("704", "2", "705")
+    assert (records["704_2"]["array_job_id"], records["704_2"]["array_task_id"], records["704_2"]["raw_id"]) == (
+        "704",
+        "2",
+        "705",
+    )
     assert records["704_2"]["findings"] == [] and records["704_2"]["state"] == "COMPLETED"
 
 
@@ -382,3 +395,25 @@ def test_a_second_compact_is_refused_while_one_runs(tmp_path):
     (tmp_path / "store" / ".compact.lock").unlink()
     assert "1 records" in _run("fleet", "compact", str(tmp_path))
     assert not (tmp_path / "store" / ".compact.lock").exists()
+
+
+def test_a_huge_job_still_makes_a_small_record(rules):
+    from diag.report import Finding, Report
+    from diag.scan.facts import Facts
+
+    hosts = [f"node{i:04d}" for i in range(400)]
+    findings = [
+        Finding("ib-link-fault", "t", "error", "root", 0.9, "d", "r", hosts=hosts[:2], ranks=[1, 9]),
+        Finding("gpu-xid", "t", "critical", "root", 0.9, "d", "r", hosts=hosts, ranks=list(range(3200))),
+        *[
+            Finding(f"x-s{i}", "t", "error", "symptom", 0.9, "d", "r", hosts=hosts, ranks=list(range(3200)))
+            for i in range(8)
+        ],
+    ]
+    report = Report(findings=findings, inputs=[], facts=Facts(), job="9")
+    record = build_record(report, rules, cluster="c", producer="scan")
+    kept = {f["id"]: f for f in record["findings"]}
+    assert len(json.dumps(record["findings"], separators=(",", ":"))) <= 3000 and len(dumps(record)) < 8000
+    assert {"ib-link-fault", "gpu-xid"} <= set(kept)  # the symptoms go first
+    assert kept["ib-link-fault"]["hosts"] == ["node0000", "node0001"]  # a root cause on two nodes stays whole
+    assert len(record["nodes"]) == 400  # the allocation is never cut: every node ran the job
