@@ -132,7 +132,9 @@ def discover(archives: Sequence[str]) -> Iterator[ArchiveJob]:
             groups = group_by_job(logs)
             for jid, indexes in groups:
                 paths = [logs[i] for i in indexes]
-                job_id = jid or guess_job_id(paths) or (os.path.basename(folder) if folder != root else None)
+                # A folder without an id in its names is named by its path under the archive, so
+                # alice/run and bob/run stay two jobs.
+                job_id = jid or guess_job_id(paths) or (os.path.relpath(folder, root) if folder != root else None)
                 if job_id is None:
                     # Loose files without any id at the archive's top: each its own job, named by its file.
                     for path in paths:

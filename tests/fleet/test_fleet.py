@@ -376,11 +376,14 @@ def test_archive_jobs_per_folder_or_per_job_id_in_names(tmp_path):
     run.mkdir(parents=True)
     for name in ("rank0.log", "rank1.log", "model.pt", "sacct.txt", ".hidden.log"):
         (run / name).write_text("x\n")
+    (tmp_path / "runs" / "alice" / "bert-large").mkdir(parents=True)  # another user's run of that name
+    (tmp_path / "runs" / "alice" / "bert-large" / "train.log").write_text("x\n")
     jobs = {j.job_id: sorted(Path(f).name for f in j.files) for j in discover([str(flat), str(tmp_path / "runs")])}
     assert jobs == {
         "101": ["slurm-101.out"],
         "102": ["slurm-102.out", "train-102.err"],
         "bert-large": ["rank0.log", "rank1.log"],  # no checkpoint, no saved record, no hidden file
+        "alice/bert-large": ["train.log"],
     }
 
 
