@@ -25,6 +25,7 @@ from diag.formats import (
     render,
     worth_notifying,
 )
+from diag.formats.safe import safe_text
 from diag.scan.engines import ENGINE_NAMES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130  # 130: 128 + SIGINT, the shell convention
@@ -308,10 +309,19 @@ def job(job_id, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, 
     default=None,
     help="Mask tokens, keys and e-mail addresses (default: in the webhook alert, not in the files).",
 )
+@click.option(
+    "--fleet-dir",
+    type=click.Path(file_okay=False),
+    envvar="SLURMDIAG_FLEET_DIR",
+    help="Also write the job's fleet record (every job, clean ones too) under DIR/spool/ for `fleet compact`.",
+)
+@click.option(
+    "--cluster", help="The fleet record's cluster name (default: $SLURM_CLUSTER_NAME, slurm.conf ClusterName)."
+)
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--disable", multiple=True, metavar="ID")
 def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_final, keep_privileges, only_failed,
-           fail_on, webhook, webhook_format, redact, rule_dirs, disable) -> None:  # fmt: skip
+           fail_on, webhook, webhook_format, redact, fleet_dir, cluster, rule_dirs, disable) -> None:  # fmt: skip
     """Diagnose the job that just ended (SLURM_JOB_ID, or JOBID as strigger passes it) and write
     slurmdiag-JOBID.md/.json. Always exits 0: an epilog must never fail because of slurmdiag."""
     from diag.epilog import EpilogOptions, run_epilog
@@ -320,19 +330,33 @@ def epilog(job_id, output_dir, max_seconds, log_file, formats, all_nodes, wait_f
                          formats=formats or ("markdown", "json"), all_nodes=all_nodes, wait_final=wait_final,
                          drop_privileges=not keep_privileges, rule_dirs=rule_dirs, disabled=disable,
                          only_failed=only_failed, fail_on=fail_on, webhook=webhook, webhook_format=webhook_format,
-                         redact=redact)  # fmt: skip
+                         redact=redact, fleet_dir=fleet_dir, cluster=cluster)  # fmt: skip
     sys.exit(run_epilog(opts))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="SCRIPT... [-- SBATCH-ARGS...]")
-@click.option("--profile", type=click.Path(dir_okay=False), envvar="SLURMDIAG_SITE",
-              help="Site profile (YAML: NICs, HCAs, MPI plugins, mounts); also $SLURMDIAG_SITE.")
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
-              help="Report format (default: from the -o extension, else text).")
+@click.option(
+    "--profile",
+    type=click.Path(dir_okay=False),
+    envvar="SLURMDIAG_SITE",
+    help="Site profile (YAML: NICs, HCAs, MPI plugins, mounts); also $SLURMDIAG_SITE.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default=None,
+    help="Report format (default: from the -o extension, else text).",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
-@click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
-              help="Exit 1 when a finding has this severity or worse.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding has this severity or worse.",
+)
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--disable", multiple=True, metavar="ID", help="Turn a rule (and its check) off (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
@@ -365,18 +389,49 @@ def lint(args, profile, fmt, output, fail_on, rule_dirs, disable, color) -> None
 @click.argument("paths", nargs=-1)
 @_report_options
 @click.option("--jobid", metavar="JOBID", help="Follow this Slurm job: its files from Slurm, until it ends.")
-@click.option("--interval", type=click.FloatRange(min=0.05), default=2.0, show_default=True, metavar="S",
-              help="Seconds between polls of the files' sizes.")
-@click.option("--idle", type=click.FloatRange(min=0), default=300.0, show_default=True, metavar="S",
-              help="PATH mode: stop when the files have not grown for this long.")
-@click.option("--alert-on", type=click.Choice(FAIL_ON[:4]), default="error", show_default=True,
-              help="Alert early on root causes at least this severe.")
-@click.option("--exec", "exec_cmd", metavar="CMD", help="Run CMD (a shell line) per alert, the finding's JSON on stdin.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.05),
+    default=2.0,
+    show_default=True,
+    metavar="S",
+    help="Seconds between polls of the files' sizes.",
+)
+@click.option(
+    "--idle",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    metavar="S",
+    help="PATH mode: stop when the files have not grown for this long.",
+)
+@click.option(
+    "--alert-on",
+    type=click.Choice(FAIL_ON[:4]),
+    default="error",
+    show_default=True,
+    help="Alert early on root causes at least this severe.",
+)
+@click.option(
+    "--exec", "exec_cmd", metavar="CMD", help="Run CMD (a shell line) per alert, the finding's JSON on stdin."
+)
 @click.option("--max-alerts-per-minute", type=click.IntRange(min=1), default=6, show_default=True)
-@click.option("--job-poll", type=click.FloatRange(min=0.05), default=30.0, show_default=True, metavar="S",
-              help="--jobid: seconds between asking Slurm (squeue/scontrol) whether the job still runs.")
-@click.option("--settle", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="S",
-              help="--jobid: after the job ended, wait this long for its last bytes (shared file systems lag).")
+@click.option(
+    "--job-poll",
+    type=click.FloatRange(min=0.05),
+    default=30.0,
+    show_default=True,
+    metavar="S",
+    help="--jobid: seconds between asking Slurm (squeue/scontrol) whether the job still runs.",
+)
+@click.option(
+    "--settle",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    metavar="S",
+    help="--jobid: after the job ended, wait this long for its last bytes (shared file systems lag).",
+)
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, notify_on, report_url, jobid,
            interval, idle, alert_on, exec_cmd, max_alerts_per_minute, job_poll, settle, color) -> None:  # fmt: skip
@@ -569,6 +624,142 @@ def test_rules(cases, rule_dirs) -> None:
         click.echo(line)
     click.echo(f"{checked} example lines, {len(results)} cases: {len(failures)} failure(s)")
     sys.exit(EXIT_FINDINGS if failures else EXIT_CLEAN)
+
+
+@cli.group()
+def fleet() -> None:
+    """Every finished job of a cluster, diagnosed and aggregated (see README, Fleet).
+
+    \b
+    slurmdiag epilog --fleet-dir DIR                  one record per job, as it ends
+    slurmdiag fleet scan ARCHIVE... --out DIR         jobs from an archive of logs (sbatch --array)
+    slurmdiag fleet scan --since now-1days --out DIR  jobs that ended in a window (one sacct per task)
+    slurmdiag fleet compact DIR                       fold records into the store (the only writer)
+    slurmdiag fleet report DIR --since 7d             bad nodes, drain suggestions, causes, unexplained
+    """
+
+
+@fleet.command("scan")
+@click.argument("archives", nargs=-1, type=click.Path(exists=True))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="The fleet directory.")
+@click.option("--since", help="Without ARCHIVE: the jobs that ended from this time on, by one bulk sacct query.")
+@click.option("--until", default="now", show_default=True, help="With --since: the window's end (sacct -E).")
+@click.option(
+    "--shard",
+    default=None,
+    metavar="i/N",
+    help="This task's share of the jobs (default: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT, else 0/1).",
+)
+@click.option("--cluster", help="Cluster name in the records (default: $SLURM_CLUSTER_NAME, slurm.conf ClusterName).")
+@click.option(
+    "--max-seconds",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Per job: past this budget only the head and tail of big files are read; a job still running is dropped.",
+)
+@click.option("--rescan", is_flag=True, help="Scan jobs already scanned with the same rules too.")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option("--disable", multiple=True, metavar="ID")
+def fleet_scan(archives, out_dir, since, until, shard, cluster, max_seconds, rescan, rule_dirs, disable) -> None:
+    """Diagnose finished jobs; write this task's records as one shard file under OUT/shards.
+
+    \b
+    ARCHIVE...: an archive of job logs: one job per folder, or per job id in the file names where
+      a folder holds several; Slurm's record is read from a saved sacct.json, sacct.txt (sacct -P)
+      or scontrol.txt beside the logs or above them.
+    --since T0 [--until T1]: the jobs that ended in the window, from one sacct query per task."""
+    from diag.fleet.archive import archive_units, parse_shard, scan_units
+    from diag.fleet.record import default_cluster
+    from diag.fleet.store import known_keys
+
+    if bool(archives) == bool(since):
+        _fail("give either ARCHIVE... or --since (with --until), not both and not neither")
+    shard = shard or _array_shard()
+    try:
+        part = parse_shard(shard)
+    except ValueError as exc:
+        _fail(str(exc))
+    rules = _load_rules(rule_dirs, disable)
+    if since:
+        from diag.fleet.accounting import sacct_window, window_units
+        from diag.slurm.query import SlurmError
+
+        try:
+            units = window_units(sacct_window(since, until), rules)
+        except SlurmError as exc:
+            _fail(str(exc))
+    else:
+        units = archive_units(list(archives), rules)
+    known = set() if rescan else known_keys(out_dir)
+    stats = scan_units(units, out_dir, rules, cluster=cluster or default_cluster(), shard=part,
+                       max_seconds=max_seconds, known=known, log=lambda m: click.echo(f"slurmdiag: {m}", err=True))  # fmt: skip
+    for line in stats.failed:
+        click.echo(f"slurmdiag: {safe_text(line)}", err=True)
+    if stats.shard_path:
+        click.echo(stats.shard_path)
+
+
+def _array_shard() -> str:
+    task, count = os.environ.get("SLURM_ARRAY_TASK_ID", ""), os.environ.get("SLURM_ARRAY_TASK_COUNT", "")
+    low = os.environ.get("SLURM_ARRAY_TASK_MIN", "0")
+    if task.isdigit() and count.isdigit() and low.isdigit():
+        return f"{int(task) - int(low)}/{count}"
+    return "0/1"
+
+
+@fleet.command("compact")
+@click.argument("fleet_dir", type=click.Path(file_okay=False, exists=True))
+def fleet_compact(fleet_dir) -> None:
+    """Fold the spool and shard files into the Parquet store (newest wins per cluster, job and rules).
+
+    The only writer: run it once at a time (a dependent job after the scan array, or nightly).
+    Lines that are not records are reported as file:line and skipped; their file moves to rejected/."""
+    from diag.fleet.store import FleetError, compact
+
+    try:
+        result = compact(fleet_dir)
+    except FleetError as exc:
+        _fail(str(exc))
+    for line in result.rejected:
+        click.echo(f"slurmdiag: skipped {safe_text(line)}", err=True)
+    click.echo(f"{result.records} records from {result.files} files into {len(result.months)} month(s); "
+               f"{result.rows} jobs in the store; {len(result.rejected)} line(s) rejected")  # fmt: skip
+
+
+@fleet.command("report")
+@click.argument("fleet_dir", type=click.Path(file_okay=False, exists=True))
+@click.option("--since", default="7d", show_default=True, help="Window length: 30m, 12h, 7d, 4w.")
+@click.option("--until", help="Window end, ISO-8601 UTC (default: now).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "markdown", "json", "prometheus")),
+    default="text",
+    show_default=True,
+    help="prometheus: a textfile for node_exporter (bad nodes, causes, unexplained share).",
+)
+@click.option("--min-jobs", type=int, default=10, show_default=True, help="A node is judged from this many jobs on.")
+@click.option("--min-users", type=int, default=2, show_default=True, help="Users who must have been hit on a node.")
+def fleet_report(fleet_dir, since, until, fmt, min_jobs, min_users) -> None:
+    """Bad nodes against the fleet baseline (with drain lines to paste), causes over time, unexplained share."""
+    import datetime as dt
+
+    from diag.fleet.store import FleetError
+    from diag.fleet.summary import Thresholds, parse_duration, render, summarize
+
+    try:
+        parse_duration(since)
+        end = dt.datetime.fromisoformat(until.replace("Z", "+00:00")) if until else None
+    except ValueError as exc:
+        _fail(str(exc))
+    if end is not None and end.tzinfo is None:
+        end = end.replace(tzinfo=dt.timezone.utc)
+    try:
+        summary = summarize(fleet_dir, since, end, Thresholds(min_jobs=min_jobs, min_users=min_users))
+    except FleetError as exc:
+        _fail(str(exc))
+    _write_stdout(render(summary, fmt))
 
 
 def _builtin_dir():

@@ -51,6 +51,8 @@ class EpilogOptions:
     webhook: str | None = None
     webhook_format: str | None = None  # slack, teams, mattermost; None: from the URL
     redact: bool | None = None  # None: the files are kept as read, the webhook is redacted
+    fleet_dir: str | None = None  # also write the job's slurmdiag.fleet/1 record under DIR/spool/
+    cluster: str | None = None  # the fleet record's cluster (None: $SLURM_CLUSTER_NAME / slurm.conf)
 
 
 class Log:
@@ -278,13 +280,19 @@ def _diagnose_and_write(job_id: str, opts: EpilogOptions, env: Mapping[str, str]
     left = opts.max_seconds - (time.monotonic() - start)
     max_bytes = budget_bytes(files, max(left * 0.6, 0.5), SCAN_BYTES_PER_SECOND)
     report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes)
+    written = []
+    if opts.fleet_dir:
+        # Every job, clean ones too: a node's failure rate needs the jobs it ran without trouble.
+        try:
+            written.append(_write_fleet_record(report, rules, jobs, opts, env))
+        except OSError as exc:  # the job's own report still gets written
+            log(f"job {job_id}: no fleet record in {opts.fleet_dir}: {exc.strerror or exc}")
     if opts.only_failed and not _worth_reporting(report, opts.fail_on):
-        log(f"job {job_id}: no finding at or above {opts.fail_on} (--only-failed): nothing written or posted")
-        return []
+        log(f"job {job_id}: no finding at or above {opts.fail_on} (--only-failed): no report written or posted")
+        return written
     out_dir = opts.output_dir or _next_to_output(jobs, files)
     # The files stay by the job's output, readable by its user: masked only when asked.
     (kept,), redacted = prepare([report], "markdown", OutputOptions(redact=bool(opts.redact)))
-    written = []
     renders: dict[str, tuple[str, Callable[[], str]]] = {
         "markdown": ("md", lambda: render_markdown(kept, redacted)),
         "json": ("json", lambda: json.dumps(kept.to_json(), indent=2) + "\n"),
@@ -297,6 +305,14 @@ def _diagnose_and_write(job_id: str, opts: EpilogOptions, env: Mapping[str, str]
     if opts.webhook:
         _post(report, job_id, opts, log, written[0] if written else None)
     return written
+
+
+def _write_fleet_record(report, rules, jobs: Sequence[JobInfo], opts: EpilogOptions, env: Mapping[str, str]) -> str:
+    from diag.fleet.record import build_record, default_cluster, slurm_meta, write_record
+
+    cluster = opts.cluster or default_cluster(env)
+    record = build_record(report, rules, cluster=cluster, producer="epilog", meta=slurm_meta(jobs))
+    return write_record(opts.fleet_dir, record)
 
 
 def _worth_reporting(report, fail_on: str) -> bool:

@@ -2,7 +2,8 @@
 ``diag`` module points down the layers (or stays in its own folder), and there is no import circle.
 
     leaves (evidence, hostlist, cache, __init__) -> input -> catalog -> scan -> report
-        -> diagnosis | slurm | formats | lint (side by side, none imports another) -> api -> epilog | harness | follow -> cli
+        -> diagnosis | slurm | formats | lint (side by side, none imports another) -> api -> fleet
+        -> epilog | harness | follow -> cli
 
 Imports under ``if TYPE_CHECKING:`` are for the type checker only and are not counted.
 """
@@ -25,6 +26,8 @@ LAYERS = [
     {"diag.report"},
     {"diag.diagnosis", "diag.slurm", "diag.formats", "diag.lint"},
     {"diag.api"},
+    # The fleet sits just under the epilog, which writes its records (--fleet-dir).
+    {"diag.fleet"},
     {"diag.epilog", "diag.harness", "diag.follow"},
     {"diag.cli"},
     {"diag.__main__"},

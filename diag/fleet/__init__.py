@@ -1,0 +1,13 @@
+"""Fleet: every finished job of a cluster diagnosed, kept as one small record, and aggregated.
+
+    record.py   the ``slurmdiag.fleet/1`` record of one job, built from a Report (+ Slurm's record),
+                and its create-and-rename writer (the epilog's ``--fleet-dir``)
+    archive.py  ``fleet scan``: jobs found in an archive of log folders/files, one shard per task
+    store.py    ``fleet compact``: the only writer; JSON lines -> one Parquet file, DuckDB
+    stats.py    the arithmetic of "this node fails more than the fleet" (Wilson bound, binomial tail)
+    summary.py  ``fleet report``: bad nodes, drain suggestions, causes over time, the unexplained share
+
+Producers never share a file (one file per job or per task, renamed into place), so nothing takes a
+lock on the shared file system; only ``compact`` rewrites the store. DuckDB is an optional extra
+(``pip install 'slurmdiag[fleet]'``): producing records needs only the standard library.
+"""

@@ -1,0 +1,123 @@
+"""A synthetic job-log archive for the fleet tests and bench/fleet.py, built from corpus cases.
+
+Every job is a copy of a corpus case's logs whose host names (``slinky-N``, ``nN``, ``vm``) are
+rewritten to the job's allocation out of a pool of nodes. Planted bad nodes carry an InfiniBand
+link fault or a GPU Xid in most of the jobs they run, across all users; healthy nodes carry healthy
+logs and the background failures every fleet has (user errors: OOM, a wrong NCCL_SOCKET_IFNAME,
+a Python exception), spread at random. One user's broken script always lands on the same healthy
+node: a trap for a report that counts blame without counting users. Slurm's record of every job is
+saved the way a site would dump it: one ``sacct -P`` file at the archive's top.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+# (case, the case's host the fault names): the fault lands on a bad node by mapping that host to it.
+FAULTS = {
+    "ib": [("syn-ib-link-fault-2.28-long", "slinky-1"), ("syn-ib-link-fault-2.29-wc-names", "slinky-0")],
+    "xid": [("syn-gpu-xid-79-epilog", "slinky-1"), ("syn-gpu-xid-48-ecc", "slinky-2")],
+}
+HEALTHY = ["syn-healthy-ib-gdr", "syn-healthy-roce", "real-nccl-01-baseline-torchrun"]
+BACKGROUND = [
+    ("syn-unexplained-valueerror", "slinky-1"),
+    ("syn-socket-ifname-eth9", "slinky-0"),
+    ("syn-cuda-oom-rank0-store-2.5", None),
+    ("real-slurm-task-nonzero-exit", "n2"),
+    ("real-slurm-oom", "n0"),
+]
+SCRIPT_BUG = ("syn-unexplained-valueerror", "slinky-1")
+_HOST = re.compile(r"(?<![\w.-])(slinky-\d+|n\d|vm)(?![\w-])")
+SACCT_HEADER = "JobIDRaw|JobID|JobName|User|Account|Partition|State|ExitCode|DerivedExitCode|NodeList|NNodes|Start|End"
+
+
+@dataclass
+class Archive:
+    root: Path
+    jobs: int
+    bad: dict[str, str]  # node -> fault kind
+    script_bug_node: str
+    script_bug_user: str
+    nodes: list[str] = field(default_factory=list)
+
+
+def _logs(case: str) -> dict[str, str]:
+    folder = CORPUS / case
+    return {p.name: p.read_text(errors="replace") for p in sorted(folder.iterdir()) if p.name != "expected.yaml"}
+
+
+def _hosts(texts: dict[str, str]) -> list[str]:
+    return sorted({m for t in texts.values() for m in _HOST.findall(t)})
+
+
+def build_archive(
+    root: Path,
+    jobs: int = 500,
+    nodes: int = 40,
+    users: int = 10,
+    seed: int = 7,
+    fault_rate: float = 0.6,
+    background_rate: float = 0.12,
+    script_bug_jobs: int = 25,
+    end: float | None = None,
+) -> Archive:
+    rng = random.Random(seed)
+    pool = [f"gpu-{i:03d}" for i in range(1, nodes + 1)]
+    bad = {pool[6]: "ib", pool[22]: "xid", pool[30]: "ib"}
+    trap_node, trap_user = pool[14], "mallory"
+    names = [f"user{i:02d}" for i in range(users)]
+    cache: dict[str, dict[str, str]] = {}
+    end = end or time.time()
+    sacct = [SACCT_HEADER]
+    root.mkdir(parents=True, exist_ok=True)
+
+    def write_job(index: int, case: str, focus: str | None, allocation: list[str], target: str | None, user: str) -> None:
+        texts = cache.setdefault(case, _logs(case))
+        rest = [n for n in allocation if n != target]
+        mapping = {focus: target} if focus and target else {}
+        for host in _hosts(texts):
+            if host not in mapping:
+                mapping[host] = rest.pop(0)
+        allocation = sorted(set(allocation) | set(mapping.values()))
+        job_id = str(500000 + index)
+        folder = root / user / f"job-{job_id}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            new_name = re.sub(r"\d{2,}", job_id, name, count=1) if re.search(r"\d{2,}", name) else f"{job_id}-{name}"
+            (folder / new_name).write_text(_HOST.sub(lambda m: mapping.get(m[1], m[1]), text))
+        stop = end - (jobs - index) * 60
+        start_s = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(stop - 600))
+        stop_s = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(stop))
+        state = "COMPLETED" if case in HEALTHY else "FAILED"
+        code = "0:0" if state == "COMPLETED" else "1:0"
+        node_list = ",".join(sorted(allocation))
+        sacct.append(
+            f"{job_id}|{job_id}|train|{user}|acct-{user[-1]}|gpu|{state}|{code}|{code}|{node_list}|{len(allocation)}|"
+            f"{start_s}|{stop_s}"
+        )
+
+    trap_left = script_bug_jobs
+    for index in range(jobs):
+        if trap_left and index % max(jobs // script_bug_jobs, 1) == 0:
+            trap_left -= 1
+            allocation = [trap_node, *rng.sample([n for n in pool if n != trap_node], 3)]
+            write_job(index, SCRIPT_BUG[0], SCRIPT_BUG[1], allocation, trap_node, trap_user)
+            continue
+        user = rng.choice(names)
+        allocation = rng.sample(pool, 4)
+        on_bad = [n for n in allocation if n in bad]
+        if on_bad and rng.random() < fault_rate:
+            case, focus = rng.choice(FAULTS[bad[on_bad[0]]])
+            write_job(index, case, focus, allocation, on_bad[0], user)
+        elif rng.random() < background_rate:
+            case, focus = rng.choice(BACKGROUND)
+            write_job(index, case, focus, allocation, rng.choice(allocation) if focus else None, user)
+        else:
+            write_job(index, rng.choice(HEALTHY), None, allocation, None, user)
+    (root / "sacct.txt").write_text("\n".join(sacct) + "\n")
+    return Archive(root, jobs, bad, trap_node, trap_user, pool)
