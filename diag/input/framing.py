@@ -116,7 +116,8 @@ def _ascii_bytes_pattern(pattern: str) -> re.Pattern[bytes]:
     return re.compile("".join(out).encode())
 
 
-_COMMON_NCCL_BYTES = _ascii_bytes_pattern(_COMMON_NCCL.pattern)
+# For ASCII lines without escape sequences only (match_common_nccl checks; the scanner checks once per block).
+COMMON_NCCL_BYTES = _ascii_bytes_pattern(_COMMON_NCCL.pattern)
 
 
 def match_common_nccl(line: bytes) -> re.Match[bytes] | None:
@@ -126,7 +127,7 @@ def match_common_nccl(line: bytes) -> re.Match[bytes] | None:
     or does not start that way: :func:`frame_fields` then reads it."""
     if not line.isascii() or b"\x1b" in line:
         return None
-    return _COMMON_NCCL_BYTES.match(line)
+    return COMMON_NCCL_BYTES.match(line)
 
 
 def frame(line: str) -> Frame:

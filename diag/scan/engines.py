@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from diag import cache
+from diag.input import lines as lines_module
 
 ENGINE_NAMES = ("auto", "hyperscan", "re2", "python")
 
@@ -210,15 +211,21 @@ class HyperscanEngine(_Engine):
 
     def lines(self, block: bytes) -> list[Line]:
         """Candidate lines, each with the patterns that matched on it."""
-        raw: list[tuple[int, int]] = []
-        append = raw.append
+        ends: list[int] = []
+        exprs: list[int] = []
+        end_append, expr_append = ends.append, exprs.append
 
         def on_match(expr_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            append((end, expr_id))  # Hyperscan does not promise end-offset order across patterns
+            end_append(end)  # Hyperscan does not promise end-offset order across patterns
+            expr_append(expr_id)
             return None
 
         self.db.scan(block, match_event_handler=on_match, scratch=self.scratch)
-        raw.sort()
+        if len(ends) >= _VECTOR_MIN_MATCHES:
+            np = lines_module._load_numpy()
+            if np is not None:
+                return _lines_of_matches(np, block, ends, exprs, self.members)
+        raw = sorted(zip(ends, exprs))
         found: list[Line] = []
         members = self.members
         last_end = -1
@@ -231,6 +238,37 @@ class HyperscanEngine(_Engine):
             start, last_end = line_span(block, max(end - 1, 0))
             found.append((start, last_end, members[expr_id]))
         return found
+
+
+_VECTOR_MIN_MATCHES = 64  # below this, NumPy's per-call overhead costs more than line_span
+
+
+def _lines_of_matches(
+    np, block: bytes, ends: list[int], exprs: list[int], members: list[frozenset[int]]
+) -> list[Line]:
+    """The candidate lines of the matches (``ends[k]``, ``exprs[k]``), as line_span finds them
+    one by one, with NumPy: every terminator is located in one pass, and the line holding offset
+    ``pos`` runs from just after the last terminator before ``pos`` to the first one at or after
+    it. Python only touches a line once, and a second match on a line once more."""
+    data = np.frombuffer(block, dtype=np.uint8)
+    terminators = np.flatnonzero((data == 10) | (data == 13))
+    end_array = np.array(ends, dtype=np.int64)
+    order = np.argsort(end_array, kind="stable")
+    which = np.searchsorted(terminators, np.maximum(end_array[order] - 1, 0), side="left")
+    expr_array = np.array(exprs, dtype=np.int64)[order]
+    first = np.empty(len(which), dtype=bool)
+    first[0] = True
+    np.not_equal(which[1:], which[:-1], out=first[1:])
+    lines = which[first]
+    bounds = np.concatenate(([-1], terminators, [len(block)]))
+    tried = [members[e] for e in expr_array[first].tolist()]
+    more = np.flatnonzero(~first)
+    if len(more):
+        line_of = np.cumsum(first) - 1
+        for line, expr_id in zip(line_of[more].tolist(), expr_array[more].tolist()):
+            if not members[expr_id] <= tried[line]:  # same line: more patterns to try
+                tried[line] = tried[line] | members[expr_id]
+    return list(zip((bounds[lines] + 1).tolist(), bounds[lines + 1].tolist(), tried))
 
 
 def _cached_database(hyperscan, exprs: list[bytes]):

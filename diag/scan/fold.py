@@ -28,6 +28,7 @@ Memory is bounded whatever the job's size: at most ``_MAX_SEEN`` distinct lines 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from diag.scan.facts import FACT_KIND, counter, overwrites
@@ -64,20 +65,39 @@ class Folder:
             _RULE if owner != facts_owner else _kind(FACT_KIND.get(sig.name, "set")) for owner, sig in entries
         ]
         self._names = [sig.name for _, sig in entries]
+        self._value_ids: dict[tuple, int] = {}
+        self._next_id = itertools.count()
 
     def describe(self, matches: tuple) -> tuple:
         """What folding needs to know of a line's ``matches``, computed once per distinct payload
-        (the scanner keeps it next to the matches): (values key, rule entries, last-wins
-        observations, order-dependent, counters a repeat increments)."""
+        (the scanner keeps it next to the matches): (an id of the matched signatures and captured
+        values, rule entries, last-wins observations, order-dependent, counters a repeat
+        increments). The id stands for the values in fold keys: a small int hashes at once."""
         kinds, names = self._kinds, self._names
-        rules = tuple(i for i, _ in matches if kinds[i] is _RULE)
-        last_wins = tuple((names[i], groups) for i, groups in matches if kinds[i] is _LAST_WINS)
-        ordered = any(kinds[i] is _ORDERED for i, _ in matches)
-        counters = tuple(
-            name for i, groups in matches if kinds[i] is _FACT for name in [counter(names[i], groups)] if name
-        )
-        values = tuple((i, *groups.values()) for i, groups in matches)
-        return values, rules, last_wins, ordered, counters
+        rules: list[int] = []
+        last_wins: list[tuple] = []
+        counters: list[str] = []
+        ordered = False
+        for i, groups in matches:
+            kind = kinds[i]
+            if kind is _RULE:
+                rules.append(i)
+            elif kind is _LAST_WINS:
+                last_wins.append((names[i], groups))
+            elif kind is _ORDERED:
+                ordered = True
+            else:
+                name = counter(names[i], groups)
+                if name:
+                    counters.append(name)
+        values = tuple([(i, *groups.values()) for i, groups in matches])
+        ids = self._value_ids
+        vid = ids.get(values)
+        if vid is None:
+            if len(ids) >= _MAX_SEEN:
+                ids.clear()  # ids are never reused, so a forgotten value only gets a new one
+            vid = ids[values] = next(self._next_id)
+        return vid, tuple(rules), tuple(last_wins), ordered, tuple(counters), frozenset(rules)
 
     def keep(self, host: str | None, pid: int | None, rank: int | None, emitter: str | None, matches: tuple) -> bool:
         """True: ship this record. False: it was folded into :attr:`folded`."""
@@ -87,18 +107,13 @@ class Folder:
 
     def keep_described(self, host: str, pid: int | None, rank: int | None, emitter: str | None, desc: tuple) -> bool:
         """:meth:`keep` for a line with a host, its matches given by :meth:`describe`."""
-        values, rules, last_wins, ordered, counters = desc
+        values, rules, last_wins, ordered, counters, rule_set = desc
         shadow = self._shadow
-        foldable = not ordered
-        if foldable and rules:
-            full = self._full
-            for i in rules:
-                if i not in full:
-                    foldable = False  # its evidence samples are not full yet
-                    break
-        writes: list = []
-        for name, groups in last_wins:
-            writes.extend(overwrites(name, groups, host, pid))
+        # A rule's matches fold only once its evidence samples are full.
+        foldable = not ordered and (not rules or rule_set <= self._full)
+        writes = None
+        if last_wins:
+            writes = [w for name, groups in last_wins for w in overwrites(name, groups, host, pid)]
         # What the line's effect depends on besides its matches: its host, and for a rule match the
         # rank its evidence gets (diag.scan.scanner.apply: the line's own, or rank_for(host, pid)).
         # Not the pid itself: every rank prints the same lines, and they fold across processes.
@@ -110,21 +125,29 @@ class Folder:
                 token = None if self._inherited_known else (_INHERITED, pid)
         key = (host, emitter, token, values)
         seen = self._seen
-        if foldable and key in seen and all(shadow.get(k, _UNSET) == v for k, v in writes):
-            folded = self.folded
-            matches_, counters_ = folded.matches, folded.counters
+        if foldable and key in seen:
+            if writes:
+                for k, v in writes:
+                    if shadow.get(k, _UNSET) != v:
+                        foldable = False  # writing it changes a last-wins fact: ship it
+                        break
+            if foldable:
+                folded = self.folded
+                matches_, counters_ = folded.matches, folded.counters
+                for i in rules:
+                    matches_[(i, host)] = matches_.get((i, host), 0) + 1
+                for name in counters:
+                    counters_[(host, name)] = counters_.get((host, name), 0) + 1
+                return False
+        if rules:
+            shipped = self._shipped
             for i in rules:
-                matches_[(i, host)] = matches_.get((i, host), 0) + 1
-            for name in counters:
-                counters_[(host, name)] = counters_.get((host, name), 0) + 1
-            return False
-        shipped = self._shipped
-        for i in rules:
-            n = shipped[i] = shipped.get(i, 0) + 1
-            if n >= self.max_samples:
-                self._full.add(i)
-        for k, v in writes:
-            shadow[k] = v
+                n = shipped[i] = shipped.get(i, 0) + 1
+                if n >= self.max_samples:
+                    self._full.add(i)
+        if writes:
+            for k, v in writes:
+                shadow[k] = v
         if len(seen) >= _MAX_SEEN or len(shadow) >= _MAX_SHADOW:
             self._forget()
         seen.add(key)

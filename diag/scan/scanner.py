@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from diag.catalog.model import RuleSet, Signature
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
 from diag.input.allocator import keep_block_buffers
-from diag.input.framing import ANSI_BYTES_RE, Frame, frame_fields, match_common_nccl
+from diag.input.framing import ANSI_BYTES_RE, COMMON_NCCL_BYTES, Frame, frame_fields, match_common_nccl
 from diag.input.lines import count_newlines
 from diag.input.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
 from diag.scan.engines import Pattern, make_engine
@@ -85,6 +85,7 @@ class Scanner:
         self.engine = make_engine(engine, [Pattern(sig.pattern, sig.literal) for _, sig in entries])
         self._memo: dict[tuple, tuple[Match, ...]] = {}
         self._bytes_memo: dict[tuple, tuple] = {}  # (payload, level, members) -> (matches, fold description)
+        self._old_memo: dict[tuple, tuple] = {}
         self._hosts: dict[bytes, str] = {}
         self._describe = self.folder().describe
 
@@ -138,7 +139,8 @@ class Scanner:
         slice, one prefix match, two dictionary lookups and the fold."""
         memo, hosts, describe = self._bytes_memo, self._hosts, self._describe
         keep = folder.keep_described if folder is not None else None
-        fast = match_common_nccl
+        # One pass over an ASCII block (the usual case) instead of a check per line.
+        fast = COMMON_NCCL_BYTES.match if block.isascii() and b"\x1b" not in block else match_common_nccl
         shipped: list[tuple[int, Record]] = []
         for start, end, members in self.engine.lines(block):
             raw = block[start:end]
@@ -155,10 +157,15 @@ class Scanner:
             key = (raw[cut:], level_b, members)
             known = memo.get(key)
             if known is None:
-                matches = self._confirm(raw[cut:].decode("ascii"), level_b.decode("ascii"), members)
-                known = (matches, describe(matches))
+                known = self._old_memo.get(key)
+                if known is None:
+                    matches = self._confirm(raw[cut:].decode("ascii"), level_b.decode("ascii"), members)
+                    known = (matches, describe(matches))
                 if len(memo) >= _MEMO_ENTRIES:
-                    memo.clear()
+                    # Two generations: what was used since the last turn survives it. Most payloads
+                    # that miss are one-off (a comm pointer); they must not push out the repeats.
+                    self._old_memo, memo = memo, {}
+                    self._bytes_memo = memo
                 memo[key] = known
             host = hosts.get(host_b)
             if host is None:
