@@ -226,10 +226,17 @@ class Scanner:
         facts = result.facts
         stats_of = result.stats
         entries = self.entries
-        keep = folder.keep if folder is not None else None
+        keep = folder.keep_described if folder is not None else None
+        # A worker's records share one matches tuple per distinct payload, and pickling keeps
+        # that sharing: describe each once. The tuple is held here, so its id stays its own.
+        described: dict[int, tuple] = {}
         for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
-            if keep is not None and not keep(host, pid, rank, emitter, matches):
-                continue
+            if keep is not None and host is not None:
+                known = described.get(id(matches))
+                if known is None or known[0] is not matches:
+                    known = described[id(matches)] = (matches, folder.describe(matches))  # type: ignore[union-attr]
+                if not keep(host, pid, rank, emitter, known[1]):
+                    continue
             line_no += line_base
             fr = Frame(text, text[cut:], host, pid, rank, local_rank, task, level, timestamp, emitter)
             order = (index, line_no)

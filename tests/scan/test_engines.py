@@ -6,6 +6,8 @@ import json
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
 from diag.input.framing import frame
@@ -159,3 +161,32 @@ def test_trimmed_expressions_still_find_every_line_the_signature_matches(rules):
                 checked += 1
                 assert expr.search(line), (sig.name, line)
     assert checked > 50
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="needs hyperscan")
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", "x NCCL_IB_HCA set to mlx5_0", "[send] via NET/IB/0/GDRDMA and via NET/IB/1", "z"]),
+            st.sampled_from(["\n", "\r", "\r\n", "\n\n"]),
+        ),
+        max_size=60,
+    )
+)
+def test_lines_found_with_numpy_are_the_ones_found_line_by_line(monkeypatch_lines):
+    """The vectorised line lookup (NumPy installed) gives exactly line_span's lines and members."""
+    from diag.scan import engines
+
+    block = "".join(a + b for a, b in monkeypatch_lines).encode()
+    engine = make_engine("hyperscan", [Pattern(r"NCCL_IB_HCA set to (?P<v>\S+)", "NCCL_IB_HCA set to "),
+                                       Pattern(r"via NET/(?P<n>\w+)/\d+", "via NET/"),
+                                       Pattern(r"\[send\] via NET/IB/\d+", "[send] via NET/IB/")])  # fmt: skip
+    saved = engines._VECTOR_MIN_MATCHES
+    try:
+        engines._VECTOR_MIN_MATCHES = 1
+        vectorised = engine.lines(block)
+        engines._VECTOR_MIN_MATCHES = 1 << 60
+        one_by_one = engine.lines(block)
+    finally:
+        engines._VECTOR_MIN_MATCHES = saved
+    assert vectorised == one_by_one
