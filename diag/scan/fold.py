@@ -21,9 +21,11 @@ apply. The result is the one applying every line would give:
 * what is folded is what commutes: match counts, per-host counts and the GDR channel counters;
   order-dependent facts (diag.scan.facts FACT_KIND "ordered") are never folded.
 
-Memory is bounded whatever the job's size: at most ``_MAX_SEEN`` distinct lines and
-``_MAX_SHADOW`` last-wins keys are remembered; when either fills, both are forgotten together
-(forgetting only means shipping more, since a forgotten line is shipped as a first sighting).
+Memory is bounded whatever the job's size and however many hosts, ranks or workers: at most
+``_MAX_SEEN`` distinct lines and ``_MAX_SHADOW`` last-wins keys are remembered; when either fills,
+both are forgotten together (forgetting only means shipping more, since a forgotten line is
+shipped as a first sighting). A line capturing more than ``_MAX_VALUES_CHARS`` characters is never
+folded, so no table holds long text.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from diag.scan.facts import FACT_KIND, counter, overwrites
 
 _MAX_SEEN = 65536  # distinct lines remembered per task
 _MAX_SHADOW = 65536  # last-wins keys remembered per task
+_MAX_VALUES_CHARS = 1024  # a line capturing more is never folded, so no table holds long captures
 _UNSET = object()
 _INHERITED = "@inherited"  # a key this task has not written: whatever it held when the task began
 _FACT, _LAST_WINS, _ORDERED, _RULE = "fact", "last-wins", "ordered", "rule"
@@ -91,6 +94,8 @@ class Folder:
                 if name:
                     counters.append(name)
         values = tuple([(i, *groups.values()) for i, groups in matches])
+        if sum(len(v) for _, *vs in values for v in vs if v) > _MAX_VALUES_CHARS:
+            return None, tuple(rules), tuple(last_wins), True, (), frozenset(rules)  # shipped, not remembered
         ids = self._value_ids
         vid = ids.get(values)
         if vid is None:
@@ -150,7 +155,8 @@ class Folder:
                 shadow[k] = v
         if len(seen) >= _MAX_SEEN or len(shadow) >= _MAX_SHADOW:
             self._forget()
-        seen.add(key)
+        if values is not None:
+            seen.add(key)
         return True
 
     def _forget(self) -> None:

@@ -27,7 +27,10 @@ MAX_SAMPLES = 64
 MAX_DISTINCT = 256
 FACTS_OWNER = "@facts"
 _MEMO_ENTRIES = 16384  # payloads whose matches are remembered (NCCL repeats its channel lines per communicator)
+_MEMO_MAX_PAYLOAD = 512  # longer payloads are matched every time: the memos hold at most ~16 MB
 _HOST_EMITTERS = ("nccl", "ucx", "ompi")
+# digest_block reads the prefix's groups by number.
+assert list(COMMON_NCCL_BYTES.groupindex) == ["task", "rank", "local", "ts", "host", "pid", "tid", "dev", "src", "level"]
 
 # A digested line: (line number, Frame fields..., matches). A plain tuple, so it crosses a
 # process boundary cheaply. ``matches`` holds (entry index, every named group) per signature hit.
@@ -152,7 +155,7 @@ class Scanner:
                 ):
                     shipped.append((start, record))
                 continue
-            task, rank, local, ts, host_b, pid_b, _, _, _, level_b = m.groups()
+            rank, host_b, pid_b, level_b = m.group(2, 5, 6, 10)  # the rest only if it ships
             cut = m.end()
             key = (raw[cut:], level_b, members)
             known = memo.get(key)
@@ -161,12 +164,8 @@ class Scanner:
                 if known is None:
                     matches = self._confirm(raw[cut:].decode("ascii"), level_b.decode("ascii"), members)
                     known = (matches, describe(matches))
-                if len(memo) >= _MEMO_ENTRIES:
-                    # Two generations: what was used since the last turn survives it. Most payloads
-                    # that miss are one-off (a comm pointer); they must not push out the repeats.
-                    self._old_memo, memo = memo, {}
-                    self._bytes_memo = memo
-                memo[key] = known
+                if end - start - cut <= _MEMO_MAX_PAYLOAD:  # a long one is matched every time
+                    memo = self._remember(key, known)
             host = hosts.get(host_b)
             if host is None:
                 host = hosts[host_b] = host_b.decode("ascii")
@@ -175,6 +174,7 @@ class Scanner:
             if keep is not None and not keep(host, pid, rank, "nccl", known[1]):
                 continue
             text = raw.decode("ascii")
+            task, local, ts = m.group(1, 3, 4)
             shipped.append((start, (
                 0, text, cut, host, pid, rank, int(local) if local else None, int(task) if task else None,
                 level_b.decode("ascii"), ts.decode("ascii") if ts else None, "nccl", known[0],
@@ -182,6 +182,17 @@ class Scanner:
         if len(hosts) > _MEMO_ENTRIES:
             hosts.clear()
         return shipped
+
+    def _remember(self, key: tuple, known: tuple) -> dict:
+        """Add to the payload memo; returns the current generation."""
+        memo = self._bytes_memo
+        if len(memo) >= _MEMO_ENTRIES:
+            # Two generations: what was used since the last turn survives it. Most payloads that
+            # miss are one-off (a comm pointer); they must not push out the repeats.
+            self._old_memo, memo = memo, {}
+            self._bytes_memo = memo
+        memo[key] = known
+        return memo
 
     def digest(self, raw: bytes, line_no: int, members: Set[int]) -> Record | None:
         """What one candidate line says (numbered ``line_no``), or None when it says nothing to
@@ -196,7 +207,8 @@ class Scanner:
             matches = self._confirm(payload, level, members)
             if len(self._memo) >= _MEMO_ENTRIES:
                 self._memo.clear()
-            self._memo[key] = matches
+            if len(payload) <= _MEMO_MAX_PAYLOAD:
+                self._memo[key] = matches
         if not matches and not (host and emitter in _HOST_EMITTERS):
             return None
         return (line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches)

@@ -97,3 +97,13 @@ def test_ranks_moving_between_communicators_do_not_stop_folding(rules):
     assert folded[:3] == _scan(rules, blob, False)[:3]
     ran = sum(folded[3].folded.matches.values()) + sum(folded[3].folded.counters.values())
     assert ran > len(lines) // 2
+
+
+def test_long_captured_values_are_not_kept_in_the_fold_tables(rules):
+    """Memory stays bounded by line count, not line length: a repeat capturing kilobytes is
+    shipped every time (and counted the same) rather than remembered."""
+    line = "node0:100:100 [0] NCCL INFO NCCL_IB_HCA set to " + "mlx5_0:1," * 400
+    blob = "\n".join([line] * 200).encode()
+    folded = _scan(rules, blob, True, from_start=True)
+    assert folded[:3] == _scan(rules, blob, False)[:3]
+    assert not folded[3]._seen and not folded[3].folded.matches
