@@ -49,13 +49,17 @@ class SigStats:
     captures: dict[str, dict[str, None]] = field(default_factory=dict)  # ordered distinct values
 
     def add(self, ev: Evidence, groups: dict[str, str]) -> None:
-        self.count += 1
         if len(self.samples) < MAX_SAMPLES:
             self.samples.append((ev, groups))
-        if ev.host and (ev.host in self.hosts or len(self.hosts) < MAX_DISTINCT):
-            self.hosts[ev.host] = self.hosts.get(ev.host, 0) + 1
-        if ev.rank is not None and len(self.ranks) < MAX_DISTINCT:
-            self.ranks.add(ev.rank)
+        self.count_hit(ev.host, ev.rank, groups)
+
+    def count_hit(self, host: str | None, rank: int | None, groups: dict[str, str | None]) -> None:
+        """:meth:`add` once the samples are full: no Evidence needed."""
+        self.count += 1
+        if host and (host in self.hosts or len(self.hosts) < MAX_DISTINCT):
+            self.hosts[host] = self.hosts.get(host, 0) + 1
+        if rank is not None and len(self.ranks) < MAX_DISTINCT:
+            self.ranks.add(rank)
         for key, value in groups.items():
             if value is None:
                 continue
@@ -254,22 +258,28 @@ class Scanner:
             order = (index, line_no)
             facts.observe_frame(fr, order)
             ev: Evidence | None = None
+            located = False
             for i, groups in matches:
                 owner, sig = entries[i]
                 if owner == FACTS_OWNER:
                     facts.observe(sig, groups, fr, order)
                     continue
-                if ev is None:
+                if not located:  # after the line's own facts (entry order), as its evidence sees them
+                    located = True
                     ev_rank = rank if rank is not None else facts.rank_for(host, pid)
                     ev_host = host if host is not None or ev_rank is None else facts.host_of_rank.get(ev_rank)
-                    ev = Evidence(
-                        path=path, line=line_no, text=text[:MAX_EVIDENCE_TEXT], order=order, host=ev_host,
-                        rank=ev_rank, task=task, local_rank=local_rank, pid=pid, timestamp=timestamp,
-                    )  # fmt: skip
                 key = (owner, sig.name)
                 stats = stats_of.get(key)
                 if stats is None:
                     stats = stats_of[key] = SigStats()
+                if len(stats.samples) >= MAX_SAMPLES:
+                    stats.count_hit(ev_host, ev_rank, groups)
+                    continue
+                if ev is None:
+                    ev = Evidence(
+                        path=path, line=line_no, text=text[:MAX_EVIDENCE_TEXT], order=order, host=ev_host,
+                        rank=ev_rank, task=task, local_rank=local_rank, pid=pid, timestamp=timestamp,
+                    )  # fmt: skip
                 stats.add(ev, {k: v for k, v in groups.items() if v is not None})
 
     def apply_folded(self, folded: Folded, result: ScanResult) -> None:
