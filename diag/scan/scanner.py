@@ -26,8 +26,8 @@ from diag.scan.fold import Folded, Folder
 MAX_SAMPLES = 64
 MAX_DISTINCT = 256
 FACTS_OWNER = "@facts"
-_MEMO_ENTRIES = 16384  # payloads whose matches are remembered (NCCL repeats its channel lines per communicator)
-_MEMO_MAX_PAYLOAD = 512  # longer payloads are matched every time: the memos hold at most ~16 MB
+_MEMO_ENTRIES = 4096  # payloads whose matches are remembered (NCCL repeats its channel lines per communicator)
+_MEMO_MAX_PAYLOAD = 512  # longer payloads are matched every time: the memos hold at most ~4 MB
 _HOST_EMITTERS = ("nccl", "ucx", "ompi")
 # digest_block reads the prefix's groups by number.
 assert list(COMMON_NCCL_BYTES.groupindex) == ["task", "rank", "local", "ts", "host", "pid", "tid", "dev", "src", "level"]
