@@ -88,6 +88,48 @@ _COMMON_NCCL = re.compile(
 )
 
 
+def _ascii_bytes_pattern(pattern: str) -> re.Pattern[bytes]:
+    """``pattern`` for bytes that reads an ASCII line exactly as the str pattern reads its text.
+
+    On str, ``\\s`` also matches the separators ``\\x1c``-``\\x1f``; on bytes it does not, so they
+    are added. ``\\d``, ``\\w`` and ``\\b`` agree on ASCII (a test checks the whole pattern)."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            esc = pattern[i : i + 2]
+            if esc == "\\s":
+                out.append("\\s\\x1c-\\x1f" if in_class else "[\\s\\x1c-\\x1f]")
+            elif esc == "\\S":
+                assert not in_class, pattern
+                out.append("[^\\s\\x1c-\\x1f]")
+            else:
+                out.append(esc)
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+        elif ch == "]" and in_class and pattern[i - 1] not in "[^":
+            in_class = False
+        out.append(ch)
+        i += 1
+    return re.compile("".join(out).encode())
+
+
+# For ASCII lines without escape sequences only (match_common_nccl checks; the scanner checks once per block).
+COMMON_NCCL_BYTES = _ascii_bytes_pattern(_COMMON_NCCL.pattern)
+
+
+def match_common_nccl(line: bytes) -> re.Match[bytes] | None:
+    """The scanner's fast path: the common NCCL prefix stack read from an ASCII line's bytes,
+    with the groups of :data:`_COMMON_NCCL` (task, rank, local, ts, host, pid, tid, dev, src,
+    level), without decoding the line. None when the line is not ASCII, holds an escape sequence,
+    or does not start that way: :func:`frame_fields` then reads it."""
+    if not line.isascii() or b"\x1b" in line:
+        return None
+    return COMMON_NCCL_BYTES.match(line)
+
+
 def frame(line: str) -> Frame:
     """Parse ``line`` (without its terminator) into a :class:`Frame`."""
     text = strip_ansi(line)

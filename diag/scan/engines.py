@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from diag import cache
+from diag.input import lines as lines_module
 
 ENGINE_NAMES = ("auto", "hyperscan", "re2", "python")
 
@@ -49,8 +50,9 @@ def line_span(block: bytes, pos: int) -> tuple[int, int]:
     return max(nl, block.rfind(b"\r", nl + 1, pos)) + 1, line_end(block, pos)
 
 
-# A candidate line: (start, terminator offset, indexes of the patterns to try on it).
-Line = tuple[int, int, set[int]]
+# A candidate line: (start, terminator offset, indexes of the patterns to try on it). A frozenset:
+# the scanner remembers what it confirmed per (payload, members).
+Line = tuple[int, int, frozenset[int]]
 
 
 # Not \\v: in PCRE syntax (Hyperscan) it is the class of vertical whitespace, line feed included.
@@ -151,7 +153,7 @@ class PythonEngine(_Engine):
                 else:
                     found[start] = (start, end, set(members))
                 pos = find(lit, end + 1)  # only the line matters
-        return [found[start] for start in sorted(found)]
+        return [(start, found[start][1], frozenset(found[start][2])) for start in sorted(found)]
 
 
 class RE2Engine(_Engine):
@@ -187,7 +189,7 @@ class RE2Engine(_Engine):
             if m is None:
                 break
             start, end = line_span(block, m.start())
-            found.append((start, end, {i for expr in match_set(block[start:end]) for i in members[expr]}))
+            found.append((start, end, frozenset(i for expr in match_set(block[start:end]) for i in members[expr])))
             pos = end + 1
         return found
 
@@ -202,31 +204,71 @@ class HyperscanEngine(_Engine):
             import hyperscan
         except ImportError as exc:
             raise EngineUnavailable("hyperscan is not installed (pip install hyperscan; x86-64 Linux wheels)") from exc
-        parts, self.members = _grouped(patterns)
+        parts, members = _grouped(patterns)
+        self.members = [frozenset(m) for m in members]
         self.db = _cached_database(hyperscan, [part.encode() for part in parts])
         self.scratch = hyperscan.Scratch(self.db)
 
     def lines(self, block: bytes) -> list[Line]:
         """Candidate lines, each with the patterns that matched on it."""
-        raw: list[tuple[int, int]] = []
-        append = raw.append
+        ends: list[int] = []
+        exprs: list[int] = []
+        end_append, expr_append = ends.append, exprs.append
 
         def on_match(expr_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            append((end, expr_id))  # Hyperscan does not promise end-offset order across patterns
+            end_append(end)  # Hyperscan does not promise end-offset order across patterns
+            expr_append(expr_id)
             return None
 
         self.db.scan(block, match_event_handler=on_match, scratch=self.scratch)
-        raw.sort()
+        if len(ends) >= _VECTOR_MIN_MATCHES:
+            np = lines_module._load_numpy()
+            if np is not None:
+                return _lines_of_matches(np, block, ends, exprs, self.members)
+        raw = sorted(zip(ends, exprs))
         found: list[Line] = []
         members = self.members
         last_end = -1
         for end, expr_id in raw:
             if end <= last_end and found:
-                found[-1][2].update(members[expr_id])  # same line: one more pattern to try
+                start, stop, tried = found[-1]
+                if not members[expr_id] <= tried:  # same line: more patterns to try
+                    found[-1] = (start, stop, tried | members[expr_id])
                 continue
             start, last_end = line_span(block, max(end - 1, 0))
-            found.append((start, last_end, set(members[expr_id])))
+            found.append((start, last_end, members[expr_id]))
         return found
+
+
+_VECTOR_MIN_MATCHES = 64  # below this, NumPy's per-call overhead costs more than line_span
+
+
+def _lines_of_matches(
+    np, block: bytes, ends: list[int], exprs: list[int], members: list[frozenset[int]]
+) -> list[Line]:
+    """The candidate lines of the matches (``ends[k]``, ``exprs[k]``), as line_span finds them
+    one by one, with NumPy: every terminator is located in one pass, and the line holding offset
+    ``pos`` runs from just after the last terminator before ``pos`` to the first one at or after
+    it. Python only touches a line once, and a second match on a line once more."""
+    data = np.frombuffer(block, dtype=np.uint8)
+    terminators = np.flatnonzero((data == 10) | (data == 13))
+    end_array = np.array(ends, dtype=np.int64)
+    order = np.argsort(end_array, kind="stable")
+    which = np.searchsorted(terminators, np.maximum(end_array[order] - 1, 0), side="left")
+    expr_array = np.array(exprs, dtype=np.int64)[order]
+    first = np.empty(len(which), dtype=bool)
+    first[0] = True
+    np.not_equal(which[1:], which[:-1], out=first[1:])
+    lines = which[first]
+    bounds = np.concatenate(([-1], terminators, [len(block)]))
+    tried = [members[e] for e in expr_array[first].tolist()]
+    more = np.flatnonzero(~first)
+    if len(more):
+        line_of = np.cumsum(first) - 1
+        for line, expr_id in zip(line_of[more].tolist(), expr_array[more].tolist()):
+            if not members[expr_id] <= tried[line]:  # same line: more patterns to try
+                tried[line] = tried[line] | members[expr_id]
+    return list(zip((bounds[lines] + 1).tolist(), bounds[lines + 1].tolist(), tried))
 
 
 def _cached_database(hyperscan, exprs: list[bytes]):
@@ -259,7 +301,122 @@ def engine_expression(p: Pattern) -> str:
     every byte, and such patterns made the whole Hyperscan database half as fast, while the
     literal alone picked the same lines on the benchmark log."""
     expr = _no_groups(prefilter_regex(p.regex))
-    return expr if _starts_with_literal(expr) else re.escape(p.literal)
+    return trim_tail(expr) if _starts_with_literal(expr) else re.escape(p.literal)
+
+
+def _atoms(expr: str) -> list[tuple[int, int, int]] | None:
+    """The top-level atoms of ``expr`` as (start, end of the atom, end with its quantifier); None
+    when ``expr`` has a top-level alternation (its tail is not one atom)."""
+    atoms: list[tuple[int, int, int]] = []
+    i, size = 0, len(expr)
+    while i < size:
+        start, ch = i, expr[i]
+        if ch == "|":
+            return None
+        if ch == "\\":
+            i += 2
+        elif ch == "[":
+            i += 1
+            if expr.startswith("^", i):
+                i += 1
+            if expr.startswith("]", i):
+                i += 1
+            while i < size and expr[i] != "]":
+                i += 2 if expr[i] == "\\" else 1
+            i += 1
+        elif ch == "(":
+            depth = 0
+            while i < size:
+                c = expr[i]
+                if c == "\\":
+                    i += 2
+                    continue
+                if c == "[":  # a class may hold parentheses
+                    i += 1
+                    if expr.startswith("^", i):
+                        i += 1
+                    if expr.startswith("]", i):
+                        i += 1
+                    while i < size and expr[i] != "]":
+                        i += 2 if expr[i] == "\\" else 1
+                elif c == "(":
+                    depth += 1
+                elif c == ")":
+                    depth -= 1
+                    if depth == 0:
+                        i += 1
+                        break
+                i += 1
+        else:
+            i += 1
+        end = i
+        if i < size and expr[i] in "*+?":
+            i += 1
+        elif i < size and expr[i] == "{":
+            close = expr.find("}", i)
+            i = close + 1 if close > 0 else i + 1
+        if end < i and i < size and expr[i] == "?":
+            i += 1  # lazy
+        atoms.append((start, end, i))
+    return atoms
+
+
+def trim_tail(expr: str) -> str:
+    """``expr`` without a repeated or optional tail (``(?:\\S+)``, ``\\d+``, ``[ \\t]*``, ``(?:/GDRDMA)?``).
+
+    Hyperscan reports every offset where an expression matches: ``NCCL_IB_HCA set to \\S+`` fires
+    once per character of the value, and the Python callback per report cost more than the scan.
+    Matching only the fixed part (one occurrence of a ``+`` atom, nothing of a ``*`` or ``?`` one)
+    reports each line about once; it only widens what the engine finds, which is allowed."""
+    while True:
+        atoms = _atoms(expr)
+        if not atoms or len(atoms) < 2:
+            return expr
+        start, end, stop = atoms[-1]
+        quant = expr[end:stop]
+        if len(quant) > 1 and quant.endswith("?"):
+            quant = quant[:-1]  # lazy or greedy, the same offsets can match
+        atom = expr[start:end]
+        if quant in ("*", "?") or re.fullmatch(r"\{0?,\d*\}", quant):
+            expr = expr[:start]  # may occur zero times: drop it
+        elif quant == "+" or quant.startswith("{"):
+            expr = expr[:start] + atom  # at least once: once is enough
+            return expr if not atom.startswith("(") else trim_tail(expr)
+        elif atom.startswith("(?:") and _atoms(atom[3:-1]) is not None:
+            expr = expr[:start] + atom[3:-1]  # a plain group: its content is the tail
+        elif atom.startswith("(?:") and not quant:
+            branches = [trim_tail(b) if _atoms(b) else b for b in _branches(atom[3:-1])]
+            return expr[:start] + "(?:" + "|".join(branches) + ")"  # an alternation: each branch's tail
+        else:
+            return expr
+
+
+def _branches(expr: str) -> list[str]:
+    """``expr`` split at its top-level ``|``."""
+    parts, depth, last, i, size = [], 0, 0, 0, len(expr)
+    in_class = False
+    while i < size:
+        c = expr[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if expr.startswith("]", i + 1) or expr.startswith("^]", i + 1):
+                i += 3 if expr[i + 1] == "^" else 2  # a leading ] is a member
+                continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(expr[last:i])
+            last = i + 1
+        i += 1
+    parts.append(expr[last:])
+    return parts
 
 
 def _starts_with_literal(expr: str) -> bool:

@@ -6,25 +6,41 @@ job's statistics only by counting once more, when nothing it depends on changed 
 sighting, so the digesting side folds it into a count instead of shipping it to the ordered
 apply. The result is the one applying every line would give:
 
-* a repeat has the same frame (host, pid, rank, emitter) and the same matches: signatures and
-  captured values (a comm pointer that differs is not captured, so it does not matter);
-* it is folded only while no last-wins fact (the rank of a process, a host's setting) changed
-  since that first sighting; a per-task version counts such changes;
+* a repeat has the same host and emitter and the same matches: signatures and captured values (a
+  comm pointer that differs is not captured, so it does not matter). Not necessarily the same
+  process: the facts a line sets are per host, and a rule match's evidence depends on the process
+  only through its rank (below) once the evidence samples are full;
+* the last-wins facts are tracked *per key* (diag.scan.facts.overwrites: the rank of a process, the
+  host of a rank, a host's setting). A repeat that writes a key is folded only while that key
+  still holds the value it writes (writing it again changes nothing); a rule match whose line
+  names no rank reads its process's rank, so that rank (as far as this task has seen it written)
+  is part of the repeat's identity. One process changing rank between communicators therefore no
+  longer stops every other line from folding;
 * a rule's matches are folded only once this task already shipped ``MAX_SAMPLES`` of them, so the
   evidence samples (the first ones, in order) are full before any fold;
 * what is folded is what commutes: match counts, per-host counts and the GDR channel counters;
-  order-dependent facts (diag.facts.ORDER_DEPENDENT) are never folded.
+  order-dependent facts (diag.scan.facts FACT_KIND "ordered") are never folded.
+
+Memory is bounded whatever the job's size and however many hosts, ranks or workers: at most
+``_MAX_SEEN`` distinct lines and ``_MAX_SHADOW`` last-wins keys are remembered; when either fills,
+both are forgotten together (forgetting only means shipping more, since a forgotten line is
+shipped as a first sighting). A line capturing more than ``_MAX_VALUES_CHARS`` characters is never
+folded, so no table holds long text.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
-from diag.scan.facts import ORDER_DEPENDENT, counter, overwrites
+from diag.scan.facts import FACT_KIND, counter, overwrites
 
-_MAX_SEEN = 65536  # distinct lines remembered per task; forgetting only means folding less
+_MAX_SEEN = 65536  # distinct lines remembered per task
+_MAX_SHADOW = 65536  # last-wins keys remembered per task
+_MAX_VALUES_CHARS = 1024  # a line capturing more is never folded, so no table holds long captures
 _UNSET = object()
-_FACT, _ORDERED, _RULE = "fact", "ordered", "rule"
+_INHERITED = "@inherited"  # a key this task has not written: whatever it held when the task began
+_FACT, _LAST_WINS, _ORDERED, _RULE = "fact", "last-wins", "ordered", "rule"
 
 
 @dataclass
@@ -36,61 +52,120 @@ class Folded:
 
 
 class Folder:
-    def __init__(self, entries: list, facts_owner: str, max_samples: int):
+    def __init__(self, entries: list, facts_owner: str, max_samples: int, from_start: bool = False):
+        """``from_start``: this folder sees the job from its first line, so a key it has not seen
+        written holds nothing (a process's rank is not known yet) rather than something unknown."""
         self.entries = entries
+        self._inherited_known = from_start
         self.facts_owner = facts_owner
         self.max_samples = max_samples
         self.folded = Folded()
-        self._seen: dict[tuple, int] = {}  # line key -> version when it was last shipped
+        self._seen: set[tuple] = set()  # keys of the lines shipped since the memory was last cleared
         self._shipped: dict[int, int] = {}  # rule entry -> records shipped with it
-        self._shadow: dict[tuple, object] = {}  # last-wins keys -> the value this task last set
-        self._version = 0
+        self._full: set[int] = set()  # rule entries shipped max_samples times: their samples are full
+        self._shadow: dict[tuple, object] = {}  # last-wins key -> the value this task last set
         self._kinds = [
-            _RULE if owner != facts_owner else _ORDERED if sig.name in ORDER_DEPENDENT else _FACT
-            for owner, sig in entries
+            _RULE if owner != facts_owner else _kind(FACT_KIND.get(sig.name, "set")) for owner, sig in entries
         ]
+        self._names = [sig.name for _, sig in entries]
+        self._value_ids: dict[tuple, int] = {}
+        self._next_id = itertools.count()
+
+    def describe(self, matches: tuple) -> tuple:
+        """What folding needs to know of a line's ``matches``, computed once per distinct payload
+        (the scanner keeps it next to the matches): (an id of the matched signatures and captured
+        values, rule entries, last-wins observations, order-dependent, counters a repeat
+        increments). The id stands for the values in fold keys: a small int hashes at once."""
+        kinds, names = self._kinds, self._names
+        rules: list[int] = []
+        last_wins: list[tuple] = []
+        counters: list[str] = []
+        ordered = False
+        for i, groups in matches:
+            kind = kinds[i]
+            if kind is _RULE:
+                rules.append(i)
+            elif kind is _LAST_WINS:
+                last_wins.append((names[i], groups))
+            elif kind is _ORDERED:
+                ordered = True
+            else:
+                name = counter(names[i], groups)
+                if name:
+                    counters.append(name)
+        values = tuple([(i, *groups.values()) for i, groups in matches])
+        if sum(len(v) for _, *vs in values for v in vs if v) > _MAX_VALUES_CHARS:
+            return None, tuple(rules), tuple(last_wins), True, (), frozenset(rules)  # shipped, not remembered
+        ids = self._value_ids
+        vid = ids.get(values)
+        if vid is None:
+            if len(ids) >= _MAX_SEEN:
+                ids.clear()  # ids are never reused, so a forgotten value only gets a new one
+            vid = ids[values] = next(self._next_id)
+        return vid, tuple(rules), tuple(last_wins), ordered, tuple(counters), frozenset(rules)
 
     def keep(self, host: str | None, pid: int | None, rank: int | None, emitter: str | None, matches: tuple) -> bool:
         """True: ship this record. False: it was folded into :attr:`folded`."""
         if host is None:
             return True  # its rank and host are looked up at apply time: never folded
-        kinds, shipped, max_samples = self._kinds, self._shipped, self.max_samples
-        foldable = True
-        for i, _ in matches:
-            kind = kinds[i]
-            if kind is _ORDERED:
-                return True
-            if kind is _RULE and shipped.get(i, 0) < max_samples:
-                foldable = False
-        key = (host, pid, rank, emitter, *[(i, *groups.values()) for i, groups in matches])
-        if foldable and self._seen.get(key) == self._version:
-            self._fold(host, matches)
-            return False
-        self._ship(host, pid, matches)
-        if len(self._seen) >= _MAX_SEEN:
-            self._seen.clear()
-        self._seen[key] = self._version
+        return self.keep_described(host, pid, rank, emitter, self.describe(matches))
+
+    def keep_described(self, host: str, pid: int | None, rank: int | None, emitter: str | None, desc: tuple) -> bool:
+        """:meth:`keep` for a line with a host, its matches given by :meth:`describe`."""
+        values, rules, last_wins, ordered, counters, rule_set = desc
+        shadow = self._shadow
+        # A rule's matches fold only once its evidence samples are full.
+        foldable = not ordered and (not rules or rule_set <= self._full)
+        writes = None
+        if last_wins:
+            writes = [w for name, groups in last_wins for w in overwrites(name, groups, host, pid)]
+        # What the line's effect depends on besides its matches: its host, and for a rule match the
+        # rank its evidence gets (diag.scan.scanner.apply: the line's own, or rank_for(host, pid)).
+        # Not the pid itself: every rank prints the same lines, and they fold across processes.
+        if not rules or rank is not None:
+            token = rank if rules else None  # facts read a line's rank only when order-dependent
+        else:
+            token = shadow.get(("rank_of", host, pid), _UNSET)
+            if token is _UNSET:
+                token = None if self._inherited_known else (_INHERITED, pid)
+        key = (host, emitter, token, values)
+        seen = self._seen
+        if foldable and key in seen:
+            if writes:
+                for k, v in writes:
+                    if shadow.get(k, _UNSET) != v:
+                        foldable = False  # writing it changes a last-wins fact: ship it
+                        break
+            if foldable:
+                folded = self.folded
+                matches_, counters_ = folded.matches, folded.counters
+                for i in rules:
+                    matches_[(i, host)] = matches_.get((i, host), 0) + 1
+                for name in counters:
+                    counters_[(host, name)] = counters_.get((host, name), 0) + 1
+                return False
+        if rules:
+            shipped = self._shipped
+            for i in rules:
+                n = shipped[i] = shipped.get(i, 0) + 1
+                if n >= self.max_samples:
+                    self._full.add(i)
+        if writes:
+            for k, v in writes:
+                shadow[k] = v
+        if len(seen) >= _MAX_SEEN or len(shadow) >= _MAX_SHADOW:
+            self._forget()
+        if values is not None:
+            seen.add(key)
         return True
 
-    def _fold(self, host: str, matches: tuple) -> None:
-        folded = self.folded
-        for i, groups in matches:
-            owner, sig = self.entries[i]
-            if owner == self.facts_owner:
-                name = counter(sig.name, groups)
-                if name:
-                    folded.counters[(host, name)] = folded.counters.get((host, name), 0) + 1
-            else:
-                folded.matches[(i, host)] = folded.matches.get((i, host), 0) + 1
+    def _forget(self) -> None:
+        # Both at once: a line remembered across a cleared shadow would compare its writes and
+        # its rank token against values no longer known.
+        self._seen.clear()
+        self._shadow.clear()
+        self._inherited_known = False  # what the forgotten keys held is no longer known
 
-    def _ship(self, host: str, pid: int | None, matches: tuple) -> None:
-        shadow = self._shadow
-        for i, groups in matches:
-            owner, sig = self.entries[i]
-            if owner != self.facts_owner:
-                self._shipped[i] = self._shipped.get(i, 0) + 1
-                continue
-            for key, value in overwrites(sig.name, groups, host, pid):
-                if shadow.get(key, _UNSET) != value:  # a first write may differ from what came before this task
-                    shadow[key] = value
-                    self._version += 1
+
+def _kind(fact_kind: str) -> str:
+    return {"last-wins": _LAST_WINS, "ordered": _ORDERED}.get(fact_kind, _FACT)

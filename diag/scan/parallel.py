@@ -124,7 +124,7 @@ def _digest(task: Task) -> tuple[list[Record], InputStats, Folded]:
     assert _scanner is not None
     source = _sources[task.index]
     stats = InputStats(source.path)
-    folder = _scanner.folder()
+    folder = _scanner.folder(from_start=task.index == 0 and (task.span is None or task.span.start == 0))
     records = list(_scanner.digest_source(task.index, source, stats, span=task.span, folder=folder))
     return records, stats, folder.folded
 
@@ -155,7 +155,7 @@ def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult)
     lines.preload()
     context = multiprocessing.get_context("fork")
     lines_before = [0] * len(sources)
-    folder = scanner.folder()  # folds what each worker shipped as a first sighting of its task
+    folder = scanner.folder(from_start=True)  # folds what each worker shipped as a first sighting of its task
     try:
         with ProcessPoolExecutor(
             plan.jobs, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)

@@ -10,13 +10,13 @@ result is the same however the input is split.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass, field
 
 from diag.catalog.model import RuleSet, Signature
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
 from diag.input.allocator import keep_block_buffers
-from diag.input.framing import ANSI_BYTES_RE, Frame, frame_fields
+from diag.input.framing import ANSI_BYTES_RE, COMMON_NCCL_BYTES, Frame, frame_fields, match_common_nccl
 from diag.input.lines import count_newlines
 from diag.input.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
 from diag.scan.engines import Pattern, make_engine
@@ -27,7 +27,10 @@ MAX_SAMPLES = 64
 MAX_DISTINCT = 256
 FACTS_OWNER = "@facts"
 _MEMO_ENTRIES = 4096  # payloads whose matches are remembered (NCCL repeats its channel lines per communicator)
+_MEMO_MAX_PAYLOAD = 512  # longer payloads are matched every time: the memos hold at most ~4 MB
 _HOST_EMITTERS = ("nccl", "ucx", "ompi")
+# digest_block reads the prefix's groups by number.
+assert list(COMMON_NCCL_BYTES.groupindex) == ["task", "rank", "local", "ts", "host", "pid", "tid", "dev", "src", "level"]
 
 # A digested line: (line number, Frame fields..., matches). A plain tuple, so it crosses a
 # process boundary cheaply. ``matches`` holds (entry index, every named group) per signature hit.
@@ -46,13 +49,17 @@ class SigStats:
     captures: dict[str, dict[str, None]] = field(default_factory=dict)  # ordered distinct values
 
     def add(self, ev: Evidence, groups: dict[str, str]) -> None:
-        self.count += 1
         if len(self.samples) < MAX_SAMPLES:
             self.samples.append((ev, groups))
-        if ev.host and (ev.host in self.hosts or len(self.hosts) < MAX_DISTINCT):
-            self.hosts[ev.host] = self.hosts.get(ev.host, 0) + 1
-        if ev.rank is not None and len(self.ranks) < MAX_DISTINCT:
-            self.ranks.add(ev.rank)
+        self.count_hit(ev.host, ev.rank, groups)
+
+    def count_hit(self, host: str | None, rank: int | None, groups: dict[str, str | None]) -> None:
+        """:meth:`add` once the samples are full: no Evidence needed."""
+        self.count += 1
+        if host and (host in self.hosts or len(self.hosts) < MAX_DISTINCT):
+            self.hosts[host] = self.hosts.get(host, 0) + 1
+        if rank is not None and len(self.ranks) < MAX_DISTINCT:
+            self.ranks.add(rank)
         for key, value in groups.items():
             if value is None:
                 continue
@@ -84,6 +91,10 @@ class Scanner:
         self.entries = entries
         self.engine = make_engine(engine, [Pattern(sig.pattern, sig.literal) for _, sig in entries])
         self._memo: dict[tuple, tuple[Match, ...]] = {}
+        self._bytes_memo: dict[tuple, tuple] = {}  # (payload, level, members) -> (matches, fold description)
+        self._old_memo: dict[tuple, tuple] = {}
+        self._hosts: dict[bytes, str] = {}
+        self._describe = self.folder().describe
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
@@ -97,15 +108,16 @@ class Scanner:
             if parallel.run(self, sources, plan, result):
                 return result
         result = ScanResult(inputs=[InputStats(s.path) for s in sources])  # one core, or the workers failed
-        folder = self.folder()  # one for the whole job: repeats fold across files too
+        folder = self.folder(from_start=True)  # one for the whole job: repeats fold across files too
         for index, source in enumerate(sources):
             records = self.digest_source(index, source, result.inputs[index], folder=folder)
             self.apply(records, source.path, index, result)
         self.apply_folded(folder.folded, result)
         return result
 
-    def folder(self) -> Folder:
-        return Folder(self.entries, FACTS_OWNER, MAX_SAMPLES)
+    def folder(self, from_start: bool = False) -> Folder:
+        """``from_start``: the folder will see every record from the job's first line (diag.scan.fold)."""
+        return Folder(self.entries, FACTS_OWNER, MAX_SAMPLES, from_start)
 
     # --- digesting: pure, one source (or one byte range of it) at a time ---------------------
     def digest_source(
@@ -113,19 +125,11 @@ class Scanner:
     ) -> Iterator[Record]:
         """Records of the candidate lines of ``source`` (or of one span of it, its lines numbered
         from the span's start); fills ``stats``. Repeats go into ``folder`` instead (diag.fold)."""
-        keep = folder.keep if folder is not None else None
-        candidate_lines, digest = self.engine.lines, self.digest
         line_no = 0
         for block in read_blocks(source, stats, self.chunk_bytes, count_lines=False, span=span):
             if b"\x1b" in block:
                 block = ANSI_BYTES_RE.sub(b"", block)
-            shipped: list[tuple[int, Record]] = []
-            for start, end, members in candidate_lines(block):
-                record = digest(block[start:end], 0, members)
-                if record is not None and (
-                    keep is None or keep(record[3], record[4], record[5], record[10], record[11])
-                ):
-                    shipped.append((start, record))
+            shipped = self.digest_block(block, folder)
             # Only shipped lines need a number (most repeats fold): count the line feeds before those.
             before, total = count_newlines(block, [start for start, _ in shipped])
             for (_, record), newlines in zip(shipped, before):
@@ -133,29 +137,95 @@ class Scanner:
             line_no += total
             stats.lines += total
 
-    def digest(self, raw: bytes, line_no: int, members: set[int]) -> Record | None:
+    def digest_block(self, block: bytes, folder: Folder | None) -> list[tuple[int, Record]]:
+        """(line start, record) of the candidate lines of ``block`` that ``folder`` did not fold.
+
+        The common case, an ASCII line with an NCCL prefix stack, is framed on its bytes
+        (diag.input.framing.match_common_nccl), its matches and what folding needs of them are
+        remembered per payload, and the line is decoded only when it is shipped: a repeat costs a
+        slice, one prefix match, two dictionary lookups and the fold."""
+        memo, hosts, describe = self._bytes_memo, self._hosts, self._describe
+        keep = folder.keep_described if folder is not None else None
+        # One pass over an ASCII block (the usual case) instead of a check per line.
+        fast = COMMON_NCCL_BYTES.match if block.isascii() and b"\x1b" not in block else match_common_nccl
+        shipped: list[tuple[int, Record]] = []
+        for start, end, members in self.engine.lines(block):
+            raw = block[start:end]
+            m = fast(raw)
+            if m is None:
+                record = self.digest(raw, 0, members)
+                if record is not None and (
+                    folder is None or folder.keep(record[3], record[4], record[5], record[10], record[11])
+                ):
+                    shipped.append((start, record))
+                continue
+            rank, host_b, pid_b, level_b = m.group(2, 5, 6, 10)  # the rest only if it ships
+            cut = m.end()
+            key = (raw[cut:], level_b, members)
+            known = memo.get(key)
+            if known is None:
+                known = self._old_memo.get(key)
+                if known is None:
+                    matches = self._confirm(raw[cut:].decode("ascii"), level_b.decode("ascii"), members)
+                    known = (matches, describe(matches))
+                if end - start - cut <= _MEMO_MAX_PAYLOAD:  # a long one is matched every time
+                    memo = self._remember(key, known)
+            host = hosts.get(host_b)
+            if host is None:
+                host = hosts[host_b] = host_b.decode("ascii")
+            pid = int(pid_b)
+            rank = int(rank) if rank else None
+            if keep is not None and not keep(host, pid, rank, "nccl", known[1]):
+                continue
+            text = raw.decode("ascii")
+            task, local, ts = m.group(1, 3, 4)
+            shipped.append((start, (
+                0, text, cut, host, pid, rank, int(local) if local else None, int(task) if task else None,
+                level_b.decode("ascii"), ts.decode("ascii") if ts else None, "nccl", known[0],
+            )))  # fmt: skip
+        if len(hosts) > _MEMO_ENTRIES:
+            hosts.clear()
+        return shipped
+
+    def _remember(self, key: tuple, known: tuple) -> dict:
+        """Add to the payload memo; returns the current generation."""
+        memo = self._bytes_memo
+        if len(memo) >= _MEMO_ENTRIES:
+            # Two generations: what was used since the last turn survives it. Most payloads that
+            # miss are one-off (a comm pointer); they must not push out the repeats.
+            self._old_memo, memo = memo, {}
+            self._bytes_memo = memo
+        memo[key] = known
+        return memo
+
+    def digest(self, raw: bytes, line_no: int, members: Set[int]) -> Record | None:
         """What one candidate line says (numbered ``line_no``), or None when it says nothing to
         the facts or the rules."""
         text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter = frame_fields(
             raw.decode("utf-8", "replace")
         )
         payload = text[cut:]
-        key = (payload, level, frozenset(members))
+        key = (payload, level, members)
         matches = self._memo.get(key)
         if matches is None:
-            entries = self.entries
-            found = []
-            for i in sorted(members):
-                m = entries[i][1].match(payload, level)
-                if m is not None:
-                    found.append((i, m.groupdict()))
-            matches = tuple(found)
+            matches = self._confirm(payload, level, members)
             if len(self._memo) >= _MEMO_ENTRIES:
                 self._memo.clear()
-            self._memo[key] = matches
+            if len(payload) <= _MEMO_MAX_PAYLOAD:
+                self._memo[key] = matches
         if not matches and not (host and emitter in _HOST_EMITTERS):
             return None
         return (line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches)
+
+    def _confirm(self, payload: str, level: str | None, members: Set[int]) -> tuple[Match, ...]:
+        """The signatures among ``members`` that match ``payload``, in entry order, with their groups."""
+        entries = self.entries
+        found = []
+        for i in sorted(members):
+            m = entries[i][1].match(payload, level)
+            if m is not None:
+                found.append((i, m.groupdict()))
+        return tuple(found)
 
     # --- applying: in file order, into the job's statistics -----------------------------------
     def apply(
@@ -172,31 +242,44 @@ class Scanner:
         facts = result.facts
         stats_of = result.stats
         entries = self.entries
-        keep = folder.keep if folder is not None else None
+        keep = folder.keep_described if folder is not None else None
+        # A worker's records share one matches tuple per distinct payload, and pickling keeps
+        # that sharing: describe each once. The tuple is held here, so its id stays its own.
+        described: dict[int, tuple] = {}
         for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
-            if keep is not None and not keep(host, pid, rank, emitter, matches):
-                continue
+            if keep is not None and host is not None:
+                known = described.get(id(matches))
+                if known is None or known[0] is not matches:
+                    known = described[id(matches)] = (matches, folder.describe(matches))  # type: ignore[union-attr]
+                if not keep(host, pid, rank, emitter, known[1]):
+                    continue
             line_no += line_base
             fr = Frame(text, text[cut:], host, pid, rank, local_rank, task, level, timestamp, emitter)
             order = (index, line_no)
             facts.observe_frame(fr, order)
             ev: Evidence | None = None
+            located = False
             for i, groups in matches:
                 owner, sig = entries[i]
                 if owner == FACTS_OWNER:
                     facts.observe(sig, groups, fr, order)
                     continue
-                if ev is None:
+                if not located:  # after the line's own facts (entry order), as its evidence sees them
+                    located = True
                     ev_rank = rank if rank is not None else facts.rank_for(host, pid)
                     ev_host = host if host is not None or ev_rank is None else facts.host_of_rank.get(ev_rank)
-                    ev = Evidence(
-                        path=path, line=line_no, text=text[:MAX_EVIDENCE_TEXT], order=order, host=ev_host,
-                        rank=ev_rank, task=task, local_rank=local_rank, pid=pid, timestamp=timestamp,
-                    )  # fmt: skip
                 key = (owner, sig.name)
                 stats = stats_of.get(key)
                 if stats is None:
                     stats = stats_of[key] = SigStats()
+                if len(stats.samples) >= MAX_SAMPLES:
+                    stats.count_hit(ev_host, ev_rank, groups)
+                    continue
+                if ev is None:
+                    ev = Evidence(
+                        path=path, line=line_no, text=text[:MAX_EVIDENCE_TEXT], order=order, host=ev_host,
+                        rank=ev_rank, task=task, local_rank=local_rank, pid=pid, timestamp=timestamp,
+                    )  # fmt: skip
                 stats.add(ev, {k: v for k, v in groups.items() if v is not None})
 
     def apply_folded(self, folded: Folded, result: ScanResult) -> None:

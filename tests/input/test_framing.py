@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diag.input.framing import frame, frame_general, strip_ansi
+from diag.input.framing import _COMMON_NCCL, frame, frame_general, match_common_nccl, strip_ansi
 
 CASES = [
     # (line, payload, expected context)
@@ -71,3 +71,25 @@ NCCL_HEAD = st.sampled_from(
 def test_the_fast_path_reads_a_line_as_the_general_loop_does(parts, head, payload):
     line = "".join(parts) + head + payload
     assert frame(line) == frame_general(strip_ansi(line))
+
+
+ASCII_TAIL = st.text(st.characters(min_codepoint=0, max_codepoint=127, blacklist_characters="\n\r\x1b"), max_size=30)
+
+
+@given(parts=st.lists(PREFIX_PART, max_size=3), head=NCCL_HEAD, filler=ASCII_TAIL, payload=ASCII_TAIL)
+def test_the_byte_level_prefix_reads_an_ascii_line_as_the_text_one(parts, head, filler, payload):
+    """The scanner frames NCCL lines on their bytes; the separators \\x1c-\\x1f (whitespace to a str
+    regex, not to a bytes one) and stray text inside the prefix must not make it read differently."""
+    line = "".join(parts) + filler + head + payload
+    m = match_common_nccl(line.encode())
+    expected = _COMMON_NCCL.match(line)
+    assert (m is None) == (expected is None)
+    if m is not None:
+        assert m.end() == expected.end()
+        assert [g.decode() if g is not None else None for g in m.groups()] == list(expected.groups())
+
+
+def test_the_byte_level_prefix_leaves_other_lines_to_the_general_reading():
+    assert match_common_nccl("nöde:1:2 [0] NCCL INFO x".encode()) is None  # not ASCII: decoded first
+    assert match_common_nccl(b"\x1b[1mh:1:2 [0] NCCL INFO x") is None
+    assert match_common_nccl(b"h:1:2 [0] NCCL INFO Using network IB").end() == len(b"h:1:2 [0] NCCL INFO ")

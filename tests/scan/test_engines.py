@@ -6,9 +6,20 @@ import json
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
-from diag.scan.engines import Pattern, PythonEngine, available_engines, make_engine, prefilter_regex
+from diag.input.framing import frame
+from diag.scan.engines import (
+    Pattern,
+    PythonEngine,
+    available_engines,
+    engine_expression,
+    make_engine,
+    prefilter_regex,
+    trim_tail,
+)
 from diag.scan.facts import FACT_SIGNATURES
 
 from ..conftest import case_logs, corpus_cases
@@ -125,3 +136,57 @@ def test_literals_are_strong(rules):
     sigs += [(f"@facts/{s.name}", s.literal) for s in FACT_SIGNATURES]
     weak = [f"{name}: {lit!r}" for name, lit in sigs if _weak(lit) and name not in ACCEPTED_WEAK]
     assert not weak, weak
+
+
+def test_engine_expressions_end_on_a_fixed_part():
+    """Hyperscan reports every offset where an expression can end, and each report is a Python
+    call: an expression ending in ``\\S+`` reported a line once per character of its value."""
+    assert trim_tail(r"NCCL_IB_HCA set (?:by environment )?to (?:\S+)") == r"NCCL_IB_HCA set (?:by environment )?to \S"
+    assert trim_tail(r"via NET/IB/\d+(?:/Shared)?[ \t]*") == r"via NET/IB/\d"
+    assert trim_tail(r"Using network (?:[^\n\r]+?)\s*") == r"Using network [^\n\r]"
+    assert trim_tail(r"Could not find: (?:a|b\S+|c(?:d)?)") == r"Could not find: (?:a|b\S|c)"
+    assert trim_tail(r"ax{2,3}") == "ax" and trim_tail(r"ab{0,3}") == "a"
+
+
+def test_trimmed_expressions_still_find_every_line_the_signature_matches(rules):
+    """Trimming only widens: on every example of every rule, the engine's expression matches
+    wherever the signature does (engines may over-report, never under-report)."""
+    checked = 0
+    signatures = [s for rule in rules.rules for s in rule.signatures] + list(FACT_SIGNATURES)
+    examples = [line for rule in rules.rules for ex in rule.examples_match for line in ex.splitlines()]
+    for sig in signatures:
+        expr = re.compile(engine_expression(Pattern(sig.pattern, sig.literal)))
+        for line in examples:
+            if re.search(sig.pattern, frame(line).payload):
+                checked += 1
+                assert expr.search(line), (sig.name, line)
+    assert checked > 50
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="needs hyperscan")
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", "x NCCL_IB_HCA set to mlx5_0", "[send] via NET/IB/0/GDRDMA and via NET/IB/1", "z"]),
+            st.sampled_from(["\n", "\r", "\r\n", "\n\n"]),
+        ),
+        max_size=60,
+    )
+)
+def test_lines_found_with_numpy_are_the_ones_found_line_by_line(monkeypatch_lines):
+    """The vectorised line lookup (NumPy installed) gives exactly line_span's lines and members."""
+    from diag.scan import engines
+
+    block = "".join(a + b for a, b in monkeypatch_lines).encode()
+    engine = make_engine("hyperscan", [Pattern(r"NCCL_IB_HCA set to (?P<v>\S+)", "NCCL_IB_HCA set to "),
+                                       Pattern(r"via NET/(?P<n>\w+)/\d+", "via NET/"),
+                                       Pattern(r"\[send\] via NET/IB/\d+", "[send] via NET/IB/")])  # fmt: skip
+    saved = engines._VECTOR_MIN_MATCHES
+    try:
+        engines._VECTOR_MIN_MATCHES = 1
+        vectorised = engine.lines(block)
+        engines._VECTOR_MIN_MATCHES = 1 << 60
+        one_by_one = engine.lines(block)
+    finally:
+        engines._VECTOR_MIN_MATCHES = saved
+    assert vectorised == one_by_one

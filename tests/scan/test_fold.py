@@ -13,12 +13,12 @@ from ..conftest import case_logs, corpus_cases
 CASES = corpus_cases()
 
 
-def _scan(rules, blob: bytes, fold: bool):
+def _scan(rules, blob: bytes, fold: bool, from_start: bool = False):
     scanner = Scanner(rules, chunk_bytes=1 << 16, jobs=1)
     source = MemorySource("job.log", blob)
     result = ScanResult()
     result.inputs = [InputStats(source.path)]
-    folder = scanner.folder() if fold else None
+    folder = scanner.folder(from_start) if fold else None
     scanner.apply(scanner.digest_source(0, source, result.inputs[0]), source.path, 0, result, folder=folder)
     if folder is not None:
         scanner.apply_folded(folder.folded, result)
@@ -75,7 +75,35 @@ VOCABULARY = [
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(picks=st.lists(st.integers(0, len(VOCABULARY) - 1), max_size=400))
-def test_any_order_of_repeats_folds_exactly(rules, picks):
+@given(picks=st.lists(st.integers(0, len(VOCABULARY) - 1), max_size=400), from_start=st.booleans())
+def test_any_order_of_repeats_folds_exactly(rules, picks, from_start):
     blob = "\n".join(VOCABULARY[i] for i in picks).encode()
-    assert _scan(rules, blob, True)[:3] == _scan(rules, blob, False)[:3]
+    assert _scan(rules, blob, True, from_start)[:3] == _scan(rules, blob, False)[:3]
+
+
+def test_ranks_moving_between_communicators_do_not_stop_folding(rules):
+    """A large job: every process joins several communicators with another rank in each, so its
+    rank changes all the time. Only the lines whose rank changed need the ordered apply; the
+    channel lines every rank prints again fold, across processes too."""
+    lines = []
+    for restart in range(3):
+        for comm in range(12):
+            for r in range(32):
+                pid = 1000 * restart + r
+                sub_rank = r % 8 if comm % 2 else r  # the tensor-parallel group, then the world
+                lines += _init(f"node{r // 8}", pid, sub_rank, 8 if comm % 2 else 32, 0x10000 * comm + r)
+    blob = "\n".join(lines).encode()
+    folded = _scan(rules, blob, True, from_start=True)
+    assert folded[:3] == _scan(rules, blob, False)[:3]
+    ran = sum(folded[3].folded.matches.values()) + sum(folded[3].folded.counters.values())
+    assert ran > len(lines) // 2
+
+
+def test_long_captured_values_are_not_kept_in_the_fold_tables(rules):
+    """Memory stays bounded by line count, not line length: a repeat capturing kilobytes is
+    shipped every time (and counted the same) rather than remembered."""
+    line = "node0:100:100 [0] NCCL INFO NCCL_IB_HCA set to " + "mlx5_0:1," * 400
+    blob = "\n".join([line] * 200).encode()
+    folded = _scan(rules, blob, True, from_start=True)
+    assert folded[:3] == _scan(rules, blob, False)[:3]
+    assert not folded[3]._seen and not folded[3].folded.matches
