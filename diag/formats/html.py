@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 
 from diag import __version__
 from diag.formats import postmortem
@@ -109,6 +110,13 @@ def _evidence(pm: PostMortem, f: Finding, limit: int) -> str:
     )
 
 
+def _inline_code(text: str) -> str:
+    """The rules' remediation marks commands and settings with `backticks`: code in the page. The text
+    is escaped first, so a backtick pair never lets markup through."""
+    escaped = e(text)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+
+
 def _finding(pm: PostMortem, f: Finding, n: int | None, folded: list[Finding]) -> str:
     cls = "finding folded" if f.explained_by else "finding"
     num = f"{n}. " if n is not None else "caused by the above: "
@@ -119,8 +127,10 @@ def _finding(pm: PostMortem, f: Finding, n: int | None, folded: list[Finding]) -
     if loc:
         parts.append(f'<div class="kv"><b>where</b> {e(loc)}</div>')
     parts.append(f'<div class="kv"><b>what</b> {e(f.detail)}</div>')
+    if f.assumed:
+        parts.append(f'<div class="kv"><b>assumed</b> {e("; ".join(f.assumed))}</div>')
     if not f.explained_by:
-        fix = f'<div class="fix"><b>fix</b> {e(f.remediation)}'
+        fix = f'<div class="fix"><b>fix</b> {_inline_code(f.remediation)}'
         fix += "".join(f'<pre class="copy">{e(s)}</pre>' for s in f.settings) + "</div>"
         parts.append(fix)
         if f.references:

@@ -186,3 +186,10 @@ def test_script_in_a_log_line_shows_as_text_in_the_browser(tmp_path):
     dom = chromium("--dump-dom", page.as_uri()).stdout.decode()
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in dom
     assert "<script" not in dom.lower()
+
+
+def test_commands_in_a_fix_are_code_and_stay_escaped():
+    from diag.formats.html import _inline_code
+
+    assert _inline_code("run `ls /sys/class/infiniband` first") == "run <code>ls /sys/class/infiniband</code> first"
+    assert "<script>" not in _inline_code("`<script>alert(1)</script>`")
