@@ -3,7 +3,7 @@
 
     leaves (evidence, hostlist, cache, __init__) -> input -> catalog -> scan -> report
         -> diagnosis | slurm | formats | lint (side by side, none imports another) -> api -> fleet
-        -> epilog | harness | follow -> cli
+        -> epilog | harness | follow -> commands -> cli
 
 Imports under ``if TYPE_CHECKING:`` are for the type checker only and are not counted.
 """
@@ -29,6 +29,7 @@ LAYERS = [
     # The fleet sits just under the epilog, which writes its records (--fleet-dir).
     {"diag.fleet"},
     {"diag.epilog", "diag.harness", "diag.follow"},
+    {"diag.commands"},
     {"diag.cli"},
     {"diag.__main__"},
 ]
