@@ -20,11 +20,11 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from diag.files import write_atomic
 from diag.formats import OutputOptions, deliver, prepare
 from diag.hostlist import expand
 from diag.slurm.query import JobInfo, SlurmError, job_files, query_job
@@ -153,21 +153,6 @@ def drop_privileges(env: Mapping[str, str], log: Log) -> None:
     if gid.isdigit():
         os.setgid(int(gid))
     os.setuid(int(uid))
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Create-then-rename in the same directory: never writes through an existing symlink."""
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".slurmdiag-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 class _OutOfTime(Exception):

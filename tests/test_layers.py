@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "diag"
 
 LAYERS = [
-    {"diag", "diag.evidence", "diag.hostlist", "diag.cache"},
+    {"diag", "diag.evidence", "diag.hostlist", "diag.cache", "diag.files"},
     {"diag.input"},
     {"diag.catalog"},
     {"diag.scan"},

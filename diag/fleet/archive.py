@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 
 from diag.api import diagnose_job, diagnose_sources
 from diag.catalog.model import RuleSet
-from diag.fleet.record import build_record, dumps, rules_fingerprint, slurm_meta, write_atomic
+from diag.files import write_atomic
+from diag.fleet.record import build_record, dumps, rules_fingerprint, slurm_meta
 from diag.input.sources import LOG_SUFFIXES, SCAN_BYTES_PER_SECOND, Source, budget_bytes
 from diag.slurm.jobid import group_by_job, guess_job_id, job_id_of
 from diag.slurm.query import JobInfo, parse_sacct_json, parse_sacct_parsable, parse_scontrol

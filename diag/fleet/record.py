@@ -14,12 +14,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from diag import __version__
 from diag.catalog.model import RuleSet
+from diag.files import write_atomic
 from diag.formats.redact import redact_report
 from diag.report import Report
 from diag.scan.facts import UNNAMED_HOST
@@ -228,23 +228,6 @@ def dumps(record: Mapping) -> str:
 def key(record: Mapping) -> tuple[str, str, str]:
     """What newest-wins de-duplicates on."""
     return (str(record.get("cluster")), str(record.get("job_id")), str(record.get("rules_sha256")))
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Create a temporary file beside ``path``, then rename it into place: a reader (compact) sees the
-    whole file or none of it, and two producers never write into one file. No locks, so it is safe
-    on NFS/Lustre, where rename within a directory is atomic."""
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".slurmdiag-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def spool_path(fleet_dir: str, record: Mapping) -> str:
