@@ -13,7 +13,7 @@ import sys
 import click
 
 from diag import __version__
-from diag.commands import catalog, fleet, harness, preflight, report, slurm
+from diag.commands import catalog, fleet, harness, preflight, probe, report, slurm
 from diag.commands.common import EXIT_CODES, EXIT_ERROR, EXIT_INTERRUPTED
 
 
@@ -57,6 +57,7 @@ COMMANDS = (
     report.diagnose,
     slurm.job,
     slurm.epilog,
+    probe.probe,
     preflight.lint,
     preflight.follow,
     catalog.list_rules,

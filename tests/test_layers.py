@@ -28,7 +28,7 @@ LAYERS = [
     {"diag.api"},
     # The fleet sits just under the epilog, which writes its records (--fleet-dir).
     {"diag.fleet"},
-    {"diag.epilog", "diag.harness", "diag.follow"},
+    {"diag.epilog", "diag.harness", "diag.follow", "diag.probe"},
     {"diag.commands"},
     {"diag.cli"},
     {"diag.__main__"},
