@@ -85,7 +85,7 @@ dist.destroy_process_group()
 elif [ "${gpus:-0}" -gt 0 ]; then
   say nccl "skipped: neither all_reduce_perf (nccl-tests) on PATH nor torch importable"
 else
-  say nccl "skipped: no GPU (and no all_reduce_perf on PATH)"
+  say nccl "skipped: no GPU, and no all_reduce_perf (nccl-tests) on PATH"
 fi
 say done ok
 """
@@ -305,6 +305,12 @@ def interpret(nodes: dict[str, NodeReport], rules: RuleSet, *, container: bool, 
                 if where == path and state != "ok":
                     bad[name] = state
                     evidence.append(ev)
+        if not bad and nodes:
+            seen = sum(any(v.rpartition(" ")[0] == path for v, _ in n.values.get("shared", [])) for n in nodes.values())
+            if seen == len(nodes):
+                notes.append(
+                    f"{safe_text(path)}: one shared directory: the first node's marker was read on all {seen} nodes"
+                )
         if bad and len(bad) < len(nodes):
             how = "; ".join(f"{n}: {'missing' if s == 'missing' else 'marker from the first node not visible'}"
                             for n, s in bad.items())  # fmt: skip

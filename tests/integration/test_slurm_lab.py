@@ -247,3 +247,31 @@ def test_job_and_epilog_read_only_the_jobs_own_files(lab):
     assert epilog_report["findings"] == []
     assert sorted(Path(i["path"]).name for i in epilog_report["inputs"]) == sorted(own)
     assert epilog_report["slurm"][0]["num_nodes"] == 2 and epilog_report["facts"]["nodes"] == 2
+
+
+def test_probe_reports_what_the_lab_cannot_check(lab):
+    """`slurmdiag probe` on the lab's nodes: no GPUs and no InfiniBand are 'not checked', never a
+    pass or a finding; the jobs directory is one shared directory, the per-node private /tmp is not."""
+    directory = lab / "jobs" / f"probe-{time.monotonic_ns()}"
+    directory.mkdir(parents=True)
+    args = ["probe", "--nodes", "2", "--shared-path", str(lab / "jobs"), "--wait", "120", "--format", "json",
+            "--output-dir", str(directory)]  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "diag", *args], cwd=directory, capture_output=True, text=True,
+                          timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr  # documented: 0, nothing at or above --fail-on error
+    report = json.loads(done.stdout)
+    assert report["slurm"][0]["state"] == "COMPLETED"
+    assert ids(report) == []
+    nodes = sorted({n.split(":")[1].strip() for n in report["notes"] if n.startswith("not checked: ")})
+    assert len(nodes) == 2
+    for node in nodes:
+        for what in ("InfiniBand", "GPUs", "NCCL all-reduce"):
+            assert any(n.startswith(f"not checked: {node}: {what}") for n in report["notes"]), (node, what)
+    assert any(n.startswith(f"{lab / 'jobs'}: one shared directory") for n in report["notes"])
+    # The lab gives each node its own /tmp: the same name, not the same directory.
+    done = subprocess.run([sys.executable, "-m", "diag", *args, "--shared-path", "/tmp"], cwd=directory,
+                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    report = json.loads(done.stdout)
+    assert done.returncode == 1, done.stderr
+    (hit,) = [f for f in report["findings"] if f["id"] == "shared-storage-missing"]
+    assert len(hit["hosts"]) == 1 and "/tmp" in hit["detail"]

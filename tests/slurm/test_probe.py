@@ -93,6 +93,8 @@ def test_shared_path_missing_on_one_node_is_shared_storage_missing(tmp_path):
     hits = [f for f in report["findings"] if f["id"] == "shared-storage-missing"]
     assert len(hits) == 1, err
     assert hits[0]["hosts"] == ["n1"] and "/lustre/ckpt" in hits[0]["detail"]
+    assert any(n.startswith("/home/me: one shared directory") for n in report["notes"])
+    assert not any(n.startswith("/lustre/ckpt: one shared directory") for n in report["notes"])
     assert rc == 1
     # The marker is written from the first node and read back on every node.
     script = (tmp_path / "submitted.sh").read_text()
@@ -109,7 +111,10 @@ def test_node_local_directory_with_the_same_name_is_not_shared(tmp_path):
 
 def test_no_gpu_and_no_nccl_tests_are_not_checked_lines_and_no_finding(tmp_path):
     quiet = dict(
-        dev=False, hcas="", gpus="nvidia-smi not found", nccl="skipped: no GPU (and no all_reduce_perf on PATH)"
+        dev=False,
+        hcas="",
+        gpus="nvidia-smi not found",
+        nccl="skipped: no GPU, and no all_reduce_perf (nccl-tests) on PATH",
     )
     output = node_report("n0", **quiet) + node_report("n1", **quiet)
     rc, report, err = probe(tmp_path, output)
