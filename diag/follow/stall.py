@@ -85,12 +85,13 @@ class StallWatch:
         others = sum(1 for s, m in self.last.items() if s != source and now - m.at < self.stall_s)
         who = f"rank {rank}" if rank is not None else mark.path
         still = f" while {others} other source(s) still progress" if others else ""
-        minutes = (now - mark.at) / 60
-        detail = (f"no training progress for {minutes:.0f} min from {who}{still}: "
+        silent = now - mark.at
+        span = f"{silent / 60:.0f} min" if silent >= 60 else f"{silent:.0f} s"
+        detail = (f"no training progress for {span} from {who}{still}: "
                   f"last line {mark.path}:{mark.line}: {mark.text}")  # fmt: skip
         return Finding(
             id=CAUSE,
-            title=f"no training progress for {minutes:.0f} min from {who} (a hang?): last line {mark.text[:120]!r}",
+            title=f"no training progress for {span} from {who} (a hang?): last line {mark.text[:120]!r}",
             severity="warning",
             role="symptom",
             confidence=0.5,
