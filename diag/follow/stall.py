@@ -38,6 +38,7 @@ class Mark:
     line: int
     text: str
     at: float  # follower clock when read
+    seen: int = 1  # progress lines of this source so far
 
 
 class StallWatch:
@@ -64,7 +65,9 @@ class StallWatch:
             m = RANK_RE.search(line)
             rank = int(next(g for g in m.groups() if g is not None)) if m else None
             source = (path, rank)
-            self.last[source] = Mark(path, base + i + 1, line.decode("utf-8", "replace").strip()[:MAX_TEXT], now)
+            seen = self.last[source].seen + 1 if source in self.last else 1
+            text = line.decode("utf-8", "replace").strip()[:MAX_TEXT]
+            self.last[source] = Mark(path, base + i + 1, text, now, seen)
             self.alerted.discard(source)  # progress again: a later stall warns again
 
     def check(self, now: float) -> list[Finding]:
@@ -73,7 +76,8 @@ class StallWatch:
         until that source progresses again."""
         if self.alerted:
             return []
-        silent = [(m.at, s) for s, m in self.last.items() if now - m.at >= self.stall_s]
+        # One progress line ("resuming from step 1000") gives no pace: a source needs two to stall.
+        silent = [(m.at, s) for s, m in self.last.items() if m.seen >= 2 and now - m.at >= self.stall_s]
         if not silent:
             return []
         source = min(silent, key=lambda x: x[0])[1]

@@ -78,13 +78,15 @@ def test_a_job_without_progress_lines_is_not_called_stalled(tmp_path):
 
 def test_a_stall_shorter_than_the_window_does_not_warn_and_progress_rearms_it():
     watch = StallWatch(30 * MINUTE)
-    watch.feed("a.out", b"Epoch 1: 10%|#         | 10/100 [00:10<01:30, 1.02it/s]\r", 0.0)
-    assert watch.check(29 * MINUTE) == []
-    (first,) = watch.check(31 * MINUTE)
-    assert first.evidence[0].line == 1 and first.ranks == []
-    assert watch.check(40 * MINUTE) == []  # once per stall
-    watch.feed("a.out", b"slurmdiag follow: job 9: +1860s WARNING nccl-timeout: step 10\n", 41 * MINUTE)
-    assert watch.check(80 * MINUTE) == []  # our own alert in the .err is not progress
-    watch.feed("a.out", b"Epoch 1: 11%|#         | 11/100\n", 81 * MINUTE)
-    (again,) = watch.check(112 * MINUTE)
-    assert again.evidence[0].line == 3
+    watch.feed("a.out", b"resuming from checkpoint at step 1000\n", 0.0)
+    assert watch.check(60 * MINUTE) == []  # one progress line gives no pace: not a stall
+    watch.feed("a.out", b"Epoch 1: 10%|#         | 10/100 [00:10<01:30, 1.02it/s]\r", 60 * MINUTE)
+    assert watch.check(89 * MINUTE) == []
+    (first,) = watch.check(91 * MINUTE)
+    assert first.evidence[0].line == 2 and first.ranks == []
+    assert watch.check(100 * MINUTE) == []  # once per stall
+    watch.feed("a.out", b"slurmdiag follow: job 9: +1860s WARNING nccl-timeout: step 10\n", 101 * MINUTE)
+    assert watch.check(140 * MINUTE) == []  # our own alert in the .err is not progress
+    watch.feed("a.out", b"Epoch 1: 11%|#         | 11/100\n", 141 * MINUTE)
+    (again,) = watch.check(172 * MINUTE)
+    assert again.evidence[0].line == 4
