@@ -73,6 +73,28 @@ def lint(args, profile, fmt, output, fail_on, rule_dirs, disable, color) -> None
 @report_options
 @click.option("--jobid", metavar="JOBID", help="Follow this Slurm job: its files from Slurm, until it ends.")
 @click.option(
+    "--self",
+    "self_",
+    is_flag=True,
+    help="Inside a batch script (`slurmdiag follow --self &`): follow $SLURM_JOB_ID, alerts to stderr, "
+    "the report only with -o; ends with the script, always exits 0.",
+)
+@click.option(
+    "--stall-after",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="MIN",
+    help="Warn when no training progress line (step, loss, tqdm bar) came for MIN minutes "
+    "(default 30 with --jobid/--self, else off; 0: off).",
+)
+@click.option(
+    "--progress",
+    "progress",
+    multiple=True,
+    metavar="REGEX",
+    help="What a progress line looks like for --stall-after (repeatable; replaces the built-in patterns).",
+)
+@click.option(
     "--interval",
     type=click.FloatRange(min=0.05),
     default=2.0,
@@ -117,13 +139,31 @@ def lint(args, profile, fmt, output, fail_on, rule_dirs, disable, color) -> None
 )
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts, webhook, notify_on, report_url, jobid,
-           interval, idle, alert_on, exec_cmd, max_alerts_per_minute, job_poll, settle, color) -> None:  # fmt: skip
+           self_, stall_after, progress, interval, idle, alert_on, exec_cmd, max_alerts_per_minute, job_poll, settle,
+           color) -> None:  # fmt: skip
     """Follow a running job's log files (PATHS, or --jobid): alert the first time an early root cause
     shows (once per cause and host), then print the full diagnosis of the finished files with the
     usual exit code. Files are polled (no inotify: it misses writes from other hosts on NFS/Lustre)."""
     from diag.follow import Follower, FollowOptions
     from diag.follow.alerts import alert_line, post_webhook, run_exec
 
+    if self_:
+        import os
+
+        from diag.commands.follow_self import self_job_id
+
+        started_by = os.getppid()  # now: the script may end while the rules load
+        jobid = self_job_id(jobid)  # exit 2 without $SLURM_JOB_ID: a usage error, before any work
+    if stall_after is None:
+        stall_after = 30.0 if jobid else 0.0
+    if progress:
+        import re
+
+        for pattern in progress:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                fail(f"--progress {pattern!r}: {exc}")
     if not paths and not jobid:
         fail("nothing to follow: give log files, directories or globs, or --jobid")
     if "-" in paths:
@@ -131,7 +171,12 @@ def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts
     rules = rules_or_exit(rule_dirs, disable)
     job_running = find_files = None
     if jobid:
-        paths, job_running, find_files = _follow_job(jobid, paths)
+        try:
+            paths, job_running, find_files = _follow_job(jobid, paths)
+        except SystemExit:
+            if self_:
+                raise SystemExit(0) from None  # Slurm could not be asked (message printed): never fail the job
+            raise
 
     def on_alert(alert) -> None:
         click.echo(alert_line(alert, jobid), err=True)
@@ -140,9 +185,18 @@ def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts
             if failure:
                 click.echo(f"slurmdiag follow: {failure}", err=True)
 
+    stall_s = stall_after * 60 or None
+    if not jobid and stall_s:
+        idle = max(idle, stall_s + 60)  # a hung job's log stops growing: idle must not end following first
     opts = FollowOptions(interval_s=interval, idle_s=idle if not jobid else float("inf"), min_severity=alert_on,
                          max_alerts_per_minute=max_alerts_per_minute, job=jobid, job_running=job_running,
-                         job_poll_s=job_poll, after_end_s=settle, find_files=find_files)  # fmt: skip
+                         job_poll_s=job_poll, after_end_s=settle, find_files=find_files, stall_s=stall_s,
+                         progress=tuple(progress) or FollowOptions.progress)  # fmt: skip
+    if self_:
+        from diag.commands.follow_self import run_self
+
+        run_self(paths, rules, opts, on_alert, output, fmt, redact, redact_hosts, started_by)
+        return
     result = Follower(paths, rules, opts, on_alert).run()
     reports = result.reports
     if jobid:

@@ -18,6 +18,7 @@ from diag.api import diagnose_paths
 from diag.catalog.model import RuleSet
 from diag.follow.alerts import Alert, AlertPolicy
 from diag.follow.live import LiveScan
+from diag.follow.stall import DEFAULT_PROGRESS, StallWatch
 from diag.follow.tail import FileTail
 from diag.input.sources import InputProblem, discover
 from diag.report import Report
@@ -41,6 +42,12 @@ class FollowOptions:
     # a directory listing on a parallel file system is not free.
     find_files: Callable[[], list[str]] | None = None
     after_end_s: float = 10.0  # quiet window after the job ended: its last bytes reach the file system
+    # No progress line (training step, loss, tqdm bar) for this long while the job runs: one
+    # warning per silent source (diag.follow.stall). None: off.
+    stall_s: float | None = None
+    progress: tuple[str, ...] = DEFAULT_PROGRESS
+    # Asked every poll (cheap, unlike job_running): true once the job's script is gone (--self).
+    ended: Callable[[], bool] | None = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
 
@@ -50,7 +57,7 @@ class FollowResult:
     reports: list[Report]
     problems: list[InputProblem]
     alerts: list[Alert] = field(default_factory=list)
-    ended_by: str = ""  # "idle" or "job"
+    ended_by: str = ""  # "idle", "job" or "signal"
 
 
 class Follower:
@@ -66,6 +73,8 @@ class Follower:
         self.alerts: list[Alert] = []
         self.started = self.evaluated = opts.clock()
         self.found: list[str] = []  # files opts.find_files named
+        self.stall = StallWatch(opts.stall_s, opts.progress) if opts.stall_s else None
+        self.stop = False  # set by a signal handler: stop following and diagnose what is there
 
     def _files(self) -> list[str]:
         # Re-globbed every poll: per-rank files and the .err may appear after the .out. A .gz is a
@@ -90,6 +99,8 @@ class Follower:
                 self._restart()  # this file too: its new content is read from the start next poll
                 continue
             self.live.feed(path, tail.stats, got.block)
+            if self.stall is not None and got.block:
+                self.stall.feed(path, got.block, self.opts.clock())
         now = self.opts.clock()
         if self.live.dirty or (self.live.facts_dirty and now - self.evaluated >= FACTS_EVAL_S):
             self.evaluated = now
@@ -102,8 +113,20 @@ class Follower:
         """A file was truncated or replaced: rescan every file from its start (rare; bounded by
         the files' size); alerts already sent stay sent."""
         self.live.reset()
+        if self.stall is not None:
+            self.stall.reset()
         for tail in self.tails.values():
             tail.restart()
+
+    def check_stall(self) -> None:
+        """Warn about sources whose progress lines stopped (only while the job runs)."""
+        if self.stall is None:
+            return
+        now = self.opts.clock()
+        for finding in self.stall.check(now):
+            alert = Alert(finding, [], now - self.started)
+            self.alerts.append(alert)
+            self.on_alert(alert)
 
     def run(self) -> FollowResult:
         opts = self.opts
@@ -114,12 +137,17 @@ class Follower:
             if self.poll():
                 last_growth = opts.clock()
             now = opts.clock()
+            if ended_at is None and (self.stop or (opts.ended is not None and opts.ended())):
+                ended_at, ended_by = now, "signal" if self.stop else "job"
+            if ended_at is None:
+                self.check_stall()
             if opts.job_running is not None and ended_at is None and now - last_job_poll >= opts.job_poll_s:
                 last_job_poll = now
                 self.look_for_files()
                 if not opts.job_running():
                     ended_at, ended_by = now, "job"
-            if ended_at is not None and now - ended_at >= opts.after_end_s and now - last_growth >= opts.interval_s:
+            if ended_at is not None and (self.stop or (now - ended_at >= opts.after_end_s
+                                                       and now - last_growth >= opts.interval_s)):
                 break
             if now - last_growth >= opts.idle_s:
                 ended_by = "idle" if ended_at is None else ended_by
