@@ -170,9 +170,10 @@ def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts
         fail("follow polls files: standard input (-) cannot be followed; use slurmdiag - instead")
     rules = rules_or_exit(rule_dirs, disable)
     job_running = find_files = None
+    nodes = 0
     if jobid:
         try:
-            paths, job_running, find_files = _follow_job(jobid, paths)
+            paths, job_running, find_files, nodes = _follow_job(jobid, paths)
         except SystemExit:
             if self_:
                 raise SystemExit(0) from None  # Slurm could not be asked (message printed): never fail the job
@@ -191,7 +192,7 @@ def follow(paths, fmt, output, fail_on, rule_dirs, disable, redact, redact_hosts
     opts = FollowOptions(interval_s=interval, idle_s=idle if not jobid else float("inf"), min_severity=alert_on,
                          max_alerts_per_minute=max_alerts_per_minute, job=jobid, job_running=job_running,
                          job_poll_s=job_poll, after_end_s=settle, find_files=find_files, stall_s=stall_s,
-                         progress=tuple(progress) or FollowOptions.progress)  # fmt: skip
+                         progress=tuple(progress) or FollowOptions.progress, nodes=nodes)  # fmt: skip
     if self_:
         from diag.commands.follow_self import run_self
 
@@ -216,8 +217,8 @@ _LIVE_STATES = ("PENDING", "RUNNING", "CONFIGURING", "SUSPENDED", "REQUEUED", "R
 
 
 def _follow_job(jobid: str, paths: tuple[str, ...]):
-    """The files of Slurm job ``jobid`` (plus ``paths``), a callable saying whether it still runs and
-    one finding its per-rank files that appeared since."""
+    """The files of Slurm job ``jobid`` (plus ``paths``), a callable saying whether it still runs, one
+    finding its per-rank files that appeared since, and its node count."""
     from diag.slurm.query import SlurmError, job_files, output_paths, query_job, rank_files
 
     try:
@@ -242,4 +243,4 @@ def _follow_job(jobid: str, paths: tuple[str, ...]):
         # per-rank logs named after the job that appeared in its output directories since
         return [p for j in jobs for p in rank_files(j, output_paths(j))]
 
-    return files, running, more_files
+    return files, running, more_files, sum(j.num_nodes for j in jobs)

@@ -46,6 +46,9 @@ class FollowOptions:
     # warning per silent source (diag.follow.stall). None: off.
     stall_s: float | None = None
     progress: tuple[str, ...] = DEFAULT_PROGRESS
+    # The job's node count from Slurm (--jobid, --self): what matters only between nodes is then
+    # judged for a multi-node job from the first line, not as an excerpt that does not say.
+    nodes: int = 0
     # Asked every poll (cheap, unlike job_running): true once the job's script is gone (--self).
     ended: Callable[[], bool] | None = None
     sleep: Callable[[float], None] = time.sleep
@@ -67,7 +70,7 @@ class Follower:
         self.rules = rules
         self.opts = opts
         self.on_alert = on_alert
-        self.live = LiveScan(rules, opts.engine)
+        self.live = LiveScan(rules, opts.engine, nodes=opts.nodes)
         self.tails: dict[str, FileTail] = {}
         self.policy = AlertPolicy(rules, opts.min_severity, opts.max_alerts_per_minute, clock=opts.clock)
         self.alerts: list[Alert] = []

@@ -24,10 +24,11 @@ from diag.scan.scanner import FACTS_OWNER, Scanner, ScanResult
 class LiveScan:
     """Scan state of one job whose files are read in pieces (file ``index`` = position in the job)."""
 
-    def __init__(self, rules: RuleSet, engine: str = "auto"):
+    def __init__(self, rules: RuleSet, engine: str = "auto", nodes: int = 0):
         self.rules = rules
         self.scanner = Scanner(rules, engine=engine)
-        self.result = ScanResult()
+        self.nodes = nodes
+        self.result = self._fresh()
         self.paths: dict[str, int] = {}  # path -> its index in the job
         self.line_no: list[int] = []
         self.dirty = False  # a rule's signature matched since the last evaluation
@@ -35,9 +36,14 @@ class LiveScan:
 
     def reset(self) -> None:
         """Forget everything (a file was truncated or replaced: what it said before is void)."""
-        self.result = ScanResult()
+        self.result = self._fresh()
         self.paths, self.line_no = {}, []
         self.dirty = True
+
+    def _fresh(self) -> ScanResult:
+        result = ScanResult()
+        result.facts.slurm_nodes = self.nodes  # Slurm's word, as diagnose_job gives it
+        return result
 
     def index(self, path: str, stats: InputStats) -> int:
         i = self.paths.get(path)

@@ -389,3 +389,19 @@ def test_a_small_followed_paste_is_repaired_like_a_whole_read(tmp_path):
     assert plain["findings"], "the paste shows a cause only once its records are split"
     assert _live_json(live) == plain["findings"]
     assert tail.stats.to_json() == plain["inputs"][0]
+
+
+def test_slurms_node_count_makes_an_early_fallback_an_alert(tmp_path):
+    """One node's lines at the start of a 2-node job: with Slurm's node count (--jobid, --self) the
+    wrong HCA is an error and alerts while the job runs; from the file alone (node count unknown,
+    nothing failed yet) it is a warning, below the default --alert-on."""
+    target = tmp_path / "run-99.out"
+    target.write_bytes(
+        b"1: n1:55:55 [0] NCCL INFO NCCL_IB_HCA set to mlx5_9:1\n"
+        b"1: n1:55:55 [0] NCCL INFO NET/IB : No device found.\n"
+        b"1: n1:55:55 [0] NCCL INFO Using network Socket\n0: step 1 loss 2.1\n"
+    )
+    for nodes, alerted in ((2, True), (0, False)):
+        alerts = []
+        Follower([str(target)], RULES, FollowOptions(interval_s=0.02, idle_s=0.2, nodes=nodes), alerts.append).run()
+        assert ("nccl-ib-hca-wrong" in [a.finding.id for a in alerts]) is alerted, nodes
