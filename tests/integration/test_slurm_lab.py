@@ -268,6 +268,8 @@ def test_probe_reports_what_the_lab_cannot_check(lab):
         for what in ("InfiniBand", "GPUs", "NCCL all-reduce"):
             assert any(n.startswith(f"not checked: {node}: {what}") for n in report["notes"]), (node, what)
     assert any(n.startswith(f"{lab / 'jobs'}: one shared directory") for n in report["notes"])
+    if "private_tmp=1" not in Path("/etc/slurm/slurm.conf").read_text():
+        return  # this lab shares /tmp between its fake nodes (a checkout under /tmp): nothing to tell apart
     # The lab gives each node its own /tmp: the same name, not the same directory.
     done = subprocess.run([sys.executable, "-m", "diag", *args, "--shared-path", "/tmp"], cwd=directory,
                           capture_output=True, text=True, timeout=180)  # fmt: skip
@@ -275,3 +277,39 @@ def test_probe_reports_what_the_lab_cannot_check(lab):
     assert done.returncode == 1, done.stderr
     (hit,) = [f for f in report["findings"] if f["id"] == "shared-storage-missing"]
     assert len(hit["hosts"]) == 1 and "/tmp" in hit["detail"]
+
+
+def test_follow_alerts_early_once_and_diagnoses_the_ended_job(lab):
+    """`slurmdiag follow --jobid` on a 2-node job that shows a wrong NCCL_IB_HCA in its first lines and
+    keeps running: one alert while it runs (seconds after start, long before it ends), none twice,
+    and the full diagnosis, with Slurm's record, when it ends."""
+    script = HEADER + (
+        "#SBATCH -N 2 --ntasks-per-node=1\n"
+        'srun --label bash -c \'if [ "$SLURM_PROCID" = 1 ]; then '
+        'echo "$(hostname):55:55 [0] NCCL INFO NCCL_IB_HCA set to mlx5_9:1"; '
+        'echo "$(hostname):55:55 [0] NCCL INFO NET/IB : No device found."; '
+        'echo "$(hostname):55:55 [0] NCCL INFO Using network Socket"; fi; '
+        'for i in $(seq 1 10); do echo "step $i loss 2.$i"; sleep 1; done\'\n'
+    )
+    job = submit(lab, script, "-J", "follow")
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "diag", "follow", "--jobid", job.id, "--interval", "0.5", "--job-poll", "2",
+         "--settle", "2", "--format", "json"],
+        cwd=job.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    first_alert = None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if first_alert is None and "nccl-ib-hca-wrong" in line:
+            first_alert = time.monotonic() - started
+    out = proc.stdout.read()
+    proc.wait(timeout=120)
+    assert first_alert is not None, "".join(lines)
+    assert first_alert < 9, f"the alert came {first_alert:.1f} s after submission, not while the job ran"
+    assert sum("nccl-ib-hca-wrong" in line for line in lines) == 1, "".join(lines)
+    report = json.loads(out)
+    assert proc.returncode == 1
+    assert report["slurm"][0]["state"] == "COMPLETED"
+    assert ids(report)[0] == "nccl-ib-hca-wrong"
