@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from diag.catalog.model import RuleSet, fill, fill_action
+from diag.catalog.model import RuleSet
 from diag.evidence import Evidence
 from diag.formats.safe import safe_text
-from diag.report import Finding, Report
+from diag.report import Finding, Report, finding_from_rule
 
 MARK = "slurmdiag-probe:"
 LINE = re.compile(rf"^\s*(?:\d+: )?{MARK} (?P<node>[^:\s]+): (?P<key>[\w-]+): ?(?P<value>.*)$")
@@ -228,21 +228,8 @@ def _finding(rules: RuleSet, cause: str, hosts: list[str], detail: str, evidence
     if rule is None:  # turned off with --disable
         return None
     values = {"hosts": ", ".join(hosts), "node": ", ".join(hosts), **values}
-    return Finding(
-        id=rule.id,
-        title=rule.title,
-        severity=rule.severity,
-        role=rule.role,
-        confidence=PROBE_CONFIDENCE,
-        detail=detail,
-        remediation=fill(rule.remediation.strip(), values),
-        action=fill_action(rule.action, values) if rule.action else "",
-        hosts=hosts,
-        evidence=evidence,
-        settings=[fill(s, values) for s in rule.settings],
-        references=list(rule.references),
-        count=len(evidence),
-    )
+    return finding_from_rule(rule, confidence=PROBE_CONFIDENCE, detail=detail, evidence=evidence, values=values,
+                             hosts=hosts)  # fmt: skip
 
 
 def interpret(nodes: dict[str, NodeReport], rules: RuleSet, *, container: bool, expected_nodes: int,

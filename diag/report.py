@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from diag import __version__
 from diag.catalog.causes import severity_rank
+from diag.catalog.model import Rule, fill, fill_action
 from diag.evidence import Evidence, anchor_of, iso_time, time_key
 from diag.input.sources import InputProblem, InputStats
 from diag.scan.facts import Facts
@@ -118,6 +119,35 @@ class Coverage:
     def lines(self) -> list[str]:
         """Plain text, one line per fact: what was present, then each group of unchecked causes."""
         return [self.evidence_line(), *(u.line() for u in self.unchecked)]
+
+
+def finding_from_rule(
+    rule: Rule,
+    *,
+    confidence: float,
+    detail: str,
+    evidence: list[Evidence],
+    values: dict[str, str],
+    hosts: list[str] | None = None,
+    action_values: dict[str, str] | None = None,
+) -> Finding:
+    """A finding that a record outside the logs proves (Slurm's JobState, a probe's report): the rule's
+    text with ``values`` filled in (``action_values`` for the alert's one-line action, if they differ)."""
+    return Finding(
+        id=rule.id,
+        title=rule.title,
+        severity=rule.severity,
+        role=rule.role,
+        confidence=confidence,
+        detail=detail,
+        remediation=fill(rule.remediation.strip(), values),
+        action=fill_action(rule.action, action_values or values) if rule.action else "",
+        hosts=hosts or [],
+        evidence=evidence,
+        settings=[fill(s, values) for s in rule.settings],
+        references=list(rule.references),
+        count=len(evidence),
+    )
 
 
 @dataclass

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from diag.catalog.causes import severity_rank
-from diag.catalog.model import Rule, RuleSet, action_hosts, fill, fill_action
+from diag.catalog.model import Rule, RuleSet, action_hosts
 from diag.evidence import Evidence
-from diag.report import Finding
+from diag.report import Finding, finding_from_rule
 from diag.slurm.query import JobInfo
 
 STATE_CAUSES = {
@@ -65,21 +65,8 @@ def _status(code: str) -> int:
 def _from_rule(rule: Rule, job: JobInfo, ev: Evidence, detail: str) -> Finding:
     values = {"node": ", ".join(job.nodes[:6]) or "the job's nodes", "hosts": ", ".join(job.nodes[:6])}
     values["job"] = job.job_id
-    return Finding(
-        id=rule.id,
-        title=rule.title,
-        severity=rule.severity,
-        role=rule.role,
-        confidence=SLURM_CONFIDENCE,
-        detail=detail,
-        remediation=fill(rule.remediation.strip(), values),
-        action=fill_action(rule.action, {**values, "hosts": action_hosts(job.nodes)}) if rule.action else "",
-        hosts=[],
-        evidence=[ev],
-        settings=[fill(s, values) for s in rule.settings],
-        references=list(rule.references),
-        count=1,
-    )
+    return finding_from_rule(rule, confidence=SLURM_CONFIDENCE, detail=detail, evidence=[ev], values=values,
+                             action_values={**values, "hosts": action_hosts(job.nodes)})  # fmt: skip
 
 
 def _state_detail(job: JobInfo) -> str:
