@@ -99,3 +99,13 @@ def test_nccl_debug_info_on_every_rank_of_a_large_job_is_advice(rules):
 
 def test_nccl_debug_info_on_a_small_job_is_no_finding(rules):
     assert "nccl-debug-verbose" not in ids(diagnose(rules, init_complete(32, 32)))
+
+
+def test_a_traceback_through_main_process_first_is_a_barrier_wait(rules):
+    lines = [
+        '  File "run_clm.py", line 414, in main',
+        '    with training_args.main_process_first(desc="dataset map tokenization"):',
+        '  File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__',
+    ]
+    finding = found(diagnose(rules, lines), "nccl-timeout")
+    assert "main_process_first" in finding.detail

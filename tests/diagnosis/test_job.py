@@ -122,3 +122,29 @@ def test_unexplained_failure_names_the_node_that_failed_not_the_ones_cancelled_a
 
 def test_no_failure_line_means_no_unexplained_failure(rules):
     assert "unexplained-failure" not in ids(diagnose(rules, ["step 100 loss 2.31", "training finished"]))
+
+
+def test_a_node_slurm_marked_not_responding_is_a_node_failure(rules):
+    finding = found(
+        diagnose(rules, ["[2026-12-02T11:13:37.123] error: Nodes gpu[03-04] not responding, setting DOWN"]),
+        "node-failure",
+    )
+    assert finding.hosts == ["gpu03", "gpu04"]
+    reason = found(diagnose(rules, ["Reason=Not responding [slurm@2022-07-10T02:00:55]"]), "node-failure")
+    assert "2022-07-10T02:00:55" in reason.detail
+    assert "node-failure" not in ids(diagnose(rules, ["[2026-12-02T11:20:01.004] Node gpu03 now responding"]))
+
+
+def test_a_traceback_cut_off_after_a_store_timeout_is_the_timeout_not_an_unexplained_failure(rules):
+    lines = [
+        "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, "
+        "addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms",
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "<frozen runpy>", line 198, in _run_module_as_main',
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "nccl-timeout"
+    assert "unexplained-failure" not in ids(report)
+    # The exception itself, when shown and not the timeout's, still makes the failure unexplained.
+    other = lines + ["[rank1]: ValueError: tokenizer has no pad token"]
+    assert diagnose(rules, other).findings[0].id == "unexplained-failure"

@@ -133,3 +133,10 @@ def test_step_that_waited_for_busy_nodes_and_started_is_no_mismatch(rules):
         "srun: Step created for job 12023",
     ]
     assert "world-size-mismatch" not in ids(diagnose(rules, lines))
+
+
+def test_several_processes_each_rank_0_of_1_are_singletons(rules):
+    finding = found(diagnose(rules, ["Hello from proc 0 of 1"] * 4), "pmix-not-used")
+    assert "4 processes" in finding.detail
+    # One process saying so is a one-process run.
+    assert "pmix-not-used" not in ids(diagnose(rules, ["Hello from proc 0 of 1"]))

@@ -116,3 +116,35 @@ def test_infiniband_mount_failure_names_the_node_without_ib(rules):
     ]
     finding = found(diagnose(rules, lines + task_failed(2)), "container-runtime-error")
     assert (finding.severity, finding.hosts) == ("error", ["slinky-2"])
+
+
+# --------------------------------------------------------------- node-local paths in framework words
+def test_hugging_face_reading_a_missing_node_local_dir_as_a_repo_id(rules):
+    line = (
+        "OSError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
+        "'/root/.cache/vllm/assets/model_streamer/8d53e465'"
+    )
+    finding = found(diagnose(rules, [line]), "node-local-path")
+    assert "/root/.cache/vllm/assets/model_streamer/8d53e465" in finding.detail
+    # A malformed repo id that is not a path is a typo, not storage.
+    typo = "OSError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': 'my org/model'"
+    assert "node-local-path" not in ids(diagnose(rules, [typo]))
+
+
+def test_megatron_index_build_failing_on_another_rank_points_at_the_data_path(rules):
+    lines = [
+        '(worker6, rank=6, pid=8930, ip=10.42.3.242)   File "/opt/megatron-lm/megatron/core/datasets/gpt_dataset.py", line 111, in __init__',
+        "(worker6, rank=6, pid=8930, ip=10.42.3.242)     ) = self._build_document_sample_shuffle_indices()",
+    ]
+    finding = found(diagnose(rules, lines), "node-local-path")
+    assert "dataset index" in finding.detail and finding.confidence < 0.6
+
+
+def test_file_rendezvous_on_a_node_local_path(rules):
+    lines = [
+        "dist.init_process_group(backend='nccl', init_method='file:///tmp/sharedfile', world_size=16, rank=3)",
+        "#1  0x00007fd70074e3f0 in thd::init::initFile(std::string, int, std::string, int) ()",
+    ]
+    finding = found(diagnose(rules, lines), "node-local-path")
+    assert "/tmp/sharedfile" in finding.detail
+    assert "node-local-path" not in ids(diagnose(rules, one_node() + lines))

@@ -214,3 +214,55 @@ def test_sigbus_is_blamed_on_shm_only_with_an_nccl_that_fails_that_way(rules):
     assert found(diagnose(rules, job("2.18.3")), "shm-too-small").severity == "error"
     # 2.19+ report a full /dev/shm as an NCCL error: a bare SIGBUS there is something else.
     assert "shm-too-small" not in ids(diagnose(rules, job("2.21.5")))
+
+
+# ------------------------------------------------------------------- socket interfaces as pasted
+def test_container_bridges_in_a_hand_wrapped_socket_list_name_the_interfaces(rules):
+    # A paste where the user broke NCCL's one-line interface list into one entry per line.
+    lines = ["INFO NET/Socket : Using", "[0]bond0:192.168.1.161<0>"] + [
+        f"[{i}]br-{i:02d}ab815fa14e:172.{18 + i}.0.1<0>" for i in range(1, 4)
+    ]
+    finding = found(diagnose(rules, lines), "nccl-socket-ifname")
+    assert "br-01ab815fa14e" in finding.detail and finding.assumed
+    assert finding.severity == "warning"  # nothing failed in the excerpt
+    # On a job known to run on one node the same list is harmless.
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, one_node() + lines))
+
+
+def test_bootstrap_failure_over_ipoib_points_at_the_socket_interface(rules):
+    lines = [
+        "dgx-03:2331:2666 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/IB/SHARP [RO]; OOB ibp75s0:192.168.0.103<0>",
+        "dgx-03:2330:2658 [2] NCCL INFO misc/socket.cc:567 -> 2",
+        "dgx-03:2330:2658 [2] NCCL INFO bootstrap.cc:270 -> 2",
+    ]
+    finding = found(diagnose(rules, lines), "nccl-socket-ifname")
+    assert "ibp75s0" in finding.detail and finding.hosts == ["dgx-03"]
+    # The same IPoIB interface in a job whose bootstrap worked is no finding.
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, lines[:1]))
+
+
+# --------------------------------------------------------------------------- plugins, HCA filters
+def test_net_plugin_present_on_some_nodes_only_names_the_nodes_without_it(rules):
+    lines = [
+        "HGX-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+        "HGX-04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+    ]
+    finding = found(diagnose(rules, lines), "nccl-net-plugin")
+    assert finding.hosts == ["HGX-11"] and "HGX-04" in finding.detail
+    # Every node without the plugin is the usual, harmless case.
+    assert "nccl-net-plugin" not in ids(diagnose(rules, lines[:1]))
+
+
+def test_hca_filter_set_by_the_script_with_no_ib_device_is_the_likely_cause(rules):
+    lines = [
+        "export NCCL_IB_HCA=mlx5_9",
+        "[0] NCCL INFO NET/IB : No device found.",
+        "[0] NCCL INFO NET/Socket : Using [0]eth0:10.47.14.218<0>",
+        "[0] NCCL INFO Using network Socket",
+    ]
+    finding = found(diagnose(rules, lines), "nccl-ib-hca-wrong")
+    assert "NCCL_IB_HCA=mlx5_9" in finding.detail and finding.assumed
+    assert finding.confidence < 0.85  # a script's setting is not NCCL's own echo
+    # IB switched off on purpose is nccl-ib-disabled's, not a wrong filter.
+    off = ["export NCCL_IB_DISABLE=1", "[0] NCCL INFO NCCL_IB_DISABLE set by environment to 1."] + lines
+    assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, off))

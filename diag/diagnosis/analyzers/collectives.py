@@ -132,7 +132,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
 def _store_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     samples = ctx.samples(rule, ["store_timeout"])
     if not samples:
-        return []
+        return _barrier_wait(rule, ctx)
     waited = sorted({ev.rank for ev, _ in samples if ev.rank is not None})
     ms = max(int(g["ms"]) for _, g in samples)
     who = f"Rank {', '.join(map(str, waited[:8]))}" if waited else "A rank"
@@ -142,6 +142,18 @@ def _store_timeout(rule: Rule, ctx: Context) -> list[Finding]:
         "held the others at a barrier"
     )
     return [ctx.make_finding(rule, ["store_timeout"], detail=detail + ".", confidence=0.6)]
+
+
+def _barrier_wait(rule: Rule, ctx: Context) -> list[Finding]:
+    frames = ctx.samples(rule, ["barrier_frame"])
+    if not frames:
+        return []
+    detail = (
+        "The ranks failed inside main_process_first, where they wait for the main process to finish "
+        "preprocessing (tokenizing, caching a dataset): the wait outlasted the process group's timeout "
+        "(ddp_timeout, 30 min by default), or the main process died first"
+    )
+    return [ctx.make_finding(rule, ["barrier_frame"], detail=detail + ".", confidence=0.45)]
 
 
 def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:

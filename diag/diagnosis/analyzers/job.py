@@ -24,7 +24,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     # A collective timeout that names the rank which fell behind is the better answer when every
     # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
     errors = [ev.text for ev, _ in ctx.samples(rule, ["exception", "exception_other", "terminate", "mpi_abort"])]
-    if errors and failure_is_timeout_cascade(ctx, errors):
+    only_tracebacks = {name for name, _ in failed} <= {"traceback"}  # the exception itself was cut off
+    if (errors or only_tracebacks) and failure_is_timeout_cascade(ctx, errors):
         return []
     # The most telling line per host/rank: the exception or exit line, not "Traceback".
     telling = [
@@ -182,6 +183,9 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             failed[host] = None
     for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed"]):
         failed[host] = None
+    for expr in ctx.captures(rule, "nodes", ["not_responding"]):
+        for host in expand(expr):
+            failed[host] = None
     parts = []
     if failed:
         parts.append(f"Slurm lost {hosts_text(list(failed))}")
@@ -195,6 +199,11 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(
             "processes did not die on SIGKILL (Kill task failed: stuck in the kernel, often a hung GPU or file system)"
         )
+    if ctx.stats(rule, ["not_responding"]):
+        since = first_or(ctx.captures(rule, "time", ["not_responding"]))
+        who = "it" if failed else "a node of the job"
+        when = f" at {since}" if since else ""
+        parts.append(f"Slurm's controller marked {who} Not responding{when}: its slurmd stopped answering")
     reporters = ctx.captures(rule, "reporter", ["banner"])
     if ctx.stats(rule, ["banner"]):
         parts.append(

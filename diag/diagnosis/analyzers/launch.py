@@ -21,6 +21,14 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
             "the ranks were started without PMI/PMIx wiring or without RANK/WORLD_SIZE"
         )
         return [ctx.make_finding(rule, detail=detail, hosts=[h.host for h in singles], confidence=0.6)]
+    greetings = ctx.stats(rule, ["alone_of_one"])
+    if greetings and greetings[0][1].count > 1 and facts.max_nranks <= 1:
+        count = greetings[0][1].count
+        detail = (
+            f"{count} processes each say they are rank 0 of 1: they started as singletons, "
+            "without PMI/PMIx wiring between them"
+        )
+        return [ctx.make_finding(rule, ["alone_of_one"], detail=detail, confidence=0.6)]
     return []
 
 

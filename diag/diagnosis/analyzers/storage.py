@@ -40,6 +40,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         local.append((ev, g["path"], "Ray needs a storage path every node can read and write", 0.75))
     for ev, _g in ctx.samples(rule, ["cannot_see"]):
         local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8))
+    local += _framework_signs(rule, ctx)
     written = [(ev, g) for ev, g in ctx.samples(rule, ["written"]) if node_local(g.get("path", ""))]
     if local:
         paths = list(dict.fromkeys(what for _, what, _, _ in local))
@@ -82,6 +83,30 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             )
         ]
     return []
+
+
+def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
+    """Node-local storage as frameworks word it: a model directory Hugging Face cannot find here, a
+    dataset index built on one node, a file:// rendezvous each node waits on alone."""
+    signs: list[tuple] = []
+    for ev, g in ctx.samples(rule, ["hub_repo_id", "hub_no_path", "hub_cannot_load"]):
+        path = g.get("path")
+        why = "Hugging Face found no such directory on this node and read the path as a Hub repo id"
+        if path and node_local(path):
+            signs.append((ev, path, why + "; it is on node-local storage", 0.7))
+        elif not path:
+            signs.append((ev, "a local model directory", why, 0.45))
+    for ev, _g in ctx.samples(rule, ["index_build"]):
+        why = "it is built by one rank on its own node and read by the others from the data path"
+        signs.append((ev, "the dataset index", why, 0.55 if ev.rank else 0.45))
+    frames = ctx.samples(rule, ["file_init_frame"])
+    if frames:
+        paths = ctx.captures(rule, "path", ["file_init"])
+        local_paths = [p for p in paths if node_local(p)]
+        what = f"the file:// rendezvous file {(local_paths or paths)[0]}" if paths else "the file:// rendezvous file"
+        why = "file:// init needs one file every node sees; each node waited on its own copy"
+        signs.append((frames[0][0], what, why, 0.75 if local_paths else 0.5))
+    return signs
 
 
 # ---------------------------------------------------------------------------------- containers

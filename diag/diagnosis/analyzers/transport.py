@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import plural
+from diag.diagnosis.analyzers.common import first_or, plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -148,7 +148,7 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         if "NCCL_IB_HCA" in h.env and (h.ib_no_device or (not h.hcas and h.uses_socket())) and h.host not in unopenable
     ]
     if not bad_hosts:
-        return []
+        return _hca_set_by_script(rule, ctx, unopenable)
     values = sorted({facts.hosts[h].env["NCCL_IB_HCA"] for h in bad_hosts})
     seen_elsewhere = sorted({hca for h in facts.hosts.values() for hca in h.hcas})
     detail = f"NCCL_IB_HCA={' / '.join(values)} matched no usable HCA on {hosts_text(bad_hosts)}"
@@ -166,6 +166,41 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
             values={"value": ", ".join(values)},
             evidence=pick_evidence(evidence),
             confidence=0.85,
+        )
+    ]
+
+
+def _hca_set_by_script(rule: Rule, ctx: Context, unopenable: set[str]) -> list[Finding]:
+    """NCCL_IB_HCA as a script or env dump set it (old NCCL does not echo it, an excerpt may not
+    show the echo), and NCCL found no IB device: the filter is the likeliest reason, not a proof."""
+    values = list(dict.fromkeys(ctx.captures(rule, "value", ["hca_assign", "hca_set"])))
+    if not values or ctx.count("nccl-ib-disabled") or ctx.count("ib-devices-not-mounted"):
+        return []
+    no_ib = [h for h in ctx.facts.hosts.values() if h.ib_no_device and h.host not in unopenable]
+    if not no_ib and not ctx.stats(rule, ["no_device"]):
+        return []
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
+        return []
+    hosts = sorted(h.host for h in no_ib if h.host != UNNAMED_HOST)
+    where = f" on {hosts_text(hosts)}" if hosts else ""
+    detail = (
+        f"The job sets NCCL_IB_HCA={values[0]} and NCCL found no IB device{where} "
+        '("NET/IB : No device found."): the filter names HCAs or ports that are not there or not active, '
+        "so NCCL fell back to TCP sockets"
+    )
+    names = ["hca_assign", "hca_set", "no_device"]
+    severity = ctx.between_nodes_severity(rule.severity, assumed)
+    return [
+        ctx.make_finding(
+            rule,
+            names,
+            detail=detail + ".",
+            hosts=hosts or None,
+            values={"value": values[0]},
+            confidence=0.6,
+            assumed=assumed,
+            severity=severity,
         )
     ]
 
@@ -206,43 +241,86 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     explicit = ctx.stats(rule)
     if explicit:
         return [ctx.make_finding(rule)]
-    facts = ctx.facts
-    if not facts.multi_node():
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
         return []
+    facts = ctx.facts
     bad = {
         h.host: iface
         for h in facts.hosts.values()
         for iface in h.bootstrap_ifaces
         if iface.startswith(NOT_ROUTABLE_IFACES)
     }
+    listed = ctx.samples(rule, ["socket_bridge", "socket_docker", "socket_veth"])
+    for ev, g in listed:
+        bad.setdefault(ctx.host_for(ev) or UNNAMED, g["iface"])
+    failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "bootstrap_failed"])
     if not bad:
-        return []
-    failures = ctx.stats(rule, ["connect_failed", "connect_exceeded"])
-    ifaces = sorted(set(bad.values()))
-    detail = (
-        f"NCCL bootstrap uses {', '.join(ifaces)} on {hosts_text(list(bad))}, an interface other nodes cannot reach"
-    )
-    names = ["bootstrap_on", "connect_failed", "connect_exceeded"]
-    if failures:
+        return _ipoib_bootstrap(rule, ctx, failed, assumed)
+    if assumed and not failed and not listed:
+        return []  # lo for the bootstrap is right on one node, and nothing says there are more
+    ifaces = sorted({g["iface"] for _, g in listed} | set(bad.values()))
+    hosts = [h for h in bad if h != UNNAMED]
+    where = f" on {hosts_text(hosts)}" if hosts else ""
+    detail = f"NCCL uses {', '.join(ifaces[:6])}{where} for its sockets: container or virtual interfaces other nodes cannot reach"
+    names = [
+        "bootstrap_on",
+        "socket_bridge",
+        "socket_docker",
+        "socket_veth",
+        "connect_failed",
+        "connect_exceeded",
+        "bootstrap_failed",
+    ]
+    values = {"iface": ", ".join(ifaces[:6])}
+    if failed:
+        detail += "; connections between ranks then failed."
         return [
-            ctx.make_finding(
-                rule,
-                names,
-                detail=detail + "; connections between ranks then failed.",
-                hosts=list(bad),
-                values={"iface": ", ".join(ifaces)},
-                confidence=0.85,
-            )
+            ctx.make_finding(rule, names, detail=detail, hosts=hosts, values=values, confidence=0.85, assumed=assumed)
         ]
     return [
         ctx.make_finding(
             rule,
             names,
-            severity="warning",
+            severity=ctx.between_nodes_severity("warning", assumed),
             confidence=0.5,
             detail=detail + ".",
-            hosts=list(bad),
-            values={"iface": ", ".join(ifaces)},
+            hosts=hosts,
+            values=values,
+            assumed=assumed,
+        )
+    ]
+
+
+UNNAMED = ""
+
+
+def _ipoib_bootstrap(rule: Rule, ctx: Context, failed: list, assumed: list[str]) -> list[Finding]:
+    """NCCL's bootstrap failed while its out-of-band socket ran over IPoIB: the IPoIB subnet often
+    does not route between all nodes (or a container has no route on it); the Ethernet NIC does."""
+    oob = ctx.samples(rule, ["oob_ipoib"])
+    ipoib = sorted(
+        {g["iface"] for _, g in oob}
+        | {i for h in ctx.facts.hosts.values() for i in h.bootstrap_ifaces if i.startswith("ib")}
+    )
+    if not ipoib or not ctx.stats(rule, ["bootstrap_failed"]):
+        return []
+    hosts = sorted({h for ev, _ in oob if (h := ctx.host_for(ev))})
+    detail = (
+        f"NCCL's bootstrap failed while its out-of-band socket used the IPoIB interface {', '.join(ipoib[:3])}"
+        + (f" on {hosts_text(hosts)}" if hosts else "")
+        + ": set NCCL_SOCKET_IFNAME to the Ethernet interface every node routes (NCCL_IB_HCA does not steer the bootstrap)."
+    )
+    names = ["oob_ipoib", "bootstrap_on", "bootstrap_failed"]
+    return [
+        ctx.make_finding(
+            rule,
+            names,
+            detail=detail,
+            hosts=hosts,
+            values={"iface": ", ".join(ipoib[:3])},
+            confidence=0.55,
+            assumed=assumed,
         )
     ]
 
@@ -286,6 +364,11 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
             detail += f" ({why[0][:120]})"
         detail += "; NCCL skipped it and used its built-in transport"
         severe = fell_back or ctx.job_failed()
+        confidence = 0.85 if severe else 0.6
+        if len(facts.versions) > 1:
+            # One plugin, several NCCLs: the plugin fits one of them; the version split is the cause.
+            detail += f" (this job runs NCCL {', '.join(sorted(facts.versions))}: the plugin fits only one of them)"
+            confidence = 0.35
         if fell_back:
             detail += f" and fell back to TCP sockets on {hosts_text(socket_hosts)}"
         return [
@@ -294,7 +377,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 ["symbol_missing", "unsupported", "broken"],
                 detail=detail + ".",
                 severity=None if severe else "warning",
-                confidence=0.85 if severe else 0.6,
+                confidence=confidence,
                 values={"what": f"{plugin} could not be used."},
             )
         ]
@@ -315,7 +398,34 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"what": f"NCCL_NET_PLUGIN={name} was not found."},
             )
         ]
-    return _plugin_override(rule, ctx)
+    return _plugin_on_some_nodes(rule, ctx) or _plugin_override(rule, ctx)
+
+
+def _plugin_on_some_nodes(rule: Rule, ctx: Context) -> list[Finding]:
+    """Some nodes load an external net plugin and others find none: the nodes then speak different
+    transports (IBext vs built-in IB or sockets), and connections between the two kinds hang or fail."""
+    with_plugin = {h for ev, _ in ctx.samples(rule, ["loaded", "plugin_path"]) if (h := ctx.host_for(ev))}
+    without = {h for ev, _ in ctx.samples(rule, ["not_found"]) if (h := ctx.host_for(ev))} - with_plugin
+    if not with_plugin or not without:
+        return []
+    plugin = first_or(
+        ctx.captures(rule, "path", ["plugin_path"]) + ctx.captures(rule, "plugin", ["loaded"]), "a net plugin"
+    )
+    detail = (
+        f"{hosts_text(sorted(with_plugin))} load{'s' if len(with_plugin) == 1 else ''} the external net plugin {plugin}, "
+        f"but {hosts_text(sorted(without))} find{'s' if len(without) == 1 else ''} none and use NCCL's internal transport: "
+        "the nodes of one job must run the same network plugin"
+    )
+    return [
+        ctx.make_finding(
+            rule,
+            ["loaded", "plugin_path", "not_found"],
+            detail=detail + ".",
+            hosts=sorted(without),
+            confidence=0.7,
+            values={"what": f"{plugin} is installed on some nodes only."},
+        )
+    ]
 
 
 def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
