@@ -140,3 +140,17 @@ def test_several_processes_each_rank_0_of_1_are_singletons(rules):
     assert "4 processes" in finding.detail
     # One process saying so is a one-process run.
     assert "pmix-not-used" not in ids(diagnose(rules, ["Hello from proc 0 of 1"]))
+
+
+def test_pmix_help_box_naming_a_component_it_cannot_open(rules):
+    box = [
+        "A requested component was not found, or was unable to be opened.  This",
+        "means that this component is either not installed or is unable to be",
+        "Host:      node01",
+        "Framework: psec",
+        "Component: munge",
+    ]
+    finding = found(diagnose(rules, box), "pmix-runtime-error")
+    assert "PMIX_MCA_psec=native" in finding.detail and finding.severity == "error"
+    # Open MPI's own frameworks in the same box are not PMIx's.
+    assert "pmix-runtime-error" not in ids(diagnose(rules, box[:3] + ["Framework: pml", "Component: ucx"]))

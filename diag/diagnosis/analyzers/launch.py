@@ -35,6 +35,17 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
 def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
+    frameworks = ctx.captures(rule, "framework", ["component_missing"])
+    if frameworks and not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"]):
+        # PMIx stops at the first plugin it cannot open: the help box is the whole story.
+        what = "its security plugin (psec, e.g. munge)" if "psec" in frameworks else f"a plugin of its {frameworks[0]} framework"
+        detail = (
+            f"PMIx could not open {what} on this node: the component or the library it needs is not "
+            "installed where the task runs (often a container image)"
+        )
+        if "psec" in frameworks:
+            detail += "; PMIX_MCA_psec=native avoids munge"
+        return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", confidence=0.65)]
     if ctx.job_failed():
         hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
