@@ -266,3 +266,18 @@ def test_hca_filter_set_by_the_script_with_no_ib_device_is_the_likely_cause(rule
     # IB switched off on purpose is nccl-ib-disabled's, not a wrong filter.
     off = ["export NCCL_IB_DISABLE=1", "[0] NCCL INFO NCCL_IB_DISABLE set by environment to 1."] + lines
     assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, off))
+
+
+def test_ib_disable_does_not_switch_off_an_external_plugin(rules):
+    lines = [
+        "gpu01:138:138 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.",
+        "gpu01:138:138 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+        "gpu01:138:138 [0] NCCL INFO P2P plugin IBext",
+        "gpu01:138:138 [0] NCCL INFO NET/IB : Using [0]mlx5_9:1/RoCE ; OOB enp225s0f1:88.200.23.102<0>",
+        "gpu01:138:138 [0] NCCL INFO Using network IBext",
+    ]
+    finding = found(diagnose(rules, lines), "nccl-net-plugin")
+    assert "NCCL_IB_DISABLE=1" in finding.detail and "IBext" in finding.detail
+    # The built-in IB transport honours it: no plugin finding then.
+    builtin = [lines[0], "gpu01:138:138 [0] NCCL INFO Using network Socket"]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, builtin))

@@ -434,6 +434,22 @@ def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
     external = ctx.captures(rule, "plugin", ["loaded"]) + sorted(
         {n for h in facts.hosts.values() for n in h.nets if n not in ("IB", "Socket")}
     )
+    if external and "1" in facts.env_values("NCCL_IB_DISABLE"):
+        detail = (
+            f"NCCL_IB_DISABLE=1 is set, but the external net plugin {external[0]} still carries inter-node "
+            "traffic over RDMA: the variable only switches off NCCL's built-in IB transport (HPC-X's IBext "
+            "ignores it); NCCL_NET=Socket forces sockets, unsetting NCCL_NET_PLUGIN drops the plugin"
+        )
+        return [
+            ctx.make_finding(
+                rule,
+                ["loaded"],
+                detail=detail + ".",
+                severity=None if ctx.job_failed() else "warning",
+                confidence=0.7,
+                values={"what": f"The plugin {external[0]} ignores NCCL_IB_DISABLE=1."},
+            )
+        ]
     ib_vars = sorted(v for v in facts.env if v.startswith("NCCL_IB_") and v != "NCCL_IB_DISABLE")
     if not external or not ib_vars:
         return []
