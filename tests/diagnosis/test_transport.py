@@ -278,6 +278,7 @@ def test_ib_disable_does_not_switch_off_an_external_plugin(rules):
     ]
     finding = found(diagnose(rules, lines), "nccl-net-plugin")
     assert "NCCL_IB_DISABLE=1" in finding.detail and "IBext" in finding.detail
+    assert "nccl-ib-disabled" not in ids(diagnose(rules, lines))  # it did not force TCP
     # The built-in IB transport honours it: no plugin finding then.
     builtin = [lines[0], "gpu01:138:138 [0] NCCL INFO Using network Socket"]
     assert "nccl-net-plugin" not in ids(diagnose(rules, builtin))
