@@ -148,3 +148,13 @@ def test_a_traceback_cut_off_after_a_store_timeout_is_the_timeout_not_an_unexpla
     # The exception itself, when shown and not the timeout's, still makes the failure unexplained.
     other = lines + ["[rank1]: ValueError: tokenizer has no pad token"]
     assert diagnose(rules, other).findings[0].id == "unexplained-failure"
+
+
+def test_submitit_catching_the_preemption_signal(rules):
+    lines = [
+        "submitit WARNING (2022-07-12 04:18:45,706) - Bypassing signal SIGTERM",
+        "submitit WARNING (2022-07-12 04:18:45,881) - Caught signal SIGHUP on learnfair0293: this job is preempted.",
+        "submitit INFO (2022-07-12 04:18:45,912) - Requeued job 60601445 (3 remaining timeouts)",
+    ]
+    finding = found(diagnose(rules, lines), "preempted")
+    assert finding.hosts == ["learnfair0293"] and "SIGHUP" in finding.detail

@@ -154,3 +154,14 @@ def test_pmix_help_box_naming_a_component_it_cannot_open(rules):
     assert "PMIX_MCA_psec=native" in finding.detail and finding.severity == "error"
     # Open MPI's own frameworks in the same box are not PMIx's.
     assert "pmix-runtime-error" not in ids(diagnose(rules, box[:3] + ["Framework: pml", "Component: ucx"]))
+
+
+def test_launchers_and_layouts_that_disagree_on_the_world_size(rules):
+    mpi = found(
+        diagnose(rules, ["AssertionError: MPI world size 16 does not match torch world size 8"]), "world-size-mismatch"
+    )
+    assert "16" in mpi.detail and "8" in mpi.detail
+    layout = (
+        "ValueError: ('The number of process requires to run all replicas (8)', 'must be equal to the world size (4).')"
+    )
+    assert "needs 8 processes, but 4" in found(diagnose(rules, [layout]), "world-size-mismatch").detail

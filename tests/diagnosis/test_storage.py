@@ -148,3 +148,44 @@ def test_file_rendezvous_on_a_node_local_path(rules):
     finding = found(diagnose(rules, lines), "node-local-path")
     assert "/tmp/sharedfile" in finding.detail
     assert "node-local-path" not in ids(diagnose(rules, one_node() + lines))
+
+
+def test_index_maps_built_on_rank_0_then_another_node_fails(rules):
+    lines = [
+        "ML-01:  > WARNING: could not find index map files, building the indices on rank 0 ...",
+        "ML-01:  > elapsed time to build and save doc-idx mapping (seconds): 840.129082",
+        "ML-02: Traceback (most recent call last):",
+    ]
+    finding = found(diagnose(rules, lines), "node-local-path")
+    assert "index maps" in finding.detail and finding.hosts == ["ML-02"]
+    # The same node failing is not about where the files are.
+    same = lines[:2] + ["ML-01: Traceback (most recent call last):"]
+    assert "node-local-path" not in ids(diagnose(rules, same))
+
+
+def test_hugging_face_best_model_and_missing_checkpoint_dirs(rules):
+    best = ['  File "/x/transformers/trainer.py", line 2515, in _inner_training_loop', "    self._load_best_model()"]
+    assert "best checkpoint" in found(diagnose(rules, best), "node-local-path").detail
+    resume = found(
+        diagnose(rules, ["ValueError: Can't find a valid checkpoint at /tmp/out/checkpoint-500"]), "node-local-path"
+    )
+    assert "/tmp/out/checkpoint-500" in resume.detail and "node-local" in resume.detail
+
+
+def test_checkpoint_directory_under_tmp_in_a_listing_is_a_warning(rules):
+    line = "$ ls /tmp/ray/session_2025/working_dir_files/checkpoints/run1/global_step_50/actor"
+    finding = found(diagnose(rules, [line]), "node-local-path")
+    assert finding.severity == "warning" and "/tmp/ray/session_2025/working_dir_files/checkpoints/" in finding.detail
+
+
+def test_container_seccomp_and_shell_less_images(rules):
+    seccomp = found(
+        diagnose(rules, ["slurmstepd: error: pyxis: seccomp filter failed: Function not implemented"]),
+        "container-runtime-error",
+    )
+    assert "seccomp" in seccomp.detail and "Function not implemented" in seccomp.detail
+    shell = found(
+        diagnose(rules, ["enroot-switchroot: failed to execute: /bin/sh: No such file or directory"]),
+        "container-runtime-error",
+    )
+    assert "no shell" in shell.detail

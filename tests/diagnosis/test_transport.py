@@ -282,3 +282,31 @@ def test_ib_disable_does_not_switch_off_an_external_plugin(rules):
     # The built-in IB transport honours it: no plugin finding then.
     builtin = [lines[0], "gpu01:138:138 [0] NCCL INFO Using network Socket"]
     assert "nccl-net-plugin" not in ids(diagnose(rules, builtin))
+
+
+def test_verbs_provider_older_than_the_kernel_is_a_library_problem(rules):
+    line = (
+        "libibverbs: Warning: Driver bnxt_re does not support the kernel ABI of 6 (supports 1 to 1) "
+        "for device /sys/class/infiniband/bnxt_re2"
+    )
+    assert "ib-verbs-library-missing" in ids(diagnose(rules, [line]))
+
+
+def test_no_libibverbs_in_an_excerpt_that_shows_no_ib_is_a_warning_not_the_cause(rules):
+    lines = [
+        "e66aa18dc444:3171:3171 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]",
+        "e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "nccl-socket-ifname"
+    assert found(report, "ib-verbs-library-missing").severity == "warning"
+
+
+def test_perftest_finding_no_rdma_device_points_at_the_container_devices(rules):
+    lines = [
+        " Did not detect devices",
+        " If device exists, check if driver is up",
+        " Unable to find the Infiniband/RoCE device",
+    ]
+    finding = found(diagnose(rules, lines), "ib-devices-not-mounted")
+    assert "uverbs" in finding.detail and finding.confidence < 0.6

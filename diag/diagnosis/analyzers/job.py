@@ -225,6 +225,13 @@ def preempted(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
         return []
+    if not chosen & {"preemption", "requeue"} and "submitit" in chosen:
+        signal, node = ctx.captures(rule, "signal", ["submitit"])[0], ctx.captures(rule, "node", ["submitit"])[0]
+        detail = (
+            f"Slurm preempted the job: submitit caught {signal} on {node}, the signal Slurm sends before "
+            "preempting, and requeued it; the tasks ending after it are consequences."
+        )
+        return [ctx.make_finding(rule, ["submitit"], detail=detail, hosts=[node])]
     when = first_or(ctx.captures(rule, "time"), "?")
     jobs = ctx.captures(rule, "job")
     why = "was preempted by a higher-priority job" if "preemption" in chosen else "was requeued"

@@ -186,6 +186,13 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         )
     for _ev, g in ctx.samples(rule, ["ntasks_per_node"])[:1]:
         parts.append(f"srun ignored --ntasks-per-node={g['per_node']} ({g['tasks']} tasks requested)")
+    for _ev, g in ctx.samples(rule, ["launchers_disagree"])[:1]:
+        parts.append(
+            f"the {g['launcher']} launcher started {g['a']} processes but torch.distributed sees a world of {g['b']}: "
+            "the two launchers disagree on the layout (processes per node, hosts)"
+        )
+    for _ev, g in ctx.samples(rule, ["layout_needs"])[:1]:
+        parts.append(f"the parallel layout in the config needs {g['a']} processes, but {g['b']} were started")
     if "device_ordinal" in chosen:
         parts.append("a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")
     detail = "Launch layout does not match: " + "; ".join(parts) + "."

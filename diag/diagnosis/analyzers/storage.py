@@ -41,7 +41,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     for ev, _g in ctx.samples(rule, ["cannot_see"]):
         local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8))
     local += _framework_signs(rule, ctx)
-    written = [(ev, g) for ev, g in ctx.samples(rule, ["written"]) if node_local(g.get("path", ""))]
+    written = [(ev, g) for ev, g in ctx.samples(rule, ["written", "written_dir"]) if node_local(g.get("path", ""))]
     if local:
         paths = list(dict.fromkeys(what for _, what, _, _ in local))
         why = list(dict.fromkeys(reason for _, _, reason, _ in local))
@@ -74,7 +74,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(
                 rule,
-                ["written"],
+                ["written", "written_dir"],
                 severity="warning",
                 confidence=0.5,
                 detail=detail,
@@ -99,6 +99,14 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
     for ev, _g in ctx.samples(rule, ["index_build"]):
         why = "it is built by one rank on its own node and read by the others from the data path"
         signs.append((ev, "the dataset index", why, 0.55 if ev.rank else 0.45))
+    for ev, g in ctx.samples(rule, ["no_valid_checkpoint"]):
+        local_path = node_local(g["path"])
+        why = "the checkpoint was saved on one node's disk" + (" (node-local storage)" if local_path else "")
+        signs.append((ev, g["path"], why, 0.8 if local_path else 0.5))
+    for ev, _g in ctx.samples(rule, ["best_model_frame"]):
+        why = "the Trainer reloads the best checkpoint from output_dir on every node, and only the main node saved it"
+        signs.append((ev, "the best checkpoint", why, 0.5))
+    signs += _index_built_elsewhere(rule, ctx)
     frames = ctx.samples(rule, ["file_init_frame"])
     if frames:
         paths = ctx.captures(rule, "path", ["file_init"])
@@ -107,6 +115,23 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
         why = "file:// init needs one file every node sees; each node waited on its own copy"
         signs.append((frames[0][0], what, why, 0.75 if local_paths else 0.5))
     return signs
+
+
+def _index_built_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
+    """Rank 0 built the dataset index maps, and then another node failed."""
+    built = ctx.samples(rule, ["index_on_rank0"])
+    failures = ctx.rules.get("unexplained-failure")
+    if not built or failures is None:
+        return []
+    builders = {ctx.host_for(ev) for ev, _ in built}
+    failed = [
+        ev for ev, _ in ctx.samples(failures, ["traceback", "exception", "exception_other"])
+        if ctx.host_for(ev) not in builders
+    ]
+    if not failed:
+        return []
+    why = "rank 0 built them into its data directory and another node failed right after: that node does not see it"
+    return [(failed[0], "the dataset index maps", why, 0.6)]
 
 
 # ---------------------------------------------------------------------------------- containers
@@ -213,6 +238,17 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"the enroot hook {g['hook']} failed (exit {g['code']})")
     for _ev, g in ctx.samples(rule, ["nvidia_cli"])[:1]:
         parts.append(f"nvidia-container-cli: {g['what']}: {g['reason']}")
+    for _ev, g in ctx.samples(rule, ["seccomp"])[:1]:
+        why = f" ({g['reason']})" if g.get("reason") else ""
+        parts.append(
+            f"pyxis could not install its seccomp filter{why}: this node's kernel does not allow it "
+            "(check the node image with enroot's requirements self-test, enroot-check)"
+        )
+    for _ev, g in ctx.samples(rule, ["switchroot"])[:1]:
+        parts.append(
+            f"enroot could not run {g['cmd']} in the image ({g['reason']}): the image has no shell "
+            "(a FROM-scratch or distroless image); use an image that has /bin/sh"
+        )
     if "exited_too_soon" in chosen:
         parts.append("the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")
     for _ev, g in ctx.samples(rule, ["namespace"])[:1]:

@@ -71,8 +71,14 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     reasons = ib_evidence(ctx)
-    if reasons or not ctx.facts.multi_node():
+    known = ctx.facts.nodes_known()
+    if reasons or known is False:
         return [ctx.make_finding(rule)]
+    if known is None:
+        # An excerpt that shows neither IB nor how many nodes: the same lines are on every job in a
+        # container without RDMA, where nothing needs IB.
+        assumed = ["the cluster has InfiniBand/RoCE that the job should use (nothing in the logs shows it)"]
+        return [ctx.make_finding(rule, severity="warning", confidence=0.5, assumed=assumed)]
     return [
         ctx.make_finding(
             rule,
@@ -96,6 +102,12 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
     if found or ctx.count("ib-verbs-library-missing"):
         return found
     facts = ctx.facts
+    if ctx.stats(rule, ["perftest_no_device"]):
+        detail = (
+            "perftest found no InfiniBand/RoCE device where it ran: in a container or pod the verbs devices "
+            "(/dev/infiniband/uverbs*) were not passed in, or the host has no RDMA driver loaded"
+        )
+        return [ctx.make_finding(rule, ["perftest_no_device"], detail=detail + ".", confidence=0.55)]
     unseen = [h.host for h in facts.hosts.values() if h.ib_no_device and "NCCL_IB_HCA" not in h.env]
     if not unseen or "1" in facts.env_values("NCCL_IB_DISABLE"):
         return []
