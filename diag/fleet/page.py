@@ -83,7 +83,7 @@ def bucket_label(bucket: Bucket, seconds: int) -> str:
     if seconds >= 86400:
         return start.strftime("%b %d")
     if seconds >= 3600:
-        return start.strftime("%d %H:%M")
+        return start.strftime("%a %H:%M")
     return start.strftime("%H:%M")
 
 
@@ -151,9 +151,8 @@ def _causes_chart(s: FleetSummary, colors: dict[str, str]) -> str:
     if unexplained:
         legend.append(f'<span><i class="sw hatch"></i>unexplained {unexplained}</span>')
     size = _size_label(s.bucket_seconds)
-    note = (
-        f"One bar per {size} (UTC); a failed job counts once, under its first root cause."
-        + (" Faded: partly outside the window." if any(b.partial for b in s.buckets) else "")
+    note = f"One bar per {size} (UTC); a failed job counts once, under its first root cause." + (
+        " Faded: partly outside the window." if any(b.partial for b in s.buckets) else ""
     )
     return f'{chart}<p class="legend">{"".join(legend)} <span class="meta">{e(note)}</span></p>'
 

@@ -34,6 +34,12 @@ def nice_max(value: float, ticks: int = 4) -> tuple[float, float]:
     return step * math.ceil(value / step - 1e-9), step
 
 
+def _label_step(labels: list[str], plot_w: float) -> int:
+    """Label every n-th bucket so that x labels (12 px text, ~7 px a character) never overlap."""
+    room = 7 * max((len(label) for label in labels), default=0) + 14
+    return max(1, math.ceil(len(labels) * room / plot_w))
+
+
 def _ticks(top: float, step: float) -> list[float]:
     count = int(round(top / step))
     return [i * step for i in range(count + 1)]
@@ -88,7 +94,7 @@ def stacked_bars(bars: list[Bar], label: str, unit: str, hatch: dict[str, str] |
     body.append(f'<text x="{left - 40}" y="{top - 14}">{e(unit)}</text>')
     slot = plot_w / max(len(bars), 1)
     bar_w = max(min(slot * 0.72, 60), 2)
-    every = max(1, math.ceil(len(bars) * 58 / plot_w))  # x labels ~58 px apart at most
+    every = _label_step([b.label for b in bars], plot_w)
     for i, bar in enumerate(bars):
         x = left + slot * i + (slot - bar_w) / 2
         faded = ' opacity="0.45"' if bar.faded else ""
@@ -189,7 +195,7 @@ def share_line(points: list[Point], overall: float, label: str, width: int = WID
     body.append(
         f'<line class="baseline" x1="{left}" x2="{width - right}" y1="{y(overall):.1f}" y2="{y(overall):.1f}"/>'
     )
-    every = max(1, math.ceil(len(points) * 58 / plot_w))
+    every = _label_step([p.label for p in points], plot_w)
     run: list[str] = []
     runs: list[list[str]] = []
     for i, point in enumerate(points):

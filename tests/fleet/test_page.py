@@ -237,7 +237,7 @@ def test_the_console_check_would_catch_a_blocked_script(tmp_path):
     browser()
     path = tmp_path / "bad.html"
     path.write_text(
-        "<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
+        '<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
         "<title>x</title><script>document.title='y'</script>",
         encoding="utf-8",
     )
