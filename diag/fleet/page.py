@@ -24,6 +24,8 @@ OTHER_COLOR = "#9aa3ad"
 UNEXPLAINED_COLOR = "#6e7781"
 UNEXPLAINED = "unexplained"  # not a cause id: a series key, the failed jobs no rule explains
 OTHER = "other causes"
+# Past this share of failed jobs without a rule, the card is marked: a rule is missing, worth mining for.
+UNEXPLAINED_ALERT = 0.2
 
 CSS = """
 :root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;
@@ -110,7 +112,7 @@ def _header(s: FleetSummary) -> str:
             "unexplained",
             share,
             f"{s.unexplained:,} failed jobs no rule explains",
-            s.failed > 0 and s.unexplained_share >= 0.2,
+            s.failed > 0 and s.unexplained_share >= UNEXPLAINED_ALERT,
         ),
         ("bad nodes", f"{len(s.bad_nodes)}", f"of {s.nodes_tested} with enough support", bool(s.bad_nodes)),
     ]

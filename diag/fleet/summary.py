@@ -227,8 +227,9 @@ def summarize(
     _causes(summary, rows, previous)
     summary.bucket_seconds = bucket_size(span)
     summary.buckets = _buckets(start, end, summary.bucket_seconds)
+    first = _parse_iso(summary.buckets[0].start) if summary.buckets else None
     for _c, _j, _u, _nodes, when, state, findings in rows:
-        bucket = _bucket_of(summary.buckets, start, summary.bucket_seconds, when)
+        bucket = _bucket_of(summary.buckets, first, summary.bucket_seconds, when)
         if bucket:
             bucket.jobs += 1
         if not _failed(state, findings):
@@ -284,16 +285,18 @@ def _buckets(start: dt.datetime, end: dt.datetime, size: int) -> list[Bucket]:
     return out
 
 
-def _bucket_of(buckets: list[Bucket], start: dt.datetime, size: int, when: str | None) -> Bucket | None:
-    if not buckets or not when:
-        return None
+def _parse_iso(text: str) -> dt.datetime | None:
     try:
-        moment = dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    first = dt.datetime.fromisoformat(buckets[0].start.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def _bucket_of(buckets: list[Bucket], first: dt.datetime | None, size: int, when: str | None) -> Bucket | None:
+    moment = _parse_iso(when) if when else None
+    if first is None or moment is None:
+        return None
     index = int((moment - first).total_seconds() // size)
     return buckets[index] if 0 <= index < len(buckets) else None
 
