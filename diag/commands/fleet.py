@@ -24,6 +24,7 @@ def fleet() -> None:
     slurmdiag fleet scan --since now-1days --out DIR  jobs that ended in a window (one sacct per task)
     slurmdiag fleet compact DIR                       fold records into the store (the only writer)
     slurmdiag fleet report DIR --since 7d             bad nodes, drain suggestions, causes, unexplained
+    slurmdiag fleet report DIR --format html --output fleet.html   the same as a page with charts
     """
 
 
@@ -122,14 +123,21 @@ def fleet_compact(fleet_dir) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("text", "markdown", "json", "prometheus")),
+    type=click.Choice(("text", "markdown", "json", "prometheus", "html")),
     default="text",
     show_default=True,
-    help="prometheus: a textfile for node_exporter (bad nodes, causes, unexplained share).",
+    help="prometheus: a textfile for node_exporter (bad nodes, causes, unexplained share); "
+    "html: one self-contained page with charts (no script, works offline).",
+)
+@click.option(
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the report to FILE (create-and-rename: a web server or reader never sees half a page).",
 )
 @click.option("--min-jobs", type=int, default=10, show_default=True, help="A node is judged from this many jobs on.")
 @click.option("--min-users", type=int, default=2, show_default=True, help="Users who must have been hit on a node.")
-def fleet_report(fleet_dir, since, until, fmt, min_jobs, min_users) -> None:
+def fleet_report(fleet_dir, since, until, fmt, output, min_jobs, min_users) -> None:
     """Bad nodes against the fleet baseline (with drain lines to paste), causes over time, unexplained share."""
     import datetime as dt
 
@@ -147,4 +155,13 @@ def fleet_report(fleet_dir, since, until, fmt, min_jobs, min_users) -> None:
         summary = summarize(fleet_dir, since, end, Thresholds(min_jobs=min_jobs, min_users=min_users))
     except FleetError as exc:
         fail(str(exc))
-    write_stdout(render(summary, fmt))
+    text = render(summary, fmt)
+    if output:
+        from diag.files import write_atomic
+
+        try:
+            write_atomic(output, text)
+        except OSError as exc:
+            fail(f"{output}: {exc.strerror or exc}")
+        return
+    write_stdout(text)

@@ -6,6 +6,7 @@
     store.py    ``fleet compact``: the only writer; JSON lines -> one Parquet file, DuckDB
     stats.py    the arithmetic of "this node fails more than the fleet" (Wilson bound, binomial tail)
     summary.py  ``fleet report``: bad nodes, drain suggestions, causes over time, the unexplained share
+    page.py     ``fleet report --format html``: the summary as one page of charts (svg.py draws them)
 
 Producers never share a file (one file per job or per task, renamed into place), so nothing takes a
 lock on the shared file system; only ``compact`` rewrites the store. DuckDB is an optional extra

@@ -43,3 +43,14 @@ def binomial_sf(k: int, n: int, p: float) -> float:
     ]
     top = max(terms)
     return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+
+
+def wilson_upper(k: int, n: int, z: float = Z95) -> float:
+    """Upper bound of the same interval: with ``wilson_lower``, the bar a chart draws around k/n."""
+    if n <= 0:
+        return 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = p + z * z / (2 * n)
+    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return min(1.0, (centre + margin) / denom)

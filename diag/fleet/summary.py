@@ -10,6 +10,9 @@
   their blame rate. Each comes with a ready-to-paste ``scontrol`` drain line; nothing is drained.
 * **Causes over time.** Jobs per root cause in this window and the one before, with the change.
 * **Unexplained share.** Of the failed jobs, those no rule explains.
+* **Timeline.** The window cut into buckets (7 to 30 of them: hours for a day, days for a week or a
+  month, weeks beyond) with the failed jobs of each under their first root cause, and the unexplained
+  ones: what the HTML page plots (``page.py``) and JSON's additive ``timeline`` carries.
 """
 
 from __future__ import annotations
@@ -21,15 +24,18 @@ import shlex
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from diag.fleet.stats import binomial_sf, wilson_lower
+from diag.fleet.stats import binomial_sf, wilson_lower, wilson_upper
 from diag.fleet.store import FleetError, duckdb_module, sql_str, store_glob
 from diag.formats.prometheus import escape_label
 from diag.formats.safe import safe_text
 
 BLAMING = ("error", "critical")
+CONTEXT_NODES = 4
 FAILED_STATES = ("FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
 _DURATION = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+# Bucket sizes a person reads without arithmetic; the largest giving at least 7 buckets is used.
+BUCKETS = (60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800, 2419200)
 
 
 def parse_duration(text: str) -> dt.timedelta:
@@ -63,6 +69,7 @@ class NodeVerdict:
     first_seen: str | None
     last_seen: str | None
     drain: str = ""
+    wilson_high: float = 1.0  # for the page's interval bar; not in JSON (the lower bound ranks)
 
     def to_json(self) -> dict:
         return {
@@ -84,6 +91,47 @@ class NodeVerdict:
 
 
 @dataclass
+class Bucket:
+    """One slice of the window: its jobs, the failed ones under their first root cause, the unexplained."""
+
+    start: str
+    end: str
+    partial: bool = False  # part of it lies outside the window: its counts are not comparable
+    jobs: int = 0
+    failed: int = 0
+    unexplained: int = 0
+    causes: Counter = field(default_factory=Counter)
+
+    @property
+    def unexplained_share(self) -> float | None:
+        return self.unexplained / self.failed if self.failed else None
+
+    def to_json(self) -> dict:
+        return {
+            "start": self.start,
+            "end": self.end,
+            "partial": self.partial,
+            "jobs": self.jobs,
+            "failed_jobs": self.failed,
+            "unexplained_jobs": self.unexplained,
+            "causes": dict(sorted(self.causes.items(), key=lambda kv: (-kv[1], kv[0]))),
+        }
+
+
+@dataclass
+class NodeContext:
+    """A node judged but not reported: drawn in grey beside the bad ones, so a reader sees the gap."""
+
+    node: str
+    jobs: int
+    blamed: int
+    users: int
+    rate: float
+    wilson_low: float
+    wilson_high: float
+
+
+@dataclass
 class FleetSummary:
     since: str
     start: str
@@ -97,6 +145,10 @@ class FleetSummary:
     failed: int = 0
     unexplained: int = 0
     thresholds: Thresholds = field(default_factory=Thresholds)
+    clusters: list[str] = field(default_factory=list)
+    bucket_seconds: int = 86400
+    buckets: list[Bucket] = field(default_factory=list)
+    context_nodes: list[NodeContext] = field(default_factory=list)  # page only
 
     @property
     def unexplained_share(self) -> float:
@@ -116,6 +168,9 @@ class FleetSummary:
             "failed_jobs": self.failed,
             "unexplained_jobs": self.unexplained,
             "unexplained_share": round(self.unexplained_share, 4),
+            # Added to /1 (readers of the fields above are unaffected): what a plot needs.
+            "clusters": self.clusters,
+            "timeline": {"bucket_seconds": self.bucket_seconds, "buckets": [b.to_json() for b in self.buckets]},
         }
 
 
@@ -167,17 +222,83 @@ def summarize(
     finally:
         con.close()
     summary.jobs = len(rows)
+    summary.clusters = sorted({row[0] for row in rows if row[0]})
     _bad_nodes(summary, rows, th)
     _causes(summary, rows, previous)
-    for _c, _j, _u, _nodes, _t, state, findings in rows:
-        failed = (state or "").split(" ")[0] in FAILED_STATES or any(
-            f["severity"] in BLAMING and not f["explained_by"] for f in findings or []
-        )
-        if failed:
-            summary.failed += 1
-            if not [f for f in _roots(findings) if f["id"] != "unexplained-failure"]:
-                summary.unexplained += 1
+    summary.bucket_seconds = bucket_size(span)
+    summary.buckets = _buckets(start, end, summary.bucket_seconds)
+    first = _parse_iso(summary.buckets[0].start) if summary.buckets else None
+    for _c, _j, _u, _nodes, when, state, findings in rows:
+        bucket = _bucket_of(summary.buckets, first, summary.bucket_seconds, when)
+        if bucket:
+            bucket.jobs += 1
+        if not _failed(state, findings):
+            continue
+        summary.failed += 1
+        cause = _first_cause(findings)
+        if cause is None:
+            summary.unexplained += 1
+        if bucket:
+            bucket.failed += 1
+            if cause is None:
+                bucket.unexplained += 1
+            else:
+                bucket.causes[cause] += 1
     return summary
+
+
+def _failed(state: str | None, findings) -> bool:
+    return (state or "").split(" ")[0] in FAILED_STATES or any(
+        f["severity"] in BLAMING and not f["explained_by"] for f in findings or []
+    )
+
+
+def _first_cause(findings) -> str | None:
+    """The root cause a failed job is counted under (findings come ranked, most important first);
+    None when nothing but ``unexplained-failure`` explains it."""
+    return next((f["id"] for f in _roots(findings) if f["id"] != "unexplained-failure"), None)
+
+
+def bucket_size(span: dt.timedelta) -> int:
+    """Seconds per bucket: the largest readable size that cuts the window into at least 7 buckets
+    (7d -> days, 30d -> days, 24h -> 3 h, 90d -> weeks), so a chart has 7 to ~30 bars."""
+    seconds = span.total_seconds()
+    fitting = [b for b in BUCKETS if seconds / b >= 7]
+    return fitting[-1] if fitting else BUCKETS[0]
+
+
+def _buckets(start: dt.datetime, end: dt.datetime, size: int) -> list[Bucket]:
+    # Edges on multiples of the size since the epoch (UTC midnight for days), so a bucket is "Dec 3",
+    # not "Dec 3 12:24 to Dec 4 12:24"; the first and last may stick out of the window (partial).
+    # Weeks since the epoch start on Thursdays; shift them to Mondays.
+    shift = 4 * 86400 if size == 604800 else 0
+    t0, t1 = start.timestamp(), end.timestamp()
+    edge = (t0 - shift) // size * size + shift
+    out = []
+    while edge < t1 and len(out) < 400:
+        lo, hi = (
+            dt.datetime.fromtimestamp(edge, dt.timezone.utc),
+            dt.datetime.fromtimestamp(edge + size, dt.timezone.utc),
+        )
+        out.append(Bucket(start=_iso(lo), end=_iso(hi), partial=edge < t0 or edge + size > t1))
+        edge += size
+    return out
+
+
+def _parse_iso(text: str) -> dt.datetime | None:
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def _bucket_of(buckets: list[Bucket], first: dt.datetime | None, size: int, when: str | None) -> Bucket | None:
+    moment = _parse_iso(when) if when else None
+    if first is None or moment is None:
+        return None
+    index = int((moment - first).total_seconds() // size)
+    return buckets[index] if 0 <= index < len(buckets) else None
 
 
 def _bad_nodes(summary: FleetSummary, rows: list[tuple], th: Thresholds) -> None:
@@ -228,13 +349,28 @@ def _bad_nodes(summary: FleetSummary, rows: list[tuple], th: Thresholds) -> None
             continue
         verdict = NodeVerdict(
             node=node, jobs=n, users=users, blamed=k, blamed_users=blamed_users, rate=k / n, wilson_low=low,
-            p_value=p, p_value_without_top_user=p_without, causes=dict(causes[node].most_common()),
-            devices=dict(hardware[node].most_common(8)),
+            p_value=p, p_value_without_top_user=p_without, causes=_ranked(causes[node]),
+            devices=_ranked(hardware[node], 8),
             first_seen=seen[node][0], last_seen=seen[node][1],
         )  # fmt: skip
         verdict.drain = drain_line(verdict)
+        verdict.wilson_high = wilson_upper(k, n)
         summary.bad_nodes.append(verdict)
     summary.bad_nodes.sort(key=lambda v: (-v.wilson_low, -v.blamed, v.node))
+    # The nodes that come next, for the page's chart: enough jobs to be judged, not reported.
+    reported = {v.node for v in summary.bad_nodes}
+    others = []
+    for node, users in per_user.items():
+        n, k = sum(users.values()), sum(blamed_by[node].values())
+        if node not in reported and n >= th.min_jobs:
+            others.append(NodeContext(node, n, k, len(users), k / n, wilson_lower(k, n), wilson_upper(k, n)))
+    others.sort(key=lambda c: (-c.wilson_low, -c.blamed, c.node))
+    summary.context_nodes = others[:CONTEXT_NODES]
+
+
+def _ranked(counts: Counter, limit: int | None = None) -> dict[str, int]:
+    """Most frequent first, ties by name: the store's row order varies between runs, the report must not."""
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
 
 
 def drain_line(v: NodeVerdict) -> str:
@@ -275,6 +411,10 @@ def render(summary: FleetSummary, fmt: str) -> str:
         return json.dumps(summary.to_json(), indent=2) + "\n"
     if fmt == "markdown":
         return _markdown(summary)
+    if fmt == "html":
+        from diag.fleet.page import render_page
+
+        return render_page(summary)
     return _text(summary)
 
 

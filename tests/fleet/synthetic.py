@@ -65,7 +65,13 @@ def build_archive(
     background_rate: float = 0.12,
     script_bug_jobs: int = 25,
     end: float | None = None,
+    spacing: float = 60.0,
+    rising: tuple[str, str | None] | None = None,
+    rising_rate: float = 0.0,
 ) -> Archive:
+    """``spacing``: seconds between two jobs' ends (3000 jobs 300 s apart span ten days).
+    ``rising``: a (case, host) whose share of the jobs grows from 0 to ``rising_rate`` over the
+    archive, as the cube of time: a cause that takes off in the last days, for the report's trend."""
     rng = random.Random(seed)
     pool = [f"gpu-{i:03d}" for i in range(1, nodes + 1)]
     bad = {pool[6]: "ib", pool[22]: "xid", pool[30]: "ib"}
@@ -90,7 +96,7 @@ def build_archive(
         for name, text in texts.items():
             new_name = re.sub(r"\d{2,}", job_id, name, count=1) if re.search(r"\d{2,}", name) else f"{job_id}-{name}"
             (folder / new_name).write_text(_HOST.sub(lambda m: mapping.get(m[1], m[1]), text))
-        stop = end - (jobs - index) * 60
+        stop = end - (jobs - index) * spacing
         start_s = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(stop - 600))
         stop_s = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(stop))
         state = "COMPLETED" if case in HEALTHY else "FAILED"
@@ -111,7 +117,9 @@ def build_archive(
         user = rng.choice(names)
         allocation = rng.sample(pool, 4)
         on_bad = [n for n in allocation if n in bad]
-        if on_bad and rng.random() < fault_rate:
+        if rising and rng.random() < rising_rate * (index / jobs) ** 3:
+            write_job(index, rising[0], rising[1], allocation, rng.choice(allocation) if rising[1] else None, user)
+        elif on_bad and rng.random() < fault_rate:
             case, focus = rng.choice(FAULTS[bad[on_bad[0]]])
             write_job(index, case, focus, allocation, on_bad[0], user)
         elif rng.random() < background_rate:
