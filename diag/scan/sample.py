@@ -1,0 +1,117 @@
+"""A bounded sample of a job's error-looking lines that no rule knows, for the fleet's template mining.
+
+Off unless the caller asks (the fleet's producers do: ``epilog --fleet-dir``, ``fleet scan``), so
+a plain diagnosis pays nothing. When on, a second prefilter over each block finds lines holding an
+error word (diag.input.mask.ERROR_LITERALS); those are framed, confirmed and masked, and a line is
+kept only if its masked shape is new and no rule's signature matches it (a line a rule knows is no
+"new template"). The candidates it looks at, the shapes it remembers and the lines it keeps are
+all capped, so a log with a million error lines costs the same as one with a few hundred.
+
+The sampled lines travel as ordinary scan records whose matches are :data:`SAMPLE_MATCHES`; the
+scanner routes them into :class:`ErrorSample` before anything else sees them, so the facts, the
+statistics and every finding are the same with sampling on or off.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from diag.input.framing import frame_fields
+from diag.input.mask import ERROR_LEVELS, ERROR_LITERALS, ERROR_WORDS, looks_like_error, mask
+
+SAMPLE_INDEX = -1
+SAMPLE_MATCHES: tuple = ((SAMPLE_INDEX, {}),)
+MAX_CANDIDATES = 5000  # framed lines per job (per worker): beyond, the sample is full enough
+MAX_SHAPES = 512  # masked shapes remembered per job (per worker)
+MAX_KEPT = 64  # distinct lines a job keeps; the record keeps fewer (diag.fleet.record)
+MAX_PAYLOAD = 600
+_LEVEL_WORDS = tuple(level.encode() for level in ERROR_LEVELS)
+# Lines every failed job prints, whatever failed: the launcher's summary of a child's failure and
+# a traceback's frames (the exception line after them is kept). They would rank first among the
+# templates and say nothing new. Tested on the payload before it is stripped.
+BOILERPLATE = re.compile(
+    r"ChildFailedError|Root Cause \(first observed failure\)|error_file:|To enable traceback see"
+    r"|^\s*traceback ?:|^\s*Failures:|^\s*exitcode\s*:|^\s*\[\d+\]:\s*$|^\s+File \"|^\s{4,}raise\b|^\s*\S+ FAILED\s*$"
+)
+# unexplained-failure's signatures that show *what* failed (an exception, a refused step): their
+# lines are exactly the ones to mine. Its other signatures (task exit codes, CANCELLED banners,
+# MPI_ABORT) are the cascade every failure prints, and count as known like any rule's.
+CONTENT_SIGNATURES = frozenset(
+    {"exception", "exception_other", "terminate", "slurm_error", "sbatch_error", "salloc_error", "stepd_error"}
+)
+
+
+class Sampler:
+    """Per scanner: finds the candidate lines of a block and turns the new ones into records."""
+
+    def __init__(self, engine_name: str, scanner) -> None:
+        from diag.scan.engines import Pattern, make_engine
+
+        self.engine = make_engine(engine_name, [Pattern(lit, lit) for lit in ERROR_LITERALS])
+        self.scanner = scanner
+        self.candidates = MAX_CANDIDATES
+        self.shapes: set[str] = set()
+
+    def digest(self, block: bytes) -> list[tuple[int, tuple]]:
+        out: list[tuple[int, tuple]] = []
+        if self.candidates <= 0:
+            return out
+        for start, end, _members in self.engine.lines(block):
+            raw = block[start:end]
+            line = raw.decode("utf-8", "replace")
+            # Most candidates hold only a literal's letters ("Failover", "fails_total"): test the
+            # words on the raw line before paying for framing.
+            if ERROR_WORDS.search(line) is None and not any(level in raw for level in _LEVEL_WORDS):
+                continue
+            self.candidates -= 1
+            if self.candidates < 0:
+                break
+            text, cut, host, pid, rank, local_rank, task, level, ts, emitter = frame_fields(line)
+            if BOILERPLATE.search(text[cut:]):
+                continue
+            payload = text[cut:].strip()[:MAX_PAYLOAD]
+            if not payload or not looks_like_error(payload, level):
+                continue
+            shape = mask(payload)
+            if shape in self.shapes or len(self.shapes) >= MAX_SHAPES:
+                continue
+            self.shapes.add(shape)
+            if self.known(payload, level):
+                continue
+            out.append((start, (0, text, cut, host, pid, rank, local_rank, task, level, ts, emitter, SAMPLE_MATCHES)))
+        return out
+
+    def known(self, payload: str, level: str | None) -> bool:
+        """Whether a rule's signature matches the line (the facts' and unexplained-failure's
+        content signatures do not count)."""
+        from diag.scan.scanner import FACTS_OWNER
+
+        scanner = self.scanner
+        for _start, _end, members in scanner.engine.lines(payload.encode("utf-8", "replace") + b"\n"):
+            for i, _groups in scanner._confirm(payload, level, members):
+                owner, sig = scanner.entries[i]
+                if owner == FACTS_OWNER:
+                    continue
+                if owner == "unexplained-failure" and sig.name in CONTENT_SIGNATURES:
+                    continue
+                return True
+        return False
+
+
+@dataclass
+class ErrorSample:
+    """The job's sampled lines in file order: (payload, host, times seen), one per masked shape."""
+
+    lines: dict[str, list] = field(default_factory=dict)  # shape -> [payload, host, count]
+
+    def add(self, payload: str, host: str | None) -> None:
+        shape = mask(payload)
+        kept = self.lines.get(shape)
+        if kept is not None:
+            kept[2] += 1
+        elif len(self.lines) < MAX_KEPT:
+            self.lines[shape] = [payload, host, 1]
+
+    def items(self) -> list[tuple[str, str | None, int]]:
+        return [(p, h, n) for p, h, n in self.lines.values()]
