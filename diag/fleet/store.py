@@ -221,7 +221,7 @@ def _merge_month(duckdb, folder: str, lines: list[str]) -> None:
             )
         if os.path.exists(target):
             missing = _missing_columns(duckdb, target)  # a file from before a column existed: null there
-            old = ", ".join(f"NULL::{COLUMNS[n]} AS \"{n}\"" if n in missing else f'"{n}"' for n in COLUMNS)
+            old = ", ".join(f'NULL::{COLUMNS[n]} AS "{n}"' if n in missing else f'"{n}"' for n in COLUMNS)
             parts.append(f"SELECT {old} FROM read_parquet({sql_str(target)})")
         sources = " UNION ALL ".join(parts)
         # Newest wins; among records scanned in the same second the larger text wins, so the

@@ -93,9 +93,7 @@ class Mined:
         }
 
 
-def mine(
-    unexplained: list[Line], healthy: list[Line], *, miner: Miner | None = None, min_jobs: int = 2
-) -> Mined:
+def mine(unexplained: list[Line], healthy: list[Line], *, miner: Miner | None = None, min_jobs: int = 2) -> Mined:
     """Templates of the unexplained lines that no healthy line fits, ranked."""
     miner = miner or make_miner()
     cluster_of: dict[str, int] = {}
@@ -190,7 +188,9 @@ def render(result: Mined, fmt: str = "text", top: int = 20) -> str:
         f"{result.subtracted} left out as also seen in healthy jobs",
     ]
     if not result.templates:
-        return "\n".join(out + ["", "Nothing new: every unexplained line is rare or also printed by healthy jobs."]) + "\n"
+        return (
+            "\n".join(out + ["", "Nothing new: every unexplained line is rare or also printed by healthy jobs."]) + "\n"
+        )
     out.append("")
     out.append(f"{'#':>3} {'jobs':>5} {'nodes':>5} {'users':>5}  template")
     for i, t in enumerate(result.templates[:top], 1):

@@ -38,25 +38,19 @@ _HOST = re.compile(
 _NUM = re.compile(r"(?<![A-Za-z0-9])[-+]?\d+(?:\.\d+)?(?![A-Za-z0-9])")
 MAX_MASKED = 300  # characters kept of a masked line: a template needs its head, not a 10 KB dump
 
-# The error words: one of them (or an error level from the frame) makes a line worth keeping.
-ERROR_WORDS = re.compile(
-    r"(?i)(?<![a-z])(?:\w*errors?|errno|fail(?:ed|ure|s|ing)?|fatal|panic|abort(?:ed|ing)?|\w*exception|denied"
-    r"|refused|timed?[ -]?out|cannot|can't|unable|invalid|segmentation fault|killed|corrupt\w*|mismatch\w*"
-    r"|unreachable|not found|no such|illegal|unrecoverable|assert\w*)(?![a-z])"
-)
+# The error words: one of them (or an error level from the frame) makes a line worth keeping. No
+# word boundary on the left, so that ``RuntimeError`` and ``TimeoutException`` count.
+_WORDS = (
+    "error", "errno", "fail", "fatal", "panic", "abort", "exception", "denied", "refused", "timeout", "timed out",
+    "time out", "cannot", "can't", "unable", "invalid", "segmentation fault", "killed", "corrupt", "mismatch",
+    "unreachable", "not found", "no such", "illegal", "unrecoverable", "assert",
+)  # fmt: skip
+ERROR_WORDS = re.compile("(?i)" + "|".join(re.escape(w) for w in _WORDS))
 ERROR_LEVELS = frozenset({"WARN", "WARNING", "ERROR", "FATAL"})
-# What the scan's prefilter looks for before ERROR_WORDS confirms: each a literal that every line
-# ERROR_WORDS (or an error level) accepts contains in one of its spellings. Case variants are
-# listed because the prefilter engines compare bytes.
+# What the scan's prefilter looks for before ERROR_WORDS confirms: each word as written in lower
+# case, capitalised and in capitals (the prefilter engines compare bytes), and NCCL's WARN level.
 ERROR_LITERALS: tuple[str, ...] = tuple(
-    dict.fromkeys(
-        v
-        for word in ("rror", "errno", "fail", "atal", "anic", "bort", "xception", "enied", "efused", "imeout",
-                     "imed out", "ime out", "imed-out", "ime-out",
-                     "annot", "an't", "nable", "nvalid", "egmentation", "illed", "orrupt", "ismatch", "nreachable",
-                     "ot found", "o such", "llegal", "nrecoverable", "ssert", "WARN")  # fmt: skip
-        for v in (word, word.upper(), word.capitalize())
-    )
+    dict.fromkeys([v for w in _WORDS for v in (w, w.capitalize(), w.upper())] + ["WARN"])
 )
 
 
