@@ -15,10 +15,11 @@ statistics and every finding are the same with sampling on or off.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 
 from diag.input.framing import frame_fields
-from diag.input.mask import ERROR_LEVELS, ERROR_LITERALS, ERROR_WORDS, looks_like_error, mask
+from diag.input.mask import ERROR_LITERALS, looks_like_error, mask
 
 SAMPLE_INDEX = -1
 SAMPLE_MATCHES: tuple = ((SAMPLE_INDEX, {}),)
@@ -26,7 +27,7 @@ MAX_CANDIDATES = 5000  # framed lines per job (per worker): beyond, the sample i
 MAX_SHAPES = 512  # masked shapes remembered per job (per worker)
 MAX_KEPT = 64  # distinct lines a job keeps; the record keeps fewer (diag.fleet.record)
 MAX_PAYLOAD = 600
-_LEVEL_WORDS = tuple(level.encode() for level in ERROR_LEVELS)
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 # Lines every failed job prints, whatever failed: the launcher's summary of a child's failure and
 # a traceback's frames (the exception line after them is kept). They would rank first among the
 # templates and say nothing new. Tested on the payload before it is stripped.
@@ -42,36 +43,48 @@ CONTENT_SIGNATURES = frozenset(
 )
 
 
+_engines = threading.local()  # one prefilter per engine name and thread: a fleet scan builds a Scanner per job
+
+
+def _engine(name: str):
+    from diag.scan.engines import Pattern, make_engine
+
+    cache = _engines.__dict__
+    if name not in cache:
+        cache[name] = make_engine(name, [Pattern(lit, lit) for lit in ERROR_LITERALS])
+    return cache[name]
+
+
 class Sampler:
     """Per scanner: finds the candidate lines of a block and turns the new ones into records."""
 
     def __init__(self, engine_name: str, scanner) -> None:
-        from diag.scan.engines import Pattern, make_engine
-
-        self.engine = make_engine(engine_name, [Pattern(lit, lit) for lit in ERROR_LITERALS])
+        self.engine = _engine(engine_name)
         self.scanner = scanner
         self.candidates = MAX_CANDIDATES
         self.shapes: set[str] = set()
+        # Payloads without their digits: a repeat that differs only in numbers (most do: ranks,
+        # addresses, node numbers) is known before paying for the masking.
+        self.payloads: set[str] = set()
 
     def digest(self, block: bytes) -> list[tuple[int, tuple]]:
         out: list[tuple[int, tuple]] = []
         if self.candidates <= 0:
             return out
         for start, end, _members in self.engine.lines(block):
-            raw = block[start:end]
-            line = raw.decode("utf-8", "replace")
-            # Most candidates hold only a literal's letters ("Failover", "fails_total"): test the
-            # words on the raw line before paying for framing.
-            if ERROR_WORDS.search(line) is None and not any(level in raw for level in _LEVEL_WORDS):
-                continue
             self.candidates -= 1
             if self.candidates < 0:
                 break
-            text, cut, host, pid, rank, local_rank, task, level, ts, emitter = frame_fields(line)
-            if BOILERPLATE.search(text[cut:]):
-                continue
+            text, cut, host, pid, rank, local_rank, task, level, ts, emitter = frame_fields(
+                block[start:end].decode("utf-8", "replace")
+            )
             payload = text[cut:].strip()[:MAX_PAYLOAD]
-            if not payload or not looks_like_error(payload, level):
+            digitless = payload.translate(_NO_DIGITS)
+            if digitless in self.payloads or not payload:
+                continue
+            if len(self.payloads) < MAX_SHAPES:
+                self.payloads.add(digitless)
+            if not looks_like_error(payload, level) or BOILERPLATE.search(text[cut:]):
                 continue
             shape = mask(payload)
             if shape in self.shapes or len(self.shapes) >= MAX_SHAPES:
