@@ -78,6 +78,7 @@ class Mined:
     below_min_jobs: int = 0
     miner: str = "drain"
     since: str | None = None
+    min_jobs: int = 2
 
     def to_json(self) -> dict:
         return {
@@ -88,6 +89,7 @@ class Mined:
             "healthy_jobs": self.healthy_jobs,
             "lines": self.lines,
             "subtracted_as_healthy": self.subtracted,
+            "min_jobs": self.min_jobs,
             "below_min_jobs": self.below_min_jobs,
             "templates": [t.to_json() for t in self.templates],
         }
@@ -114,7 +116,7 @@ def mine(unexplained: list[Line], healthy: list[Line], *, miner: Miner | None = 
         t.lines += line.count
         examples[cid].add(line.text)
     seen_healthy = {cid for cid in (miner.match(text) for text in sorted({h.text for h in healthy})) if cid is not None}
-    result = Mined([], miner=miner.name, lines=len(unexplained))
+    result = Mined([], miner=miner.name, lines=len(unexplained), min_jobs=min_jobs)
     result.unexplained_jobs = len({line.job for line in unexplained})
     result.healthy_jobs = len({line.job for line in healthy})
     for cid, t in by_cluster.items():
@@ -184,7 +186,7 @@ def render(result: Mined, fmt: str = "text", top: int = 20) -> str:
     out = [
         f"Error templates no rule knows ({result.miner}, window {result.since}): "
         f"{result.unexplained_jobs} unexplained jobs, {result.healthy_jobs} healthy jobs as the baseline",
-        f"{len(result.templates)} template(s) in {_min_jobs_note(result)}; "
+        f"{len(result.templates)} template(s) seen in {result.min_jobs}+ jobs ({result.below_min_jobs} in fewer left out); "
         f"{result.subtracted} left out as also seen in healthy jobs",
     ]
     if not result.templates:
@@ -195,14 +197,10 @@ def render(result: Mined, fmt: str = "text", top: int = 20) -> str:
     out.append(f"{'#':>3} {'jobs':>5} {'nodes':>5} {'users':>5}  template")
     for i, t in enumerate(result.templates[:top], 1):
         out.append(f"{i:>3} {len(t.jobs):>5} {len(t.nodes):>5} {len(t.users):>5}  {safe_text(t.template)}")
-        if t.examples and t.examples[0] != t.template:
+        if t.examples:
             out.append(f"{'':>22}e.g. {safe_text(t.examples[0])}")
         out.append(f"{'':>22}jobs {', '.join(safe_text(j) for j in sorted(t.jobs)[:MAX_EXAMPLES])}")
     return "\n".join(out) + "\n"
-
-
-def _min_jobs_note(result: Mined) -> str:
-    return f"enough jobs ({result.below_min_jobs} seen in too few jobs left out)"
 
 
 # --- draft rules ----------------------------------------------------------------------------------
