@@ -33,6 +33,10 @@ MAX_FINDINGS = 16  # a job with more is already explained by its first ones; kee
 MAX_LIST = 64  # hosts/ranks per finding, nodes per job are not capped (the denominators need them all)
 MAX_TEXT = 200
 FINDINGS_BYTES = 3000  # the findings' share of a record; nodes are not capped (the denominators need them all)
+# What makes a job failed and a finding blaming, for the report's counts (summary.py) and for
+# which jobs keep an error sample (sample_kind).
+BLAMING = ("error", "critical")
+FAILED_STATES = ("FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
 MAX_SAMPLE_LINES = 20  # distinct masked error lines per job
 SAMPLE_BYTES = 2000  # their share of a record
 _SLURM_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
@@ -198,8 +202,6 @@ def sample_kind(state: str | None, findings: Sequence) -> str | None:
     """``unexplained`` (failed, and no root cause but unexplained-failure), ``healthy`` (not failed,
     no error at all: the baseline whose lines are subtracted) or None. ``findings``: dicts or Findings,
     with id, role, severity and explained_by, as ``fleet report`` counts them."""
-    from diag.fleet.summary import BLAMING, FAILED_STATES  # summary imports the store, which imports us
-
     def get(f, name):
         return f.get(name) if isinstance(f, Mapping) else getattr(f, name)
 

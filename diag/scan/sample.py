@@ -58,9 +58,10 @@ def _engine(name: str):
 class Sampler:
     """Per scanner: finds the candidate lines of a block and turns the new ones into records."""
 
-    def __init__(self, engine_name: str, scanner) -> None:
+    def __init__(self, engine_name: str, scanner, facts_owner: str) -> None:
         self.engine = _engine(engine_name)
-        self.scanner = scanner
+        self.scanner = scanner  # its engine and signatures tell whether a rule knows a line
+        self.facts_owner = facts_owner
         self.candidates = MAX_CANDIDATES
         self.shapes: set[str] = set()
         # Payloads without their digits: a repeat that differs only in numbers (most do: ranks,
@@ -98,13 +99,11 @@ class Sampler:
     def known(self, payload: str, level: str | None) -> bool:
         """Whether a rule's signature matches the line (the facts' and unexplained-failure's
         content signatures do not count)."""
-        from diag.scan.scanner import FACTS_OWNER
-
         scanner = self.scanner
         for _start, _end, members in scanner.engine.lines(payload.encode("utf-8", "replace") + b"\n"):
             for i, _groups in scanner._confirm(payload, level, members):
                 owner, sig = scanner.entries[i]
-                if owner == FACTS_OWNER:
+                if owner == self.facts_owner:
                     continue
                 if owner == "unexplained-failure" and sig.name in CONTENT_SIGNATURES:
                     continue

@@ -105,7 +105,7 @@ class Scanner:
         self._old_memo: dict[tuple, tuple] = {}
         self._hosts: dict[bytes, str] = {}
         self._describe = self.folder().describe
-        self.sampler = Sampler(engine, self) if sample_errors else None
+        self.sampler = Sampler(engine, self, FACTS_OWNER) if sample_errors else None
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
