@@ -202,6 +202,7 @@ def sample_kind(state: str | None, findings: Sequence) -> str | None:
     """``unexplained`` (failed, and no root cause but unexplained-failure), ``healthy`` (not failed,
     no error at all: the baseline whose lines are subtracted) or None. ``findings``: dicts or Findings,
     with id, role, severity and explained_by, as ``fleet report`` counts them."""
+
     def get(f, name):
         return f.get(name) if isinstance(f, Mapping) else getattr(f, name)
 
@@ -216,27 +217,38 @@ def sample_kind(state: str | None, findings: Sequence) -> str | None:
 def error_sample(report: Report, state: str | None, nodes: Sequence[str]) -> list[dict]:
     """The job's sampled error lines as the record keeps them: only for an unexplained or healthy
     job; secrets redacted, then masked (the job's own node names too); one line per masked text, at
-    most MAX_SAMPLE_LINES and SAMPLE_BYTES."""
+    most MAX_SAMPLE_LINES and SAMPLE_BYTES, taken alternately from the job's first lines (where a
+    failure starts) and its last ones (what it died of), kept in file order."""
     if not report.error_sample or sample_kind(state, report.findings) is None:
         return []
     redactor = Redactor()
     hosts = set(nodes) | set(report.facts.hosts)
-    lines: dict[str, dict] = {}
-    used = 2
+    entries: list[dict] = []
     for payload, host, count in report.error_sample:
         text = mask(redactor.text(payload) or "", hosts)
-        if not text:
+        if text:
+            entries.append({"text": text, "host": host if host and host != UNNAMED_HOST else None, "count": count})
+    front, back = 0, len(entries) - 1
+    order: list[int] = []
+    while front <= back:
+        order.append(front)
+        front += 1
+        if front <= back:
+            order.append(back)
+            back -= 1
+    chosen: dict[str, int] = {}  # text -> index of the entry kept for it
+    used = 2
+    for i in order:
+        entry = entries[i]
+        if entry["text"] in chosen:
+            entries[chosen[entry["text"]]]["count"] += entry["count"]
             continue
-        if text in lines:
-            lines[text]["count"] += count
-            continue
-        entry = {"text": text, "host": host if host and host != UNNAMED_HOST else None, "count": count}
         size = len(json.dumps(entry, ensure_ascii=False, separators=(",", ":"))) + 1
-        if used + size > SAMPLE_BYTES or len(lines) >= MAX_SAMPLE_LINES:
-            break
+        if used + size > SAMPLE_BYTES or len(chosen) >= MAX_SAMPLE_LINES:
+            continue
         used += size
-        lines[text] = entry
-    return list(lines.values())
+        chosen[entry["text"]] = i
+    return [entries[i] for i in sorted(chosen.values())]
 
 
 def fit(findings: list[dict], budget: int = FINDINGS_BYTES) -> list[dict]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from diag.input.framing import frame_fields
@@ -24,10 +25,13 @@ from diag.input.mask import ERROR_LITERALS, looks_like_error, mask
 SAMPLE_INDEX = -1
 SAMPLE_MATCHES: tuple = ((SAMPLE_INDEX, {}),)
 MAX_CANDIDATES = 5000  # framed lines per job (per worker): beyond, the sample is full enough
+MAX_RAW = 4096  # raw lines (digits taken out) remembered per job (per worker): repeats cost no framing
 MAX_SHAPES = 512  # masked shapes remembered per job (per worker)
-MAX_KEPT = 64  # distinct lines a job keeps; the record keeps fewer (diag.fleet.record)
+MAX_HEAD = 32  # a job keeps its first distinct lines (where a failure usually starts) ...
+MAX_TAIL = 32  # ... and its last ones (what it died of); the record keeps fewer (diag.fleet.record)
 MAX_PAYLOAD = 600
 _NO_DIGITS = str.maketrans("", "", "0123456789")
+_DIGITS = b"0123456789"
 # Lines every failed job prints, whatever failed: the launcher's summary of a child's failure and
 # a traceback's frames (the exception line after them is kept). They would rank first among the
 # templates and say nothing new. Tested on the payload before it is stripped.
@@ -63,6 +67,7 @@ class Sampler:
         self.scanner = scanner  # its engine and signatures tell whether a rule knows a line
         self.facts_owner = facts_owner
         self.candidates = MAX_CANDIDATES
+        self.raw: set[bytes] = set()
         self.shapes: set[str] = set()
         # Payloads without their digits: a repeat that differs only in numbers (most do: ranks,
         # addresses, node numbers) is known before paying for the masking.
@@ -73,11 +78,19 @@ class Sampler:
         if self.candidates <= 0:
             return out
         for start, end, _members in self.engine.lines(block):
+            raw = block[start:end]
+            # The same line again (another rank, another step) costs one translate and a lookup,
+            # and does not count against the budget, so the job's last lines are still reached.
+            key = raw.translate(None, _DIGITS)
+            if key in self.raw:
+                continue
+            if len(self.raw) < MAX_RAW:
+                self.raw.add(key)
             self.candidates -= 1
             if self.candidates < 0:
                 break
             text, cut, host, pid, rank, local_rank, task, level, ts, emitter = frame_fields(
-                block[start:end].decode("utf-8", "replace")
+                raw.decode("utf-8", "replace")
             )
             payload = text[cut:].strip()[:MAX_PAYLOAD]
             digitless = payload.translate(_NO_DIGITS)
@@ -88,9 +101,10 @@ class Sampler:
             if not looks_like_error(payload, level) or BOILERPLATE.search(text[cut:]):
                 continue
             shape = mask(payload)
-            if shape in self.shapes or len(self.shapes) >= MAX_SHAPES:
+            if shape in self.shapes:
                 continue
-            self.shapes.add(shape)
+            if len(self.shapes) < MAX_SHAPES:
+                self.shapes.add(shape)
             if self.known(payload, level):
                 continue
             out.append((start, (0, text, cut, host, pid, rank, local_rank, task, level, ts, emitter, SAMPLE_MATCHES)))
@@ -113,17 +127,23 @@ class Sampler:
 
 @dataclass
 class ErrorSample:
-    """The job's sampled lines in file order: (payload, host, times seen), one per masked shape."""
+    """The job's sampled lines in file order, one per masked shape: its first MAX_HEAD and its
+    last MAX_TAIL, each as [payload, host, times seen]."""
 
-    lines: dict[str, list] = field(default_factory=dict)  # shape -> [payload, host, count]
+    head: dict[str, list] = field(default_factory=dict)
+    tail: OrderedDict[str, list] = field(default_factory=OrderedDict)
 
     def add(self, payload: str, host: str | None) -> None:
         shape = mask(payload)
-        kept = self.lines.get(shape)
+        kept = self.head.get(shape) or self.tail.get(shape)
         if kept is not None:
             kept[2] += 1
-        elif len(self.lines) < MAX_KEPT:
-            self.lines[shape] = [payload, host, 1]
+        elif len(self.head) < MAX_HEAD:
+            self.head[shape] = [payload, host, 1]
+        else:
+            self.tail[shape] = [payload, host, 1]
+            if len(self.tail) > MAX_TAIL:
+                self.tail.popitem(last=False)
 
     def items(self) -> list[tuple[str, str | None, int]]:
-        return [(p, h, n) for p, h, n in self.lines.values()]
+        return [(p, h, n) for p, h, n in [*self.head.values(), *self.tail.values()]]

@@ -148,6 +148,29 @@ def test_sampling_skips_lines_a_rule_knows():
     assert not any("completion" in t.lower() for t in texts), texts
 
 
+def test_a_long_job_keeps_the_error_it_died_of(rules):
+    """Forty distinct warnings at start-up, then the error the job died of: the record's 20 lines
+    keep both the first warnings and the last error, and stay within their 2 KB."""
+    import itertools
+
+    names = ["".join(p) for p in itertools.islice(itertools.product("abcdefgh", repeat=3), 40)]
+    early = [f"[rank0]: warning: prefetch of shard {n} failed, using the slow path" for n in names]
+    text = "\n".join([*early, "step 10 loss 2.0", "[rank0]: FabricQuotaError: job exceeded its fabric quota"]) + "\n"
+    report = diagnose_sources([MemorySource("slurm-9.out", text.encode())], rules, sample_errors=True)
+    record = build_record(report, rules_fingerprint(rules), cluster="c", producer="scan", meta={"state": "FAILED"})
+    kept = [line["text"] for line in record["error_sample"]]
+    assert len(kept) <= 20 and len(json.dumps(record["error_sample"])) <= 2200
+    assert kept[-1] == "FabricQuotaError: job exceeded its fabric quota"
+    assert kept[0] == "warning: prefetch of shard aaa failed, using the slow path"
+    # A job that a rule explains keeps none, though its scan sampled a line no rule knows.
+    extra = MemorySource("x.log", b"[rank0]: FabricQuotaError: job exceeded its fabric quota\n")
+    sources = _sources(CORPUS / "syn-ib-link-fault-2.28-long") + [extra]
+    explained = diagnose_sources(sources, rules, sample_errors=True)
+    assert explained.error_sample and explained.top().id == "ib-link-fault"
+    record = build_record(explained, rules_fingerprint(rules), cluster="c", producer="scan", meta={"state": "FAILED"})
+    assert record["error_sample"] == []
+
+
 def test_old_records_without_the_field_still_compact_and_mine(tmp_path, rules):
     report = diagnose_bytes(b"srun: error: n1: task 0: Exited with exit code 1\n", rules)
     record = build_record(report, rules_fingerprint(rules), cluster="c", producer="scan", now=1796000000)
