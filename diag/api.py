@@ -30,13 +30,16 @@ def load_rules(extra_dirs: Iterable[str] = (), disabled: Iterable[str] = ()) -> 
     return rules
 
 
-def _scan(sources: Sequence[Source], rules: RuleSet, chunk_bytes: int, engine: str, jobs: int | None) -> ScanResult:
-    return Scanner(rules, chunk_bytes, engine, jobs).scan(sources)
+def _scan(
+    sources: Sequence[Source], rules: RuleSet, chunk_bytes: int, engine: str, jobs: int | None, sample: bool = False
+) -> ScanResult:
+    return Scanner(rules, chunk_bytes, engine, jobs, sample_errors=sample).scan(sources)
 
 
 def _report(scan: ScanResult, findings: list, job: str | None, rules: RuleSet, **extra) -> Report:
     job = job or guess_job_id(i.path for i in scan.inputs)
     report = Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job, **extra)
+    report.error_sample = scan.error_sample.items()
     report.coverage = assess(scan.facts, findings, rules.ids(), bool(report.slurm))
     return report
 
@@ -49,9 +52,11 @@ def diagnose_sources(
     engine: str = "auto",
     expect_busbw: float | None = None,
     jobs: int | None = None,
+    sample_errors: bool = False,
 ) -> Report:
-    """``jobs``: worker processes for large inputs (None: ``$SLURMDIAG_JOBS`` or the usable cores)."""
-    scan = _scan(sources, rules, chunk_bytes, engine, jobs)
+    """``jobs``: worker processes for large inputs (None: ``$SLURMDIAG_JOBS`` or the usable cores).
+    ``sample_errors``: fill ``Report.error_sample`` (what a fleet record keeps of an unexplained job)."""
+    scan = _scan(sources, rules, chunk_bytes, engine, jobs, sample_errors)
     return _report(scan, evaluate(rules, scan, expect_busbw=expect_busbw), job, rules)
 
 
@@ -139,9 +144,11 @@ def diagnose_job(
     job_id: str | None = None,
     extra_paths: Sequence[str] = (),
     max_bytes_per_file: int | None = None,
+    sample_errors: bool = False,
 ) -> Report:
     """One report for the Slurm job whose records are ``jobs`` (:class:`diag.slurm.query.JobInfo`,
-    several for a het job): its files as one job, with Slurm's verdict merged in as evidence."""
+    several for a het job): its files as one job, with Slurm's verdict merged in as evidence.
+    ``sample_errors`` as for :func:`diagnose_sources`."""
     from diag.slurm.query import job_files
     from diag.slurm.verdict import apply_job, slurm_record
 
@@ -150,7 +157,9 @@ def diagnose_job(
     problems = [
         InputProblem(p, "Slurm names this output file, but it is not there (or not visible here)") for p in missing
     ]
-    scan = _scan([Source(path, max_bytes=max_bytes_per_file) for path in files], rules, CHUNK_BYTES, "auto", None)
+    scan = _scan(
+        [Source(path, max_bytes=max_bytes_per_file) for path in files], rules, CHUNK_BYTES, "auto", None, sample_errors
+    )
     # Slurm's node count makes the job multi-node even when its logs never say so.
     scan.facts.slurm_nodes = max(scan.facts.slurm_nodes, sum(j.num_nodes for j in jobs))
     findings, notes = apply_job(evaluate(rules, scan), jobs, rules)

@@ -264,7 +264,8 @@ def _diagnose_and_write(job_id: str, opts: EpilogOptions, env: Mapping[str, str]
     files, _ = job_files(jobs)
     left = opts.max_seconds - (time.monotonic() - start)
     max_bytes = budget_bytes(files, max(left * 0.6, 0.5), SCAN_BYTES_PER_SECOND)
-    report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes)
+    # With a fleet directory the scan also samples error lines no rule knows (fleet templates).
+    report = diagnose_job(jobs, rules, job_id=job_id, max_bytes_per_file=max_bytes, sample_errors=bool(opts.fleet_dir))
     written = []
     if opts.fleet_dir:
         # Every job, clean ones too: a node's failure rate needs the jobs it ran without trouble.

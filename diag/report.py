@@ -160,6 +160,9 @@ class Report:
     slurm: list[dict] = field(default_factory=list)  # Slurm's record of the job (slurmdiag job / epilog)
     notes: list[str] = field(default_factory=list)  # where Slurm and the logs disagree, budget cuts
     coverage: Coverage | None = None  # what kinds of evidence were read; None: not assessed
+    # (payload, host, times) of error lines no rule knows, when the scan sampled them (the fleet's
+    # producers ask for it); never part of the report's own outputs.
+    error_sample: list[tuple[str, str | None, int]] = field(default_factory=list)
 
     def top(self) -> Finding | None:
         return self.findings[0] if self.findings else None

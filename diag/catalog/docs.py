@@ -37,6 +37,8 @@ def rules_json(rules: RuleSet) -> str:
 
 def explain_rule(rule: Rule) -> str:
     out = [f"{rule.id}: {rule.title}", f"severity {rule.severity}, role {rule.role}, confidence {rule.confidence}", ""]
+    if rule.status != "stable":
+        out[1] += f", status {rule.status}"
     out += [rule.description, ""]
     if rule.action:
         out += ["Action:", f"  {rule.action}", ""]

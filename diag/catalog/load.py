@@ -21,8 +21,9 @@ RULES_ENV = "SLURMDIAG_RULES"
 _TOP_FIELDS = {
     "id": True, "title": True, "severity": True, "role": True, "confidence": False, "description": True,
     "signatures": True, "condition": False, "explains": False, "remediation": True, "settings": False,
-    "references": False, "examples": True, "action": False, "lint": False, "follow": False,
+    "references": False, "examples": True, "action": False, "lint": False, "follow": False, "status": False,
 }  # fmt: skip
+STATUSES = ("stable", "experimental")
 ACTION_MAX = 200  # an alert line: one imperative sentence naming the setting, never cut
 _SIG_FIELDS = {"name", "regex", "literal", "level", "fact"}
 _COND_FIELDS = {"any", "min_count", "multi_node", "single_node_severity", "analyzer", "phase"}
@@ -192,6 +193,9 @@ def parse_rule(data, path: str) -> Rule:
     follow = data.get("follow")
     if follow is not None and not isinstance(follow, bool):
         raise RuleError(path, rid, "follow", "must be true or false")
+    status = data.get("status", "stable")
+    if status not in STATUSES:
+        raise RuleError(path, rid, "status", f"one of {', '.join(STATUSES)}")
     examples = data["examples"]
     if not isinstance(examples, dict) or not examples.get("match"):
         raise RuleError(path, rid, "examples", "needs 'match' (lines that must match) and 'no_match'")
@@ -217,6 +221,7 @@ def parse_rule(data, path: str) -> Rule:
         action=action,
         lint=_parse_lint(data.get("lint"), path, rid),
         follow=follow,
+        status=status,
     )
 
 

@@ -128,6 +128,9 @@ class Rule:
     action: str | None = None  # one short imperative line for alerts; None: the remediation's first sentence
     lint: Lint | None = None  # the preflight twin of the rule (slurmdiag lint)
     follow: bool | None = None  # may alert while the job runs (slurmdiag follow); None: by family and role
+    # "experimental": a draft (e.g. written by `fleet templates --drafts`) that a person has not
+    # finished; it runs like any rule once its folder is passed with --rules, and says what it is.
+    status: str = "stable"
 
     def signature(self, name: str) -> Signature:
         for sig in self.signatures:

@@ -25,6 +25,7 @@ def fleet() -> None:
     slurmdiag fleet compact DIR                       fold records into the store (the only writer)
     slurmdiag fleet report DIR --since 7d             bad nodes, drain suggestions, causes, unexplained
     slurmdiag fleet report DIR --format html --output fleet.html   the same as a page with charts
+    slurmdiag fleet templates DIR --since 7d          error lines no rule knows, mined into templates
     """
 
 
@@ -165,3 +166,54 @@ def fleet_report(fleet_dir, since, until, fmt, output, min_jobs, min_users) -> N
             fail(f"{output}: {exc.strerror or exc}")
         return
     write_stdout(text)
+
+
+@fleet.command("templates")
+@click.argument("fleet_dir", type=click.Path(file_okay=False, exists=True))
+@click.option("--since", default="7d", show_default=True, help="Window length: 30m, 12h, 7d, 4w.")
+@click.option("--until", help="Window end, ISO-8601 UTC (default: now).")
+@click.option("--min-jobs", type=click.IntRange(1), default=2, show_default=True,
+              help="A template must appear in this many unexplained jobs.")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option("--top", type=click.IntRange(1), default=20, show_default=True, help="Templates shown.")
+@click.option(
+    "--drafts",
+    "drafts_dir",
+    type=click.Path(file_okay=False),
+    help="Write a draft rule (status: experimental) per top template (at most 10) into this folder; "
+    "never used unless passed with --rules.",
+)
+@click.option("--miner", type=click.Choice(("drain", "drain3")), default="drain", show_default=True,
+              help="drain3 needs the optional package: pip install 'slurmdiag[templates]'.")  # fmt: skip
+def fleet_templates(fleet_dir, since, until, min_jobs, fmt, top, drafts_dir, miner) -> None:
+    """Error lines of unexplained failed jobs that no rule knows, mined into templates.
+
+    Templates also seen in healthy jobs are left out; the rest are ranked by jobs, then nodes, then
+    users. Lines come from the records' error_sample (masked: numbers, addresses, paths, hosts)."""
+    from diag.fleet.mining import MinerUnavailable, make_miner
+    from diag.fleet.store import FleetError
+    from diag.fleet.summary import parse_duration
+    from diag.fleet.templates import load_lines, mine, render, write_drafts
+
+    try:
+        parse_duration(since)
+        end = _window_end(until)
+        chosen = make_miner(miner)
+        unexplained, healthy = load_lines(fleet_dir, since, end)
+    except (ValueError, FleetError, MinerUnavailable) as exc:
+        fail(str(exc))
+    result = mine(unexplained, healthy, miner=chosen, min_jobs=min_jobs)
+    result.since = since
+    write_stdout(render(result, fmt, top))
+    if drafts_dir:
+        for path in write_drafts(result, drafts_dir, top=min(top, 10)):
+            click.echo(f"slurmdiag: draft rule {safe_text(path)}", err=True)
+
+
+def _window_end(until: str | None):
+    import datetime as dt
+
+    if not until:
+        return None
+    end = dt.datetime.fromisoformat(until.replace("Z", "+00:00"))
+    return end if end.tzinfo is not None else end.replace(tzinfo=dt.timezone.utc)

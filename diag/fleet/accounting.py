@@ -61,7 +61,7 @@ def window_units(jobs: Sequence[JobInfo], rules: RuleSet) -> Iterator[Unit]:
 def _diagnose(job: JobInfo, rules: RuleSet, seconds: float):
     files, _missing = job_files([job])
     max_bytes = budget_bytes(files, max(seconds * 0.8, 0.5), SCAN_BYTES_PER_SECOND)
-    return diagnose_job([job], rules, job_id=job.job_id, max_bytes_per_file=max_bytes)
+    return diagnose_job([job], rules, job_id=job.job_id, max_bytes_per_file=max_bytes, sample_errors=True)
 
 
 def _meta(job: JobInfo) -> dict[str, object]:

@@ -182,9 +182,11 @@ def diagnose_archive_job(job: ArchiveJob, rules: RuleSet, max_seconds: float):
         # Slurm's verdict (NODE_FAIL, TIMEOUT ...) is merged in; the logs are the archived copies, not
         # the paths the record names (those may be gone or elsewhere by now).
         slurm = [dataclasses.replace(j, stdout="", stderr="", work_dir="") for j in job.slurm]
-        return diagnose_job(slurm, rules, job_id=job.job_id, extra_paths=job.files, max_bytes_per_file=max_bytes)
+        return diagnose_job(
+            slurm, rules, job_id=job.job_id, extra_paths=job.files, max_bytes_per_file=max_bytes, sample_errors=True
+        )
     sources = [Source(p, max_bytes=max_bytes) for p in job.files]
-    return diagnose_sources(sources, rules, job=job.job_id, jobs=1)
+    return diagnose_sources(sources, rules, job=job.job_id, jobs=1, sample_errors=True)
 
 
 @dataclass

@@ -1,9 +1,12 @@
 """The per-job fleet record, schema ``slurmdiag.fleet/1``: one JSON line per job, a few KB at most.
 
 It keeps what aggregation needs (who ran where, when, how it ended, which causes named which hosts)
-and nothing a reader of one job's report needs: no log text, only the first evidence line's
-``file:line``, redacted like an alert. Fields are flat and typed the same in every record so that
-``fleet compact`` reads them with one fixed schema.
+and nothing a reader of one job's report needs: only the first evidence line's ``file:line``,
+redacted like an alert. The one exception is ``error_sample``: for a job no rule explains, and
+for a healthy one as the baseline, up to 20 framed error lines with their numbers, addresses,
+paths and host names masked (diag.input.mask), which ``fleet templates`` mines. Fields are flat and
+typed the same in every record so that ``fleet compact`` reads them with one fixed schema; a
+field added later is null in older records (the schema stays ``slurmdiag.fleet/1``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from pathlib import Path
 from diag import __version__
 from diag.catalog.model import RuleSet
 from diag.files import write_atomic
-from diag.formats.redact import redact_report
+from diag.formats.redact import Redactor, redact_report
+from diag.input.mask import mask
 from diag.report import Report
 from diag.scan.facts import UNNAMED_HOST
 
@@ -29,6 +33,12 @@ MAX_FINDINGS = 16  # a job with more is already explained by its first ones; kee
 MAX_LIST = 64  # hosts/ranks per finding, nodes per job are not capped (the denominators need them all)
 MAX_TEXT = 200
 FINDINGS_BYTES = 3000  # the findings' share of a record; nodes are not capped (the denominators need them all)
+# What makes a job failed and a finding blaming, for the report's counts (summary.py) and for
+# which jobs keep an error sample (sample_kind).
+BLAMING = ("error", "critical")
+FAILED_STATES = ("FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
+MAX_SAMPLE_LINES = 20  # distinct masked error lines per job
+SAMPLE_BYTES = 2000  # their share of a record
 _SLURM_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 # The fixed columns of a record, with their DuckDB types: compact reads every line with this schema,
@@ -37,6 +47,7 @@ FINDING_TYPE = (
     "STRUCT(id VARCHAR, role VARCHAR, severity VARCHAR, confidence DOUBLE, explained_by VARCHAR, "
     "hosts VARCHAR[], ranks BIGINT[], devices VARCHAR[], evidence VARCHAR)[]"
 )
+SAMPLE_TYPE = "STRUCT(text VARCHAR, host VARCHAR, count BIGINT)[]"
 MAX_DEVICES = 16
 # The device an evidence line names, so that a bad node's report can say which HCA or GPU: verbs
 # device names (mlx5_3, bnxt_re0, irdma1, efa_0, hfi1_0, qedr0) and a GPU's PCI address as NVRM's
@@ -69,6 +80,7 @@ COLUMNS: dict[str, str] = {
     "producer": "VARCHAR",
     "top": "VARCHAR",
     "findings": FINDING_TYPE,
+    "error_sample": SAMPLE_TYPE,
 }
 
 
@@ -182,7 +194,61 @@ def build_record(
     for key, value in (meta or {}).items():
         if key in COLUMNS and value not in (None, ""):
             record[key] = utc_iso(value) if key.endswith("_time") else value
+    record["error_sample"] = error_sample(report, record.get("state"), nodes)
     return record
+
+
+def sample_kind(state: str | None, findings: Sequence) -> str | None:
+    """``unexplained`` (failed, and no root cause but unexplained-failure), ``healthy`` (not failed,
+    no error at all: the baseline whose lines are subtracted) or None. ``findings``: dicts or Findings,
+    with id, role, severity and explained_by, as ``fleet report`` counts them."""
+
+    def get(f, name):
+        return f.get(name) if isinstance(f, Mapping) else getattr(f, name)
+
+    errors = [f for f in findings or [] if get(f, "severity") in BLAMING and not get(f, "explained_by")]
+    failed = (state or "").split(" ")[0] in FAILED_STATES or bool(errors)
+    if not failed:
+        return "healthy" if (state or "COMPLETED").startswith("COMPLETED") else None
+    roots = [f for f in errors if get(f, "role") == "root" and get(f, "id") != "unexplained-failure"]
+    return None if roots else "unexplained"
+
+
+def error_sample(report: Report, state: str | None, nodes: Sequence[str]) -> list[dict]:
+    """The job's sampled error lines as the record keeps them: only for an unexplained or healthy
+    job; secrets redacted, then masked (the job's own node names too); one line per masked text, at
+    most MAX_SAMPLE_LINES and SAMPLE_BYTES, taken alternately from the job's first lines (where a
+    failure starts) and its last ones (what it died of), kept in file order."""
+    if not report.error_sample or sample_kind(state, report.findings) is None:
+        return []
+    redactor = Redactor()
+    hosts = set(nodes) | set(report.facts.hosts)
+    entries: list[dict] = []
+    for payload, host, count in report.error_sample:
+        text = mask(redactor.text(payload) or "", hosts)
+        if text:
+            entries.append({"text": text, "host": host if host and host != UNNAMED_HOST else None, "count": count})
+    front, back = 0, len(entries) - 1
+    order: list[int] = []
+    while front <= back:
+        order.append(front)
+        front += 1
+        if front <= back:
+            order.append(back)
+            back -= 1
+    chosen: dict[str, int] = {}  # text -> index of the entry kept for it
+    used = 2
+    for i in order:
+        entry = entries[i]
+        if entry["text"] in chosen:
+            entries[chosen[entry["text"]]]["count"] += entry["count"]
+            continue
+        size = len(json.dumps(entry, ensure_ascii=False, separators=(",", ":"))) + 1
+        if used + size > SAMPLE_BYTES or len(chosen) >= MAX_SAMPLE_LINES:
+            continue
+        used += size
+        chosen[entry["text"]] = i
+    return [entries[i] for i in sorted(chosen.values())]
 
 
 def fit(findings: list[dict], budget: int = FINDINGS_BYTES) -> list[dict]:

@@ -81,6 +81,17 @@ def check_record(line: str) -> tuple[dict | None, str | None]:
             return None, "a finding's hosts/ranks/devices are not lists"
         if not all(isinstance(r, int) for r in f.get("ranks", [])):
             return None, "a finding's ranks hold a non-integer"
+    sample = record.get("error_sample")
+    if sample is not None:  # absent from records written before it existed
+        if not isinstance(sample, list):
+            return None, "error_sample is not a list"
+        for line in sample:
+            if not isinstance(line, dict) or not isinstance(line.get("text"), str):
+                return None, "an error_sample line without text"
+            if line.get("host") is not None and not isinstance(line["host"], str):
+                return None, "an error_sample line's host is not a string"
+            if not isinstance(line.get("count", 1), int):
+                return None, "an error_sample line's count is not an integer"
     for name, kind in COLUMNS.items():
         if kind == "VARCHAR" and record.get(name) is not None and not isinstance(record[name], str):
             return None, f"{name} is not a string"
@@ -181,6 +192,11 @@ def _compact(duckdb, fleet_dir: str) -> CompactResult:
     for month, lines in sorted(by_month.items()):
         _merge_month(duckdb, os.path.join(store, f"month={month}"), lines)
         result.months.append(month)
+    # A month file written before a column existed gets it (null), so every file of the store has
+    # one schema and a reader can glob them all.
+    for target in sorted(glob.glob(store_glob(fleet_dir))):
+        if _missing_columns(duckdb, target):
+            _merge_month(duckdb, os.path.dirname(target), [])
     _retire_inputs(fleet_dir, seen, damaged)
     result.rows = count_rows(fleet_dir) if os.path.isdir(store) else 0
     return result
@@ -197,18 +213,24 @@ def _merge_month(duckdb, folder: str, lines: list[str]) -> None:
     try:
         con = duckdb.connect()
         cols = _select_list()
-        sources = (
-            f"SELECT {cols} FROM read_json({sql_str(incoming)}, format='newline_delimited', columns={_columns_sql()})"
-        )
+        parts = []
+        if lines:
+            parts.append(
+                f"SELECT {cols} FROM read_json({sql_str(incoming)}, format='newline_delimited', "
+                f"columns={_columns_sql()})"
+            )
         if os.path.exists(target):
-            sources += f" UNION ALL SELECT {cols} FROM read_parquet({sql_str(target)})"
+            missing = _missing_columns(duckdb, target)  # a file from before a column existed: null there
+            old = ", ".join(f'NULL::{COLUMNS[n]} AS "{n}"' if n in missing else f'"{n}"' for n in COLUMNS)
+            parts.append(f"SELECT {old} FROM read_parquet({sql_str(target)})")
+        sources = " UNION ALL ".join(parts)
         # Newest wins; among records scanned in the same second the larger text wins, so the
         # outcome does not depend on the order files were listed in.
         con.execute(
             f"COPY (SELECT {cols} FROM ({sources}) "
             "QUALIFY row_number() OVER (PARTITION BY cluster, job_id, rules_sha256 "
             "ORDER BY scanned_at DESC NULLS LAST, CAST(findings AS VARCHAR) DESC, CAST(nodes AS VARCHAR) DESC, "
-            "coalesce(user, '') DESC, coalesce(state, '') DESC) = 1 "
+            "coalesce(user, '') DESC, coalesce(state, '') DESC, CAST(error_sample AS VARCHAR) DESC NULLS LAST) = 1 "
             "ORDER BY end_time NULLS LAST, cluster, job_id, rules_sha256) "
             f"TO {sql_str(out)} (FORMAT parquet, COMPRESSION zstd)"
         )
@@ -218,6 +240,15 @@ def _merge_month(duckdb, folder: str, lines: list[str]) -> None:
         for tmp in (incoming, out):
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _missing_columns(duckdb, parquet: str) -> set[str]:
+    con = duckdb.connect()
+    try:
+        have = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM read_parquet({sql_str(parquet)})").fetchall()}
+    finally:
+        con.close()
+    return set(COLUMNS) - have
 
 
 def sql_str(text: str) -> str:

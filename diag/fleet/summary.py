@@ -24,14 +24,13 @@ import shlex
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from diag.fleet.record import BLAMING, FAILED_STATES
 from diag.fleet.stats import binomial_sf, wilson_lower, wilson_upper
 from diag.fleet.store import FleetError, duckdb_module, sql_str, store_glob
 from diag.formats.prometheus import escape_label
 from diag.formats.safe import safe_text
 
-BLAMING = ("error", "critical")
 CONTEXT_NODES = 4
-FAILED_STATES = ("FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
 _DURATION = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # Bucket sizes a person reads without arithmetic; the largest giving at least 7 buckets is used.

@@ -22,6 +22,7 @@ from diag.input.sources import CHUNK_BYTES, InputStats, Source, Span, read_block
 from diag.scan.engines import Pattern, make_engine
 from diag.scan.facts import FACT_SIGNATURES, Facts
 from diag.scan.fold import Folded, Folder
+from diag.scan.sample import SAMPLE_INDEX, ErrorSample, Sampler
 
 MAX_SAMPLES = 64
 MAX_DISTINCT = 256
@@ -73,6 +74,7 @@ class ScanResult:
     stats: dict[tuple[str, str], SigStats] = field(default_factory=dict)
     facts: Facts = field(default_factory=Facts)
     inputs: list[InputStats] = field(default_factory=list)
+    error_sample: ErrorSample = field(default_factory=ErrorSample)  # filled only when the Scanner samples
 
     def sig(self, rule_id: str, name: str) -> SigStats:
         return self.stats.get((rule_id, name)) or SigStats()
@@ -81,7 +83,15 @@ class ScanResult:
 class Scanner:
     """All signatures of a rule set (plus the fact signatures), compiled once."""
 
-    def __init__(self, rules: RuleSet, chunk_bytes: int = CHUNK_BYTES, engine: str = "auto", jobs: int | None = None):
+    def __init__(
+        self,
+        rules: RuleSet,
+        chunk_bytes: int = CHUNK_BYTES,
+        engine: str = "auto",
+        jobs: int | None = None,
+        sample_errors: bool = False,
+    ):
+        """``sample_errors``: also keep a bounded sample of error lines no rule knows (diag.scan.sample)."""
         self.chunk_bytes = chunk_bytes
         self.jobs = jobs
         self.parallel_options: dict[str, int] = {}  # tests shrink the thresholds to split small inputs
@@ -95,6 +105,7 @@ class Scanner:
         self._old_memo: dict[tuple, tuple] = {}
         self._hosts: dict[bytes, str] = {}
         self._describe = self.folder().describe
+        self.sampler = Sampler(engine, self, FACTS_OWNER) if sample_errors else None
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
@@ -185,6 +196,10 @@ class Scanner:
             )))  # fmt: skip
         if len(hosts) > _MEMO_ENTRIES:
             hosts.clear()
+        if self.sampler is not None:
+            sampled = self.sampler.digest(block)
+            if sampled:  # line numbers are counted over ascending starts; a stable sort keeps a line's own first
+                shipped = sorted(shipped + sampled, key=lambda item: item[0])
         return shipped
 
     def _remember(self, key: tuple, known: tuple) -> dict:
@@ -246,7 +261,11 @@ class Scanner:
         # A worker's records share one matches tuple per distinct payload, and pickling keeps
         # that sharing: describe each once. The tuple is held here, so its id stays its own.
         described: dict[int, tuple] = {}
+        sampling = self.sampler is not None
         for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
+            if sampling and matches and matches[0][0] == SAMPLE_INDEX:
+                result.error_sample.add(text[cut:], host)  # nothing else sees a sampled line
+                continue
             if keep is not None and host is not None:
                 known = described.get(id(matches))
                 if known is None or known[0] is not matches:

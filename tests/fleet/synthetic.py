@@ -129,3 +129,93 @@ def build_archive(
             write_job(index, rng.choice(HEALTHY), None, allocation, None, user)
     (root / "sacct.txt").write_text("\n".join(sacct) + "\n")
     return Archive(root, jobs, bad, trap_node, trap_user, pool)
+
+
+# --- a fleet for template mining ------------------------------------------------------------------
+
+NEW_ERROR = (
+    "{host}:{pid}:{pid} [{dev}] NCCL WARN Fabric agent: partition {part} failed health probe from {ip} (attempt {n})"
+)
+SHARED_WARNING = "[rank{rank}]: Warning: checkpoint writer retry {n} failed on /scratch/{user}/ckpt-{n}, will retry"
+ONE_OFF_ERRORS = (
+    "[rank0]: AssertionError: tokenizer vocabulary hash differs from the checkpoint's",
+    "[rank1]: custom_op fatal: unsupported dtype bfloat8 requested by the kernel registry",
+    "[rank0]: OSError: dataset manifest is empty, refusing to start",
+)
+
+
+@dataclass
+class TemplateFleet:
+    root: Path
+    new_jobs: set[str]  # job ids whose logs print NEW_ERROR
+    new_nodes: set[str]  # hosts that printed it
+    new_users: set[str]
+    sample_new_line: str  # one raw NEW_ERROR line as a log holds it
+
+
+def _nccl_preamble(hosts: list[str], rng: random.Random) -> list[str]:
+    lines = []
+    for i, host in enumerate(hosts):
+        pid = rng.randint(1000, 99999)
+        lines += [
+            f"{host}:{pid}:{pid} [0] NCCL INFO NCCL version 2.21.5+cuda12.4",
+            f"{host}:{pid}:{pid} [0] NCCL INFO Bootstrap : Using ib0:10.0.{i}.{rng.randint(2, 250)}<0>",
+            f"{host}:{pid}:{pid} [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.{i}.7<0>",
+        ]
+    return lines
+
+
+def build_template_fleet(root: Path, new_jobs: int = 12, healthy_jobs: int = 16, seed: int = 3) -> TemplateFleet:
+    """Jobs in an archive (with a sacct -P dump): ``new_jobs`` failed jobs no rule explains that
+    print one new NCCL warning with numbers, addresses and the host varying from job to job, and
+    the shared checkpoint warning; healthy jobs that print only the shared warning; and a few
+    failed jobs with one-off errors of their own."""
+    rng = random.Random(seed)
+    pool = [f"gpu-{i:03d}" for i in range(1, 25)]
+    users = [f"user{i:02d}" for i in range(6)]
+    sacct = [SACCT_HEADER]
+    fleet = TemplateFleet(root, set(), set(), set(), "")
+    stop = time.time() - 3600
+
+    def job(index: int, user: str, hosts: list[str], lines: list[str], state: str) -> str:
+        job_id = str(700000 + index)
+        folder = root / user / f"job-{job_id}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"slurm-{job_id}.out").write_text("\n".join(lines) + "\n")
+        code = "0:0" if state == "COMPLETED" else "1:0"
+        end = stop - index * 60
+        start_s = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(end - 600))
+        stop_s = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(end))
+        sacct.append(f"{job_id}|{job_id}|train|{user}|acct|gpu|{state}|{code}|{code}|{','.join(hosts)}|{len(hosts)}|"
+                     f"{start_s}|{stop_s}")  # fmt: skip
+        return job_id
+
+    index = 0
+    for i in range(new_jobs):
+        user, hosts = users[i % len(users)], sorted(rng.sample(pool, 2))
+        culprit = hosts[i % 2]
+        lines = _nccl_preamble(hosts, rng)
+        lines += [f"step {s} loss {rng.uniform(1, 3):.3f}" for s in range(0, 300, 100)]
+        lines.append(SHARED_WARNING.format(rank=i % 2, n=rng.randint(1, 9), user=user))
+        for _ in range(1 + i % 2):  # once or twice, numbers differing
+            line = NEW_ERROR.format(host=culprit, pid=rng.randint(1000, 99999), dev=rng.randint(0, 7),
+                                    part=rng.randint(1, 64), ip=f"10.{rng.randint(0, 9)}.{rng.randint(0, 255)}.{i + 2}",
+                                    n=rng.randint(1, 5))  # fmt: skip
+            lines.append(line)
+        fleet.sample_new_line = fleet.sample_new_line or line
+        fleet.new_jobs.add(job(index, user, hosts, lines, "FAILED"))
+        fleet.new_nodes.add(culprit)
+        fleet.new_users.add(user)
+        index += 1
+    for i in range(healthy_jobs):
+        user, hosts = rng.choice(users), sorted(rng.sample(pool, 2))
+        lines = _nccl_preamble(hosts, rng) + [f"step {s} loss {rng.uniform(1, 3):.3f}" for s in range(0, 500, 100)]
+        lines.append(SHARED_WARNING.format(rank=i % 2, n=rng.randint(1, 9), user=user))
+        job(index, user, hosts, lines, "COMPLETED")
+        index += 1
+    for line in ONE_OFF_ERRORS:
+        user, hosts = rng.choice(users), sorted(rng.sample(pool, 2))
+        job(index, user, hosts, _nccl_preamble(hosts, rng) + [line], "FAILED")
+        index += 1
+    (root / "sacct.txt").write_text("\n".join(sacct) + "\n")
+    return fleet
