@@ -74,9 +74,12 @@ def fleet_scan(archives, out_dir, since, until, shard, cluster, max_seconds, res
         from diag.slurm.query import SlurmError
 
         try:
-            units = window_units(sacct_window(since, until), rules)
+            jobs = sacct_window(since, until)
         except SlurmError as exc:
             fail(str(exc))
+        source = jobs[0].source if jobs else "sacct"
+        click.echo(f"slurmdiag: {len(jobs)} finished job(s) in the window ({source})", err=True)
+        units = window_units(jobs, rules)
     else:
         units = archive_units(list(archives), rules)
     known = set() if rescan else known_keys(out_dir)
