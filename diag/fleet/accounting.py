@@ -22,6 +22,7 @@ from diag.slurm.query import (
     JobInfo,
     Runner,
     SlurmError,
+    fill_from_parsable,
     job_files,
     parse_sacct_parsable,
     run_command,
@@ -33,7 +34,6 @@ FIELDS = (
     "Timelimit,Elapsed,Start,End,WorkDir"
 )
 IO_FIELDS = ",StdOut,StdErr"  # sacct 23.02+; older ones say "Invalid field" and they are dropped
-FILL_FIELDS = "JobIDRaw,User,ExitCode,DerivedExitCode"  # no free text: no '|' can shift them
 # A window scan wants finished jobs; one still running (or requeued) is scanned by a later window.
 UNFINISHED = ("PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED", "COMPLETING", "CONFIGURING")
 
@@ -61,21 +61,7 @@ def _json_window(base: list[str], runner: Runner) -> list[JobInfo] | None:
         jobs = sacct_json_jobs(out)
     except (ValueError, TypeError, AttributeError, KeyError):
         return None
-    # What Slurm 22.05.8's JSON gets wrong, seen on the lab: a job that exited 3 reads
-    # {"status": "SUCCESS", "return_code": 0} (signals come through), and a user without an
-    # association in the database reads "user": null. Both come from a second bulk query of
-    # fields without free text; where it fails the JSON's values stay.
-    _fields, rc, out, _err = run_sacct_parsable(runner, [*base, "-P", "-n"], FILL_FIELDS)
-    if rc == 0:
-        rows = {}
-        for line in out.splitlines():
-            parts = line.strip().split("|")
-            if len(parts) == 4 and parts[0]:
-                rows[parts[0]] = parts[1:]
-        for job in jobs:
-            if job.raw_id in rows:
-                user, job.exit_code, job.derived_exit_code = rows[job.raw_id]
-                job.user = job.user or user
+    fill_from_parsable(jobs, runner, base)  # exit codes and users 22.05's JSON gets wrong
     return jobs
 
 

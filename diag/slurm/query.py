@@ -34,6 +34,7 @@ SACCT_FIELDS = (
     "Start,End,WorkDir"
 )
 SACCT_IO_FIELDS = ",StdOut,StdErr"
+FILL_FIELDS = "JobIDRaw,User,ExitCode,DerivedExitCode"  # see fill_from_parsable
 _INVALID_FIELD_RE = re.compile(r'invalid field requested:\s*"?(?P<field>[A-Za-z]+)', re.I)
 NO_NODES = ("None assigned",)  # sacct's node list of a job that never ran
 
@@ -321,6 +322,25 @@ def run_sacct_parsable(runner: Runner, argv: Sequence[str], fields: str) -> tupl
         names.remove(bad[0])
 
 
+def fill_from_parsable(jobs: Sequence[JobInfo], runner: Runner, argv: Sequence[str]) -> None:
+    """Correct what Slurm 22.05.8's ``sacct --json`` gets wrong, seen on the lab: a job that exited 3
+    reads ``{"status": "SUCCESS", "return_code": 0}`` (signals come through) and a user without an
+    association in the database reads ``"user": null``. Both come from one ``argv -P -n`` query of
+    fields without free text (no '|' can shift them); where it fails the JSON's values stay."""
+    _fields, rc, out, _err = run_sacct_parsable(runner, [*argv, "-P", "-n"], FILL_FIELDS)
+    if rc != 0:
+        return
+    rows = {}
+    for line in out.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 4 and parts[0]:
+            rows[parts[0]] = parts[1:]
+    for job in jobs:
+        if job.raw_id in rows:
+            user, job.exit_code, job.derived_exit_code = rows[job.raw_id]
+            job.user = job.user or user
+
+
 def run_command(argv: Sequence[str]) -> tuple[int, str, str]:
     """Run a Slurm client; (returncode, stdout, stderr). A missing binary is returncode 127."""
     if shutil.which(argv[0]) is None:
@@ -358,6 +378,7 @@ def query_job(job_id: str, runner: Runner = run_command, *, raw: bool = False) -
         try:
             jobs = select(parse_sacct_json(out), job_id, raw)
             if jobs:
+                fill_from_parsable(jobs, runner, ["sacct", "-j", job_id, "-X"])
                 return jobs
             tried.append(f"sacct -j {job_id} --json: no such job in accounting")
         except (ValueError, SlurmError) as exc:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from diag.fleet.accounting import FIELDS, FILL_FIELDS, sacct_window
+from diag.fleet.accounting import FIELDS, sacct_window
+from diag.slurm.query import FILL_FIELDS
 
 DATA = Path(__file__).parent / "data"
 JSON = (DATA / "lab-sacct.json").read_text()
@@ -127,3 +128,28 @@ def test_no_accounting_is_a_clear_error():
 
     with pytest.raises(SlurmError, match="accounting storage is disabled"):
         sacct_window(*WINDOW, runner)
+
+
+def test_job_past_min_job_age_gets_its_exit_code_too():
+    """``slurmdiag job ID`` once scontrol has forgotten the job asks sacct --json, which 22.05 answers
+    with exit 0 for a job that exited 3: the same second query corrects it."""
+    import json
+
+    from diag.slurm.query import query_job
+
+    one = json.loads(JSON)
+    one["jobs"] = [j for j in one["jobs"] if j["job_id"] == 175]
+    calls = []
+
+    def runner(argv):
+        calls.append(list(argv))
+        if argv[0] == "scontrol":
+            return 1, "", "slurm_load_jobs error: Invalid job id specified"
+        if "--json" in argv:
+            return 0, json.dumps(one), ""
+        rows = [r for r in _project(PARSABLE, FILL_FIELDS).splitlines() if r.startswith("175|")]
+        return 0, "\n".join(rows) + "\n", ""
+
+    (job,) = query_job("175", runner)
+    assert (job.name, job.state, job.exit_code, job.user) == ("train|lr=0.1", "FAILED", "3:0", "root")
+    assert calls[-1] == ["sacct", "-j", "175", "-X", "-P", "-n", "-o", FILL_FIELDS]
