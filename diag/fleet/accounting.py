@@ -38,12 +38,21 @@ IO_FIELDS = ",StdOut,StdErr"  # sacct 23.02+; older ones say "Invalid field" and
 UNFINISHED = ("PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED", "COMPLETING", "CONFIGURING")
 
 
-def sacct_window(since: str, until: str, runner: Runner = run_command, clusters: str | None = None) -> list[JobInfo]:
-    """Every job (allocation, not steps) that ended between ``since`` and ``until``, all users."""
+SACCT_FORMS = ("auto", "json", "parsable")
+
+
+def sacct_window(
+    since: str, until: str, runner: Runner = run_command, clusters: str | None = None, form: str = "auto"
+) -> list[JobInfo]:
+    """Every job (allocation, not steps) that ended between ``since`` and ``until``, all users.
+    ``form``: ``auto`` (JSON where this sacct has it, else -P), ``json`` (no fallback: an error if it
+    fails) or ``parsable`` (-P only: 22.05's JSON is ~3 KB a job, -P ~0.2 KB; for big windows)."""
     base = ["sacct", "-a", "-X", "-S", since, "-E", until]
     if clusters:
         base += ["-M", clusters]
-    jobs = _json_window(base, runner)
+    jobs = _json_window(base, runner) if form != "parsable" else None
+    if jobs is None and form == "json":
+        raise SlurmError(f"{' '.join([*base, '--json'])}: no JSON answer (see --sacct auto|parsable)")
     if jobs is None:
         jobs = _parsable_window(base, runner)
     return [j for j in jobs if "." not in j.job_id and j.base_state not in UNFINISHED]

@@ -153,3 +153,18 @@ def test_job_past_min_job_age_gets_its_exit_code_too():
     (job,) = query_job("175", runner)
     assert (job.name, job.state, job.exit_code, job.user) == ("train|lr=0.1", "FAILED", "3:0", "root")
     assert calls[-1] == ["sacct", "-j", "175", "-X", "-P", "-n", "-o", FILL_FIELDS]
+
+
+def test_sacct_form_can_be_chosen():
+    """``--sacct parsable`` for big windows (22.05's JSON is ~20x the bytes of -P per job) never asks
+    for JSON; ``--sacct json`` fails plainly rather than fall back."""
+    from diag.slurm.query import SlurmError
+
+    per_job_json = len(JSON) / 12
+    per_job_parsable = len(PARSABLE.split("\n", 1)[1]) / 12
+    assert per_job_json > 15 * per_job_parsable  # what the option's help claims, on the lab's capture
+    sacct = Sacct()
+    jobs = sacct_window(*WINDOW, sacct, form="parsable")
+    assert len(jobs) == 12 and not any("--json" in c for c in sacct.calls)
+    with pytest.raises(SlurmError, match="no JSON answer"):
+        sacct_window(*WINDOW, Sacct(json_error=NO_JSON[1]), form="json")
