@@ -154,6 +154,15 @@ def test_window_scan_finds_exactly_the_jobs_that_ran(accounting):
     )
     assert all(r["partition"] == "debug" and r["cluster"] == "lab" and r["end_time"].endswith("Z")
                for r in records.values())  # fmt: skip
+    # sacct -P alone (--sacct parsable, what an old Slurm gets) tells the same jobs the same way.
+    plain = _run("fleet", "scan", "--since", since, "--until", until, "--out", str(work / "fleet-p"), "--sacct",
+                 "parsable")  # fmt: skip
+    assert plain.returncode == 0 and "6 finished job(s) in the window (sacct -P)" in plain.stderr, plain.stderr
+    shard = Path(plain.stdout.strip().splitlines()[-1])
+    keys = ("raw_id", "user", "account", "partition", "state", "exit_code", "nodes", "start_time", "end_time",
+            "array_job_id", "array_task_id", "top")  # fmt: skip
+    by_p = {r["job_id"]: [r[k] for k in keys] for r in map(json.loads, shard.read_text().splitlines())}
+    assert by_p == {job_id: [r[k] for k in keys] for job_id, r in records.items()}
     # Scanned again with the same rules: nothing to redo.
     again = _run("fleet", "scan", "--since", since, "--until", until, "--out", str(fleet))
     assert again.returncode == 0 and "6 already scanned with these rules, 0 scanned" in again.stderr
