@@ -75,13 +75,7 @@ def parse_sidecar(name: str, text: str) -> list[JobInfo]:
     """Slurm's saved record(s) of jobs; ``raw`` carries Account and Partition, which JobInfo lacks.
     Steps (``123.batch``, ``123.0``) of a ``sacct`` without ``-X`` are left out: the job is the allocation."""
     if name == "sacct.json":
-        data = json.loads(text)
-        jobs = parse_sacct_json(text)
-        for job, raw in zip(jobs, data.get("jobs", [])):
-            job.raw = {"Account": str(raw.get("account") or ""), "Partition": str(raw.get("partition") or "")}
-            job.start_time = job.start_time or _epoch((raw.get("time") or {}).get("start"))
-            job.end_time = job.end_time or _epoch((raw.get("time") or {}).get("end"))
-        return jobs
+        return sacct_json_jobs(text)
     if name == "scontrol.txt":
         return parse_scontrol(text)
     header, _, body = text.partition("\n")  # sacct -P prints its field names first
@@ -91,6 +85,18 @@ def parse_sidecar(name: str, text: str) -> list[JobInfo]:
     for job, line in zip(jobs, lines):
         job.raw = dict(zip(names, line.split("|")))
     return [j for j in jobs if "." not in j.job_id]
+
+
+def sacct_json_jobs(text: str) -> list[JobInfo]:
+    """``sacct --json``'s jobs with what a fleet record wants beyond :func:`parse_sacct_json`:
+    ``raw`` Account and Partition, start and end times (Slurm's local form, as ``sacct -P`` prints)."""
+    data = json.loads(text)
+    jobs = parse_sacct_json(text)
+    for job, raw in zip(jobs, data.get("jobs", [])):
+        job.raw = {"Account": str(raw.get("account") or ""), "Partition": str(raw.get("partition") or "")}
+        job.start_time = job.start_time or _epoch((raw.get("time") or {}).get("start"))
+        job.end_time = job.end_time or _epoch((raw.get("time") or {}).get("end"))
+    return jobs
 
 
 def _epoch(value) -> str:

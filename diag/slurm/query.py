@@ -27,12 +27,16 @@ COMMAND_TIMEOUT_S = 20
 MAX_RANK_FILES = 4096
 NULL_VALUES = ("", "(null)", "None", "N/A", "Unknown", "n/a")
 # The fields asked of ``sacct -P`` (StdOut/StdErr exist from 23.02; older sacct rejects them, so
-# they are asked for first and dropped on "Invalid field").
+# they are asked for first and dropped on "Invalid field"). sacct has no restart count (22.05 says
+# 'Invalid field requested: "Restarts"'): only scontrol's Restarts= gives it.
 SACCT_FIELDS = (
     "JobIDRaw,JobID,JobName,User,State,ExitCode,DerivedExitCode,Reason,NodeList,NNodes,Timelimit,Elapsed,"
-    "Start,End,WorkDir,Restarts"
+    "Start,End,WorkDir"
 )
 SACCT_IO_FIELDS = ",StdOut,StdErr"
+FILL_FIELDS = "JobIDRaw,User,ExitCode,DerivedExitCode"  # see fill_from_parsable
+_INVALID_FIELD_RE = re.compile(r'invalid field requested:\s*"?(?P<field>[A-Za-z]+)', re.I)
+NO_NODES = ("None assigned",)  # sacct's node list of a job that never ran
 
 Runner = Callable[[Sequence[str]], "tuple[int, str, str]"]
 
@@ -217,7 +221,8 @@ def _job_from_sacct_json(j: dict) -> JobInfo:
     array = j.get("array") or {}
     het = j.get("het") or {}
     array_job = str(_num(array.get("job_id")) or "")
-    array_task = str(_num(array.get("task_id")) or "")
+    task = _num(array.get("task_id"))
+    array_task = "" if task is None else str(task)  # task 0 is a task (seen on the lab: 178_0 read as 185)
     raw_id = str(j.get("job_id", ""))
     het_job = str(_num(het.get("job_id")) or "")
     het_offset = str(_num(het.get("job_offset")) or "")
@@ -229,13 +234,14 @@ def _job_from_sacct_json(j: dict) -> JobInfo:
         job_id = raw_id
     time = j.get("time") or {}
     node_list = _clean(j.get("nodes"))
+    node_list = "" if node_list in NO_NODES else node_list
     alloc = j.get("allocation_nodes")
     limit = _num(time.get("limit"))
     return JobInfo(
         job_id=job_id,
         raw_id=raw_id,
         name=j.get("name", ""),
-        user=j.get("user", ""),
+        user=j.get("user") or "",  # null in 22.05 for a user without an association
         partition=str(j.get("partition") or ""),
         state=str(current),
         reason=str((state.get("reason") if isinstance(state, dict) else "") or ""),
@@ -279,8 +285,8 @@ def parse_sacct_parsable(text: str, fields: str) -> list[JobInfo]:
                 reason=_clean(row.get("Reason")),
                 exit_code=row.get("ExitCode", ""),
                 derived_exit_code=row.get("DerivedExitCode", ""),
-                node_list=node_list if node_list != "None assigned" else "",
-                nodes=expand(node_list) if node_list and node_list != "None assigned" else [],
+                node_list=node_list if node_list not in NO_NODES else "",
+                nodes=expand(node_list) if node_list and node_list not in NO_NODES else [],
                 num_nodes=_int(row.get("NNodes")),
                 time_limit=_clean(row.get("Timelimit")),
                 run_time=_clean(row.get("Elapsed")),
@@ -301,6 +307,38 @@ def parse_sacct_parsable(text: str, fields: str) -> list[JobInfo]:
 
 
 # --- asking Slurm ---------------------------------------------------------------------------
+
+
+def run_sacct_parsable(runner: Runner, argv: Sequence[str], fields: str) -> tuple[str, int, str, str]:
+    """``argv -o FIELDS``; a field this sacct does not know (StdOut/StdErr before 23.02) is dropped
+    and the query asked again. Returns the fields that answered, the exit status, stdout, stderr."""
+    names = fields.split(",")
+    while True:
+        rc, out, err = runner([*argv, "-o", ",".join(names)])
+        m = _INVALID_FIELD_RE.search(err + out) if rc != 0 else None
+        bad = [n for n in names if m and n.lower() == m["field"].lower()]
+        if not bad or len(names) == 1:
+            return ",".join(names), rc, out, err
+        names.remove(bad[0])
+
+
+def fill_from_parsable(jobs: Sequence[JobInfo], runner: Runner, argv: Sequence[str]) -> None:
+    """Correct what Slurm 22.05.8's ``sacct --json`` gets wrong, seen on the lab: a job that exited 3
+    reads ``{"status": "SUCCESS", "return_code": 0}`` (signals come through) and a user without an
+    association in the database reads ``"user": null``. Both come from one ``argv -P -n`` query of
+    fields without free text (no '|' can shift them); where it fails the JSON's values stay."""
+    _fields, rc, out, _err = run_sacct_parsable(runner, [*argv, "-P", "-n"], FILL_FIELDS)
+    if rc != 0:
+        return
+    rows = {}
+    for line in out.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 4 and parts[0]:
+            rows[parts[0]] = parts[1:]
+    for job in jobs:
+        if job.raw_id in rows:
+            user, job.exit_code, job.derived_exit_code = rows[job.raw_id]
+            job.user = job.user or user
 
 
 def run_command(argv: Sequence[str]) -> tuple[int, str, str]:
@@ -340,6 +378,7 @@ def query_job(job_id: str, runner: Runner = run_command, *, raw: bool = False) -
         try:
             jobs = select(parse_sacct_json(out), job_id, raw)
             if jobs:
+                fill_from_parsable(jobs, runner, ["sacct", "-j", job_id, "-X"])
                 return jobs
             tried.append(f"sacct -j {job_id} --json: no such job in accounting")
         except (ValueError, SlurmError) as exc:
@@ -347,11 +386,8 @@ def query_job(job_id: str, runner: Runner = run_command, *, raw: bool = False) -
     else:
         tried.append(f"sacct -j {job_id} --json: {_first_line(err) or _first_line(out) or f'exit {rc}'}")
     if rc != 127:  # sacct exists: try the plain form (older sacct has no --json)
-        fields = SACCT_FIELDS + SACCT_IO_FIELDS
-        rc, out, err = runner(["sacct", "-j", job_id, "-X", "-P", "-n", "-o", fields])
-        if rc != 0 and "invalid field" in (err + out).lower():
-            fields = SACCT_FIELDS
-            rc, out, err = runner(["sacct", "-j", job_id, "-X", "-P", "-n", "-o", fields])
+        fields, rc, out, err = run_sacct_parsable(runner, ["sacct", "-j", job_id, "-X", "-P", "-n"],
+                                                  SACCT_FIELDS + SACCT_IO_FIELDS)  # fmt: skip
         if rc == 0 and out.strip():
             jobs = select(parse_sacct_parsable(out, fields), job_id, raw)
             if jobs:

@@ -318,8 +318,8 @@ def test_report_window_excludes_old_jobs(fleet):
 
 
 def test_window_scan_from_one_sacct_query(tmp_path, rules):
-    """``fleet scan --since``: one bulk sacct -P query (captured text), finished jobs only, their files
-    found as `slurmdiag job` finds them; an older sacct without StdOut falls back to slurm-%j.out."""
+    """``fleet scan --since``: one bulk sacct -P query (an old sacct without --json), finished jobs only,
+    their files found as `slurmdiag job` finds them; a sacct without StdOut falls back to slurm-%j.out."""
     from diag.fleet.accounting import FIELDS, sacct_window, window_units
     from diag.fleet.archive import scan_units
     from diag.fleet.store import read_records
@@ -328,21 +328,24 @@ def test_window_scan_from_one_sacct_query(tmp_path, rules):
     (tmp_path / "slurm-701.out").write_text(xid)
     (tmp_path / "slurm-704_2.out").write_text((CORPUS / "syn-healthy-roce" / "train-84555.out").read_text())
     rows = [
-        f"701|701|train|ann|ml|h200|FAILED|1:0|0:0|None|slinky-[0-3]|4|01:00:00|00:10:00|2026-12-01T10:00:00|2026-12-01T10:10:00|{tmp_path}|0",
-        f"702|702|train|bob|ml|h200|RUNNING|0:0|0:0|None|slinky-[4-5]|2|01:00:00|00:10:00|2026-12-01T10:00:00|Unknown|{tmp_path}|0",
-        f"705|704_2|sweep|cy|cv|h200|COMPLETED|0:0|0:0|None|slinky-[0-3]|4|01:00:00|00:10:00|2026-12-01T10:00:00|2026-12-01T10:30:00|{tmp_path}|0",
+        f"701|701|train|ann|ml|h200|FAILED|1:0|0:0|None|slinky-[0-3]|4|01:00:00|00:10:00|2026-12-01T10:00:00|2026-12-01T10:10:00|{tmp_path}",
+        f"702|702|train|bob|ml|h200|RUNNING|0:0|0:0|None|slinky-[4-5]|2|01:00:00|00:10:00|2026-12-01T10:00:00|Unknown|{tmp_path}",
+        f"705|704_2|sweep|cy|cv|h200|COMPLETED|0:0|0:0|None|slinky-[0-3]|4|01:00:00|00:10:00|2026-12-01T10:00:00|2026-12-01T10:30:00|{tmp_path}",
     ]  # fmt: skip
     calls = []
 
     def runner(argv):
         calls.append(argv)
+        if "--json" in argv:
+            return 1, "", "sacct: unrecognized option '--json'"
         if "StdOut" in argv[-1]:
             return 1, "", 'sacct: error: Invalid field requested: "StdOut"'
         return 0, FIELDS.replace(",", "|") + "\n" + "\n".join(rows) + "\n", ""
 
     jobs = sacct_window("2026-12-01T00:00:00", "2026-12-02T00:00:00", runner)
     assert [j.job_id for j in jobs] == ["701", "704_2"]  # the running job waits for a later window
-    assert all(c[:3] == ["sacct", "-a", "-X"] and "-S" in c for c in calls) and len(calls) == 2
+    assert all(c[:3] == ["sacct", "-a", "-X"] and "-S" in c for c in calls) and len(calls) == 3
+    assert calls[0][-1] == "--json" and all(c[-2] == "-o" for c in calls[1:])
     stats = scan_units(window_units(jobs, rules), str(tmp_path / "fleet"), rules, cluster="c1")
     records = {r["job_id"]: r for _n, r, _w in read_records(stats.shard_path)}
     assert set(records) == {"701", "704_2"}
