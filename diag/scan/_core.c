@@ -1,0 +1,624 @@
+/* The compiled core of the scanner's per-candidate loop (diag.scan.core explains when it is used).
+ *
+ * Two functions, each the C form of a Python loop that stays as the fallback and gives the same
+ * result (tests/scan/test_core.py compares them on random bytes):
+ *
+ *   lines(block, ends, exprs, members, unions)
+ *       diag.scan.engines.HyperscanEngine.lines after the scan: the candidate lines holding the
+ *       Hyperscan match ends, each with the patterns to try there.
+ *   digest(block, lines, frame, scanner, folder, slow)
+ *       diag.scan.scanner.Scanner.digest_block: frame each candidate line's NCCL prefix on its bytes
+ *       (PCRE2 with JIT, the same pattern as diag.input.framing.COMMON_NCCL_BYTES), look its payload
+ *       up in the scanner's memo, fold a repeat that folding already knows, ship the rest.
+ *
+ * Everything that decides what a report says (confirming signatures, describing matches for the fold,
+ * every fold that changes state) is still done by the Python code, called from here; the core only
+ * does the work whose outcome it can prove equal: reading the prefix, a dictionary look-up, and
+ * counting a repeat whose fold key folding has already seen.
+ *
+ * Safety on arbitrary bytes: every offset taken from Python is checked against the block's length
+ * and every read stays inside [0, len).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#define MAX_UNIONS 4096
+
+static PyObject *one; /* the int 1 */
+
+/* --- lines ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    Py_ssize_t end;
+    Py_ssize_t expr;
+} Hit;
+
+static int hit_cmp(const void *a, const void *b) {
+    const Hit *x = a, *y = b;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return (x->expr > y->expr) - (x->expr < y->expr);
+}
+
+/* The line holding pos, as diag.scan.engines.line_span reads it: from after the last \n or \r before
+ * pos to the first one at or after pos (or the block's end). */
+static void line_span(const unsigned char *s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t *start, Py_ssize_t *stop) {
+    Py_ssize_t i = pos;
+    if (i > n)
+        i = n;
+    while (i > 0 && s[i - 1] != '\n' && s[i - 1] != '\r')
+        i--;
+    *start = i;
+    i = pos;
+    while (i < n && s[i] != '\n' && s[i] != '\r')
+        i++;
+    *stop = i;
+}
+
+/* The union of members[e] for the exprs of one line, shared through ``unions`` (keyed by the sorted
+ * tuple of expr ids) so that equal sets are one object. New reference. */
+static PyObject *members_union(PyObject *members, PyObject *unions, const Py_ssize_t *ids, Py_ssize_t k) {
+    if (k == 1) {
+        PyObject *m = PyList_GET_ITEM(members, ids[0]);
+        Py_INCREF(m);
+        return m;
+    }
+    PyObject *key = PyTuple_New(k);
+    if (!key)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *v = PyLong_FromSsize_t(ids[j]);
+        if (!v) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, j, v);
+    }
+    PyObject *found = PyDict_GetItemWithError(unions, key);
+    if (found) {
+        Py_INCREF(found);
+        Py_DECREF(key);
+        return found;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *frozen = PyList_GET_ITEM(members, ids[0]);
+    Py_INCREF(frozen);
+    for (Py_ssize_t j = 1; j < k && frozen; j++) {
+        PyObject *next = PyNumber_Or(frozen, PyList_GET_ITEM(members, ids[j]));
+        Py_DECREF(frozen);
+        frozen = next;
+    }
+    if (!frozen) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(unions) >= MAX_UNIONS)
+        PyDict_Clear(unions);
+    if (PyDict_SetItem(unions, key, frozen) < 0) {
+        Py_DECREF(key);
+        Py_DECREF(frozen);
+        return NULL;
+    }
+    Py_DECREF(key);
+    return frozen;
+}
+
+static PyObject *core_lines(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *ends, *exprs, *members, *unions;
+    if (!PyArg_ParseTuple(args, "y*O!O!O!O!", &buf, &PyList_Type, &ends, &PyList_Type, &exprs, &PyList_Type,
+                          &members, &PyDict_Type, &unions))
+        return NULL;
+    const unsigned char *s = buf.buf;
+    Py_ssize_t n = buf.len, count = PyList_GET_SIZE(ends), nmembers = PyList_GET_SIZE(members);
+    PyObject *out = NULL;
+    Hit *hits = NULL;
+    Py_ssize_t *ids = NULL;
+    if (PyList_GET_SIZE(exprs) != count) {
+        PyErr_SetString(PyExc_ValueError, "ends and exprs differ in length");
+        goto done;
+    }
+    hits = PyMem_Malloc(sizeof(Hit) * (count ? count : 1));
+    ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
+    if (!hits || !ids) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, i));
+        Py_ssize_t expr = PyLong_AsSsize_t(PyList_GET_ITEM(exprs, i));
+        if ((end == -1 || expr == -1) && PyErr_Occurred())
+            goto done;
+        if (end < 0 || end > n || expr < 0 || expr >= nmembers) {
+            PyErr_SetString(PyExc_ValueError, "match outside the block or unknown expression");
+            goto done;
+        }
+        hits[i].end = end;
+        hits[i].expr = expr;
+    }
+    qsort(hits, count, sizeof(Hit), hit_cmp);
+    out = PyList_New(0);
+    if (!out)
+        goto done;
+    Py_ssize_t i = 0;
+    while (i < count) {
+        /* As the line-by-line loop of HyperscanEngine.lines: a match ending at or before the current
+         * line's terminator is on that line, any other starts the line holding its last byte. */
+        Py_ssize_t pos = hits[i].end - 1 > 0 ? hits[i].end - 1 : 0, start, stop, k = 0;
+        line_span(s, n, pos, &start, &stop);
+        do {
+            Py_ssize_t e = hits[i].expr, j;
+            int seen = 0;
+            for (j = 0; j < k; j++)
+                if (ids[j] == e) {
+                    seen = 1;
+                    break;
+                }
+            if (!seen) { /* keep ids sorted: the key of the shared union */
+                j = k++;
+                while (j > 0 && ids[j - 1] > e) {
+                    ids[j] = ids[j - 1];
+                    j--;
+                }
+                ids[j] = e;
+            }
+            i++;
+        } while (i < count && hits[i].end <= stop);
+        PyObject *tried = members_union(members, unions, ids, k);
+        if (!tried)
+            goto fail;
+        PyObject *item = Py_BuildValue("(nnN)", start, stop, tried);
+        if (!item || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyMem_Free(hits);
+    PyMem_Free(ids);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+/* --- framing -------------------------------------------------------------------------------- */
+
+typedef struct {
+    pcre2_code *code;
+    int jit;
+} Frame;
+
+static void frame_free(PyObject *capsule) {
+    Frame *f = PyCapsule_GetPointer(capsule, "slurmdiag.frame");
+    if (f) {
+        pcre2_code_free(f->code);
+        PyMem_Free(f);
+    }
+}
+
+static PyObject *core_compile_frame(PyObject *self, PyObject *args) {
+    const char *pattern;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "y#", &pattern, &size))
+        return NULL;
+    int err;
+    PCRE2_SIZE where;
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)pattern, size, PCRE2_ANCHORED, &err, &where, NULL);
+    if (!code) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(err, msg, sizeof msg);
+        PyErr_Format(PyExc_ValueError, "PCRE2 cannot compile the frame pattern at %zu: %s", (size_t)where, msg);
+        return NULL;
+    }
+    uint32_t groups = 0;
+    pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &groups);
+    if (groups != 10) {
+        pcre2_code_free(code);
+        PyErr_SetString(PyExc_ValueError, "the frame pattern must have 10 groups");
+        return NULL;
+    }
+    Frame *f = PyMem_Malloc(sizeof(Frame));
+    if (!f) {
+        pcre2_code_free(code);
+        return PyErr_NoMemory();
+    }
+    f->code = code;
+    f->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+    PyObject *capsule = PyCapsule_New(f, "slurmdiag.frame", frame_free);
+    if (!capsule) {
+        pcre2_code_free(code);
+        PyMem_Free(f);
+    }
+    return capsule;
+}
+
+/* Group g's span in ov (start, end), or -1/-1 when it did not take part. */
+#define G_START(ov, g) ((ov)[2 * (g)])
+#define G_END(ov, g) ((ov)[2 * (g) + 1])
+#define G_SET(ov, g) ((ov)[2 * (g)] != PCRE2_UNSET)
+
+static int frame_match(Frame *f, pcre2_match_data *md, const unsigned char *s, Py_ssize_t n) {
+    if (f->jit)
+        return pcre2_jit_match(f->code, s, n, 0, 0, md, NULL);
+    return pcre2_match(f->code, s, n, 0, PCRE2_ANCHORED, md, NULL);
+}
+
+static PyObject *core_frame(PyObject *self, PyObject *args) {
+    /* For the tests: the spans of the 10 groups and the match end, or None. */
+    PyObject *capsule;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "Oy*", &capsule, &buf))
+        return NULL;
+    Frame *f = PyCapsule_GetPointer(capsule, "slurmdiag.frame");
+    if (!f) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(f->code, NULL);
+    if (!md) {
+        PyBuffer_Release(&buf);
+        return PyErr_NoMemory();
+    }
+    int rc = frame_match(f, md, buf.buf, buf.len);
+    PyObject *out;
+    if (rc < 0) {
+        Py_INCREF(Py_None);
+        out = Py_None;
+    } else {
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        out = PyTuple_New(11);
+        if (out) {
+            for (int g = 0; g <= 10; g++) {
+                PyObject *v = g == 0 ? PyLong_FromSize_t(G_END(ov, 0))
+                              : (g < rc && G_SET(ov, g)) ? Py_BuildValue("(nn)", (Py_ssize_t)G_START(ov, g),
+                                                                         (Py_ssize_t)G_END(ov, g))
+                                                         : (Py_INCREF(Py_None), Py_None);
+                if (!v) {
+                    Py_CLEAR(out);
+                    break;
+                }
+                PyTuple_SET_ITEM(out, g, v);
+            }
+        }
+    }
+    pcre2_match_data_free(md);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+/* --- digest --------------------------------------------------------------------------------- */
+
+/* int(digits) of a \d+ group: any length, as Python's int() reads it. */
+static PyObject *int_of(const unsigned char *s, Py_ssize_t a, Py_ssize_t b) {
+    if (b - a <= 18) {
+        long long v = 0;
+        for (Py_ssize_t i = a; i < b; i++)
+            v = v * 10 + (s[i] - '0');
+        return PyLong_FromLongLong(v);
+    }
+    char *tmp = PyMem_Malloc(b - a + 1);
+    if (!tmp)
+        return PyErr_NoMemory();
+    memcpy(tmp, s + a, b - a);
+    tmp[b - a] = 0;
+    PyObject *v = PyLong_FromString(tmp, NULL, 10);
+    PyMem_Free(tmp);
+    return v;
+}
+
+static PyObject *group_int(const unsigned char *s, PCRE2_SIZE *ov, int rc, int g) {
+    if (g < rc && G_SET(ov, g) && G_END(ov, g) > G_START(ov, g))
+        return int_of(s, G_START(ov, g), G_END(ov, g));
+    Py_INCREF(Py_None);
+    return Py_None;
+}
+
+static PyObject *group_str(const unsigned char *s, PCRE2_SIZE *ov, int rc, int g) {
+    if (g < rc && G_SET(ov, g) && G_END(ov, g) > G_START(ov, g))
+        return PyUnicode_DecodeASCII((const char *)s + G_START(ov, g), G_END(ov, g) - G_START(ov, g), NULL);
+    Py_INCREF(Py_None);
+    return Py_None;
+}
+
+static int is_plain_ascii(const unsigned char *s, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (s[i] >= 0x80 || s[i] == 0x1b)
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    PyObject *seen, *full, *matches, *counters, *keep; /* the folder's own containers (it clears them in place) */
+} Fold;
+
+/* dict[key] += 1 (starting from 0). */
+static int bump(PyObject *dict, PyObject *key) {
+    PyObject *old = PyDict_GetItemWithError(dict, key);
+    if (!old && PyErr_Occurred())
+        return -1;
+    PyObject *v = old ? PyNumber_Add(old, one) : PyLong_FromLong(1);
+    if (!v)
+        return -1;
+    int rc = PyDict_SetItem(dict, key, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* The part of diag.scan.fold.Folder.keep_described that folds a repeat: 1 when the line was folded
+ * here, 0 when Python must decide (a first sighting, a write, an order-dependent fact, a rule whose
+ * samples are not full, a rank read from the facts), -1 on error. Only when every condition under
+ * which keep_described folds holds is the line counted, exactly as keep_described counts it. */
+static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *nccl, PyObject *desc) {
+    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 6)
+        return 0;
+    PyObject *values = PyTuple_GET_ITEM(desc, 0), *rules = PyTuple_GET_ITEM(desc, 1),
+             *last_wins = PyTuple_GET_ITEM(desc, 2), *ordered = PyTuple_GET_ITEM(desc, 3),
+             *counters = PyTuple_GET_ITEM(desc, 4), *rule_set = PyTuple_GET_ITEM(desc, 5);
+    if (values == Py_None || ordered != Py_False || !PyTuple_Check(rules) || !PyTuple_Check(last_wins) ||
+        PyTuple_GET_SIZE(last_wins) != 0 || !PyTuple_Check(counters))
+        return 0;
+    Py_ssize_t nrules = PyTuple_GET_SIZE(rules);
+    if (nrules) {
+        if (rank == Py_None)
+            return 0;
+        int sub = PyObject_RichCompareBool(rule_set, fold->full, Py_LE);
+        if (sub <= 0)
+            return sub;
+    }
+    PyObject *key = PyTuple_Pack(4, host, nccl, nrules ? rank : Py_None, values);
+    if (!key)
+        return -1;
+    int in = PySet_Contains(fold->seen, key);
+    Py_DECREF(key);
+    if (in <= 0)
+        return in;
+    for (Py_ssize_t i = 0; i < nrules; i++) {
+        PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), host);
+        if (!k || bump(fold->matches, k) < 0) {
+            Py_XDECREF(k);
+            return -1;
+        }
+        Py_DECREF(k);
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counters); i++) {
+        PyObject *k = PyTuple_Pack(2, host, PyTuple_GET_ITEM(counters, i));
+        if (!k || bump(fold->counters, k) < 0) {
+            Py_XDECREF(k);
+            return -1;
+        }
+        Py_DECREF(k);
+    }
+    return 1;
+}
+
+static PyObject *get_attr(PyObject *obj, const char *name) { return PyObject_GetAttrString(obj, name); }
+
+/* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
+ *
+ * lines: [(start, stop, members)] from an engine. scanner: the Scanner (its _bytes_memo, _hosts and
+ * _resolve). folder: a Folder or None. slow(start, stop, members) -> record or None: the Python path
+ * for a line the common NCCL prefix does not frame (it folds or not itself). */
+static PyObject *core_digest(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *lines, *capsule, *scanner, *folder, *slow;
+    if (!PyArg_ParseTuple(args, "y*O!OOOO", &buf, &PyList_Type, &lines, &capsule, &scanner, &folder, &slow))
+        return NULL;
+    const unsigned char *s = buf.buf;
+    Py_ssize_t n = buf.len;
+    PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL, *folded = NULL;
+    Fold fold = {0};
+    pcre2_match_data *md = NULL;
+    Frame *f = PyCapsule_GetPointer(capsule, "slurmdiag.frame");
+    if (!f)
+        goto done;
+    md = pcre2_match_data_create_from_pattern(f->code, NULL);
+    if (!md) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    nccl = PyUnicode_InternFromString("nccl");
+    memo = get_attr(scanner, "_bytes_memo");
+    hosts = get_attr(scanner, "_hosts");
+    resolve = get_attr(scanner, "_resolve");
+    if (!nccl || !memo || !hosts || !resolve || !PyDict_Check(memo) || !PyDict_Check(hosts))
+        goto bad_state;
+    if (folder != Py_None) {
+        PyObject *seen = get_attr(folder, "_seen"), *full = get_attr(folder, "_full");
+        folded = get_attr(folder, "folded");
+        PyObject *matches = folded ? get_attr(folded, "matches") : NULL;
+        PyObject *counters = folded ? get_attr(folded, "counters") : NULL;
+        fold.keep = get_attr(folder, "keep_described");
+        fold.seen = seen, fold.full = full, fold.matches = matches, fold.counters = counters;
+        if (!seen || !full || !matches || !counters || !fold.keep || !PySet_Check(seen) || !PyAnySet_Check(full) ||
+            !PyDict_Check(matches) || !PyDict_Check(counters))
+            goto bad_state;
+    }
+    out = PyList_New(0);
+    if (!out)
+        goto done;
+    Py_ssize_t count = PyList_GET_SIZE(lines);
+    for (Py_ssize_t li = 0; li < count; li++) {
+        PyObject *line = PyList_GET_ITEM(lines, li);
+        Py_ssize_t start, stop;
+        PyObject *members;
+        if (!PyTuple_Check(line) || !PyArg_ParseTuple(line, "nnO", &start, &stop, &members))
+            goto fail;
+        if (start < 0 || stop < start || stop > n) {
+            PyErr_SetString(PyExc_ValueError, "candidate line outside the block");
+            goto fail;
+        }
+        const unsigned char *raw = s + start;
+        Py_ssize_t size = stop - start;
+        int rc = -1;
+        if (is_plain_ascii(raw, size))
+            rc = frame_match(f, md, raw, size);
+        if (rc < 0) {
+            /* no match (or a PCRE2 failure, never seen on this pattern): the Python path reads the line */
+            PyObject *record = PyObject_CallFunction(slow, "nnO", start, stop, members);
+            if (!record)
+                goto fail;
+            if (record != Py_None) {
+                PyObject *item = Py_BuildValue("(nN)", start, record);
+                if (!item || PyList_Append(out, item) < 0) {
+                    Py_XDECREF(item);
+                    goto fail;
+                }
+                Py_DECREF(item);
+            } else {
+                Py_DECREF(record);
+            }
+            continue;
+        }
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        Py_ssize_t cut = (Py_ssize_t)G_END(ov, 0);
+        if (cut > size || !(10 < rc) || !G_SET(ov, 5) || !G_SET(ov, 6) || !G_SET(ov, 10)) {
+            PyErr_SetString(PyExc_RuntimeError, "frame pattern matched without host, pid or level");
+            goto fail;
+        }
+        /* memo key: (payload, level, members), as digest_block builds it */
+        PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
+        PyObject *level_b = PyBytes_FromStringAndSize((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
+        PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
+        Py_XDECREF(payload);
+        Py_XDECREF(level_b);
+        if (!key)
+            goto fail;
+        PyObject *known = PyDict_GetItemWithError(memo, key); /* borrowed */
+        if (known) {
+            Py_INCREF(known);
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            goto fail;
+        } else {
+            known = PyObject_CallFunction(resolve, "On", key, size - cut);
+            if (known) { /* resolving may turn the memo's generation over */
+                Py_DECREF(memo);
+                memo = get_attr(scanner, "_bytes_memo");
+                if (!memo || !PyDict_Check(memo)) {
+                    Py_DECREF(key);
+                    Py_DECREF(known);
+                    goto bad_state;
+                }
+            }
+        }
+        Py_DECREF(key);
+        if (!known)
+            goto fail;
+        if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 2) {
+            Py_DECREF(known);
+            goto bad_state;
+        }
+        /* host: one str per distinct host name */
+        PyObject *host_b = PyBytes_FromStringAndSize((const char *)raw + G_START(ov, 5), G_END(ov, 5) - G_START(ov, 5));
+        if (!host_b) {
+            Py_DECREF(known);
+            goto fail;
+        }
+        PyObject *host = PyDict_GetItemWithError(hosts, host_b);
+        if (host) {
+            Py_INCREF(host);
+        } else if (!PyErr_Occurred()) {
+            host = PyUnicode_DecodeASCII(PyBytes_AS_STRING(host_b), PyBytes_GET_SIZE(host_b), NULL);
+            if (host && PyDict_SetItem(hosts, host_b, host) < 0)
+                Py_CLEAR(host);
+        }
+        Py_DECREF(host_b);
+        PyObject *pid = host ? group_int(raw, ov, rc, 6) : NULL;
+        PyObject *rank = pid ? group_int(raw, ov, rc, 2) : NULL;
+        if (!rank) {
+            Py_XDECREF(host);
+            Py_XDECREF(pid);
+            Py_DECREF(known);
+            goto fail;
+        }
+        int ship = 1;
+        if (fold.keep) {
+            PyObject *desc = PyTuple_GET_ITEM(known, 1);
+            int folded_here = try_fold(&fold, host, rank, nccl, desc);
+            if (folded_here < 0)
+                goto fail_line;
+            if (folded_here) {
+                ship = 0;
+            } else {
+                PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
+                if (!keep)
+                    goto fail_line;
+                ship = PyObject_IsTrue(keep);
+                Py_DECREF(keep);
+                if (ship < 0)
+                    goto fail_line;
+            }
+        }
+        if (ship) {
+            PyObject *text = PyUnicode_DecodeASCII((const char *)raw, size, NULL);
+            PyObject *local = group_int(raw, ov, rc, 3), *task = group_int(raw, ov, rc, 1);
+            PyObject *level = group_str(raw, ov, rc, 10), *ts = group_str(raw, ov, rc, 4);
+            PyObject *record = NULL, *item = NULL;
+            if (text && local && task && level && ts)
+                record = Py_BuildValue("(iOnOOOOOOOOO)", 0, text, cut, host, pid, rank, local, task, level, ts, nccl,
+                                       PyTuple_GET_ITEM(known, 0));
+            Py_XDECREF(text), Py_XDECREF(local), Py_XDECREF(task), Py_XDECREF(level), Py_XDECREF(ts);
+            if (record)
+                item = Py_BuildValue("(nN)", start, record);
+            if (!item || PyList_Append(out, item) < 0) {
+                Py_XDECREF(item);
+                goto fail_line;
+            }
+            Py_DECREF(item);
+        }
+        Py_DECREF(host), Py_DECREF(pid), Py_DECREF(rank), Py_DECREF(known);
+        continue;
+    fail_line:
+        Py_DECREF(host), Py_DECREF(pid), Py_DECREF(rank), Py_DECREF(known);
+        goto fail;
+    }
+    goto done;
+bad_state:
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "scanner or folder state is not what the core expects");
+fail:
+    Py_CLEAR(out);
+done:
+    if (md)
+        pcre2_match_data_free(md);
+    Py_XDECREF(memo);
+    Py_XDECREF(hosts);
+    Py_XDECREF(resolve);
+    Py_XDECREF(nccl);
+    Py_XDECREF(folded);
+    Py_XDECREF(fold.keep);
+    Py_XDECREF(fold.seen);
+    Py_XDECREF(fold.full);
+    Py_XDECREF(fold.matches);
+    Py_XDECREF(fold.counters);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"lines", core_lines, METH_VARARGS, "Candidate lines of Hyperscan match ends (see diag.scan.core)."},
+    {"compile_frame", core_compile_frame, METH_VARARGS, "Compile the NCCL prefix pattern with PCRE2."},
+    {"frame", core_frame, METH_VARARGS, "Match the compiled prefix pattern at a line's start (tests)."},
+    {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    one = PyLong_FromLong(1);
+    if (!one)
+        return NULL;
+    return PyModule_Create(&module);
+}
