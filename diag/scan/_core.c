@@ -196,103 +196,115 @@ done:
 
 typedef struct {
     pcre2_code *code;
-    int jit;
-} Frame;
+    pcre2_match_data *md;
+    int jit, anchored;
+} Regex;
 
-static void frame_free(PyObject *capsule) {
-    Frame *f = PyCapsule_GetPointer(capsule, "slurmdiag.frame");
-    if (f) {
-        pcre2_code_free(f->code);
-        PyMem_Free(f);
+static void regex_free(PyObject *capsule) {
+    Regex *r = PyCapsule_GetPointer(capsule, "slurmdiag.regex");
+    if (r) {
+        pcre2_match_data_free(r->md);
+        pcre2_code_free(r->code);
+        PyMem_Free(r);
     }
 }
 
-static PyObject *core_compile_frame(PyObject *self, PyObject *args) {
+/* compile(pattern, anchored) -> capsule: a PCRE2 pattern (bytes, no UTF), JIT-compiled where the
+ * platform has a JIT; ``anchored`` matches at the subject's start only, as re.match does. */
+static PyObject *core_compile(PyObject *self, PyObject *args) {
     const char *pattern;
     Py_ssize_t size;
-    if (!PyArg_ParseTuple(args, "y#", &pattern, &size))
+    int anchored;
+    if (!PyArg_ParseTuple(args, "y#p", &pattern, &size, &anchored))
         return NULL;
     int err;
     PCRE2_SIZE where;
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)pattern, size, PCRE2_ANCHORED, &err, &where, NULL);
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)pattern, size, anchored ? PCRE2_ANCHORED : 0, &err, &where, NULL);
     if (!code) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(err, msg, sizeof msg);
-        PyErr_Format(PyExc_ValueError, "PCRE2 cannot compile the frame pattern at %zu: %s", (size_t)where, msg);
+        PyErr_Format(PyExc_ValueError, "PCRE2 cannot compile the pattern at %zu: %s", (size_t)where, msg);
         return NULL;
     }
-    uint32_t groups = 0;
-    pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &groups);
-    if (groups != 10) {
-        pcre2_code_free(code);
-        PyErr_SetString(PyExc_ValueError, "the frame pattern must have 10 groups");
-        return NULL;
-    }
-    Frame *f = PyMem_Malloc(sizeof(Frame));
-    if (!f) {
+    Regex *r = PyMem_Malloc(sizeof(Regex));
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+    if (!r || !md) {
+        PyMem_Free(r);
+        pcre2_match_data_free(md);
         pcre2_code_free(code);
         return PyErr_NoMemory();
     }
-    f->code = code;
-    f->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
-    PyObject *capsule = PyCapsule_New(f, "slurmdiag.frame", frame_free);
+    r->code = code;
+    r->md = md;
+    r->anchored = anchored;
+    r->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+    PyObject *capsule = PyCapsule_New(r, "slurmdiag.regex", regex_free);
     if (!capsule) {
+        pcre2_match_data_free(md);
         pcre2_code_free(code);
-        PyMem_Free(f);
+        PyMem_Free(r);
     }
     return capsule;
 }
 
-/* Group g's span in ov (start, end), or -1/-1 when it did not take part. */
+/* Group g's span in ov (start, end); unset when it did not take part. */
 #define G_START(ov, g) ((ov)[2 * (g)])
 #define G_END(ov, g) ((ov)[2 * (g) + 1])
 #define G_SET(ov, g) ((ov)[2 * (g)] != PCRE2_UNSET)
 
-static int frame_match(Frame *f, pcre2_match_data *md, const unsigned char *s, Py_ssize_t n) {
-    if (f->jit)
-        return pcre2_jit_match(f->code, s, n, 0, 0, md, NULL);
-    return pcre2_match(f->code, s, n, 0, PCRE2_ANCHORED, md, NULL);
+/* The match count (1 + the highest group set) or a negative PCRE2 error (PCRE2_ERROR_NOMATCH). */
+static int regex_run(Regex *r, const unsigned char *s, Py_ssize_t n) {
+    if (r->jit)
+        return pcre2_jit_match(r->code, s, n, 0, 0, r->md, NULL);
+    return pcre2_match(r->code, s, n, 0, r->anchored ? PCRE2_ANCHORED : 0, r->md, NULL);
 }
 
-static PyObject *core_frame(PyObject *self, PyObject *args) {
-    /* For the tests: the spans of the 10 groups and the match end, or None. */
+static Regex *regex_of(PyObject *capsule) { return PyCapsule_GetPointer(capsule, "slurmdiag.regex"); }
+
+/* match(capsule, subject) -> (start, end, span of group 1, ...) or None; unset groups are None. For the tests. */
+static PyObject *core_match(PyObject *self, PyObject *args) {
     PyObject *capsule;
     Py_buffer buf;
     if (!PyArg_ParseTuple(args, "Oy*", &capsule, &buf))
         return NULL;
-    Frame *f = PyCapsule_GetPointer(capsule, "slurmdiag.frame");
-    if (!f) {
+    Regex *r = regex_of(capsule);
+    if (!r) {
         PyBuffer_Release(&buf);
         return NULL;
     }
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(f->code, NULL);
-    if (!md) {
-        PyBuffer_Release(&buf);
-        return PyErr_NoMemory();
-    }
-    int rc = frame_match(f, md, buf.buf, buf.len);
+    int rc = regex_run(r, buf.buf, buf.len);
     PyObject *out;
     if (rc < 0) {
+        if (rc != PCRE2_ERROR_NOMATCH) {
+            PyBuffer_Release(&buf);
+            return PyErr_Format(PyExc_RuntimeError, "PCRE2 match error %d", rc);
+        }
         Py_INCREF(Py_None);
         out = Py_None;
     } else {
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        out = PyTuple_New(11);
+        uint32_t groups = 0;
+        pcre2_pattern_info(r->code, PCRE2_INFO_CAPTURECOUNT, &groups);
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
+        out = PyTuple_New(groups + 2);
         if (out) {
-            for (int g = 0; g <= 10; g++) {
-                PyObject *v = g == 0 ? PyLong_FromSize_t(G_END(ov, 0))
-                              : (g < rc && G_SET(ov, g)) ? Py_BuildValue("(nn)", (Py_ssize_t)G_START(ov, g),
-                                                                         (Py_ssize_t)G_END(ov, g))
-                                                         : (Py_INCREF(Py_None), Py_None);
+            PyTuple_SET_ITEM(out, 0, PyLong_FromSize_t(G_START(ov, 0)));
+            PyTuple_SET_ITEM(out, 1, PyLong_FromSize_t(G_END(ov, 0)));
+            for (uint32_t g = 1; g <= groups; g++) {
+                PyObject *v;
+                if ((int)g < rc && G_SET(ov, g))
+                    v = Py_BuildValue("(nn)", (Py_ssize_t)G_START(ov, g), (Py_ssize_t)G_END(ov, g));
+                else {
+                    Py_INCREF(Py_None);
+                    v = Py_None;
+                }
                 if (!v) {
                     Py_CLEAR(out);
                     break;
                 }
-                PyTuple_SET_ITEM(out, g, v);
+                PyTuple_SET_ITEM(out, g + 1, v);
             }
         }
     }
-    pcre2_match_data_free(md);
     PyBuffer_Release(&buf);
     return out;
 }
@@ -404,6 +416,116 @@ static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *nccl, 
 
 static PyObject *get_attr(PyObject *obj, const char *name) { return PyObject_GetAttrString(obj, name); }
 
+#define MAX_MEMBERS 64
+
+static int cmp_ssize(const void *a, const void *b) {
+    Py_ssize_t x = *(const Py_ssize_t *)a, y = *(const Py_ssize_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Scanner._confirm in C for a payload the PCRE2 forms of its candidate signatures can all answer:
+ * the tuple ((entry, (value of each named group as bytes, or None), ...), ...) of the signatures
+ * among ``members`` (in entry order) that match, which the scanner maps to what confirming gives.
+ * NULL without an error when some signature has no PCRE2 form (diag.scan.core.pcre2_form) or PCRE2
+ * gave up: Python confirms that payload. ``confirmers[i]``: None or (regex, levels, group numbers). */
+static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned char *payload, Py_ssize_t plen,
+                         const unsigned char *level, Py_ssize_t level_len) {
+    Py_ssize_t ids[MAX_MEMBERS], k = 0, nconf = PyList_GET_SIZE(confirmers);
+    PyObject *item, *it;
+    if (!PyAnySet_Check(members) || PySet_GET_SIZE(members) > MAX_MEMBERS)
+        return NULL;
+    it = PyObject_GetIter(members);
+    if (!it)
+        return NULL;
+    while ((item = PyIter_Next(it)) != NULL) {
+        Py_ssize_t i = PyLong_AsSsize_t(item);
+        Py_DECREF(item);
+        if (i < 0 || i >= nconf || k >= MAX_MEMBERS) {
+            PyErr_Clear();
+            Py_DECREF(it);
+            return NULL;
+        }
+        ids[k++] = i;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
+    qsort(ids, k, sizeof(Py_ssize_t), cmp_ssize);
+    PyObject *found = PyList_New(0);
+    if (!found)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *entry = PyList_GET_ITEM(confirmers, ids[j]);
+        if (entry == Py_None || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3)
+            goto fallback;
+        PyObject *levels = PyTuple_GET_ITEM(entry, 1), *groups = PyTuple_GET_ITEM(entry, 2);
+        if (!PyTuple_Check(levels) || !PyTuple_Check(groups))
+            goto fallback;
+        if (PyTuple_GET_SIZE(levels)) { /* Signature.match: a signature of some levels only */
+            int ok = 0;
+            for (Py_ssize_t q = 0; q < PyTuple_GET_SIZE(levels); q++) {
+                PyObject *lv = PyTuple_GET_ITEM(levels, q);
+                if (PyBytes_Check(lv) && PyBytes_GET_SIZE(lv) == level_len &&
+                    memcmp(PyBytes_AS_STRING(lv), level, level_len) == 0)
+                    ok = 1;
+            }
+            if (!ok)
+                continue;
+        }
+        Regex *r = regex_of(PyTuple_GET_ITEM(entry, 0));
+        if (!r) {
+            PyErr_Clear();
+            goto fallback;
+        }
+        int rc = regex_run(r, payload, plen);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            continue;
+        if (rc < 0)
+            goto fallback; /* a limit or an error: Python decides */
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
+        uint32_t pairs = pcre2_get_ovector_count(r->md);
+        Py_ssize_t ng = PyTuple_GET_SIZE(groups);
+        PyObject *values = PyTuple_New(ng);
+        if (!values)
+            goto error;
+        for (Py_ssize_t q = 0; q < ng; q++) {
+            long g = PyLong_AsLong(PyTuple_GET_ITEM(groups, q));
+            PyObject *v;
+            if (g > 0 && g < rc && (uint32_t)g < pairs && G_SET(ov, g) && G_END(ov, g) <= (PCRE2_SIZE)plen &&
+                G_START(ov, g) <= G_END(ov, g))
+                v = PyBytes_FromStringAndSize((const char *)payload + G_START(ov, g), G_END(ov, g) - G_START(ov, g));
+            else {
+                if (g == -1 && PyErr_Occurred()) {
+                    Py_DECREF(values);
+                    goto error;
+                }
+                Py_INCREF(Py_None);
+                v = Py_None;
+            }
+            if (!v) {
+                Py_DECREF(values);
+                goto error;
+            }
+            PyTuple_SET_ITEM(values, q, v);
+        }
+        PyObject *hit = Py_BuildValue("(nN)", ids[j], values);
+        if (!hit || PyList_Append(found, hit) < 0) {
+            Py_XDECREF(hit);
+            goto error;
+        }
+        Py_DECREF(hit);
+    }
+    PyObject *key = PyList_AsTuple(found);
+    Py_DECREF(found);
+    return key;
+fallback:
+    Py_DECREF(found);
+    return NULL;
+error:
+    Py_DECREF(found);
+    return NULL;
+}
+
 /* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
  *
  * lines: [(start, stop, members)] from an engine. scanner: the Scanner (its _bytes_memo, _hosts and
@@ -417,21 +539,19 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     const unsigned char *s = buf.buf;
     Py_ssize_t n = buf.len;
     PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL, *folded = NULL;
+    PyObject *confirmers = NULL, *by_matches = NULL;
     Fold fold = {0};
-    pcre2_match_data *md = NULL;
-    Frame *f = PyCapsule_GetPointer(capsule, "slurmdiag.frame");
+    Regex *f = regex_of(capsule);
     if (!f)
         goto done;
-    md = pcre2_match_data_create_from_pattern(f->code, NULL);
-    if (!md) {
-        PyErr_NoMemory();
-        goto done;
-    }
     nccl = PyUnicode_InternFromString("nccl");
     memo = get_attr(scanner, "_bytes_memo");
     hosts = get_attr(scanner, "_hosts");
     resolve = get_attr(scanner, "_resolve");
-    if (!nccl || !memo || !hosts || !resolve || !PyDict_Check(memo) || !PyDict_Check(hosts))
+    confirmers = get_attr(scanner, "_confirmers");
+    by_matches = get_attr(scanner, "_by_matches");
+    if (!nccl || !memo || !hosts || !resolve || !confirmers || !by_matches || !PyDict_Check(memo) ||
+        !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches))
         goto bad_state;
     if (folder != Py_None) {
         PyObject *seen = get_attr(folder, "_seen"), *full = get_attr(folder, "_full");
@@ -462,7 +582,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         Py_ssize_t size = stop - start;
         int rc = -1;
         if (is_plain_ascii(raw, size))
-            rc = frame_match(f, md, raw, size);
+            rc = regex_run(f, raw, size);
         if (rc < 0) {
             /* no match (or a PCRE2 failure, never seen on this pattern): the Python path reads the line */
             PyObject *record = PyObject_CallFunction(slow, "nnO", start, stop, members);
@@ -480,7 +600,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             }
             continue;
         }
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(f->md);
         Py_ssize_t cut = (Py_ssize_t)G_END(ov, 0);
         if (cut > size || !(10 < rc) || !G_SET(ov, 5) || !G_SET(ov, 6) || !G_SET(ov, 10)) {
             PyErr_SetString(PyExc_RuntimeError, "frame pattern matched without host, pid or level");
@@ -501,16 +621,38 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             Py_DECREF(key);
             goto fail;
         } else {
-            known = PyObject_CallFunction(resolve, "On", key, size - cut);
-            if (known) { /* resolving may turn the memo's generation over */
-                Py_DECREF(memo);
-                memo = get_attr(scanner, "_bytes_memo");
-                if (!memo || !PyDict_Check(memo)) {
+            /* Not in the memo: confirmed here when PCRE2 can, and then usually known by its matches
+             * (channel lines differ in their ranks, not in what they capture). */
+            PyObject *mkey = confirm(confirmers, members, raw + cut, size - cut, raw + G_START(ov, 10),
+                                     G_END(ov, 10) - G_START(ov, 10));
+            if (!mkey && PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto fail;
+            }
+            if (mkey) {
+                known = PyDict_GetItemWithError(by_matches, mkey);
+                if (known)
+                    Py_INCREF(known);
+                else if (PyErr_Occurred()) {
+                    Py_DECREF(mkey);
                     Py_DECREF(key);
-                    Py_DECREF(known);
-                    goto bad_state;
+                    goto fail;
                 }
             }
+            if (!known) {
+                known = PyObject_CallFunction(resolve, "OnO", key, size - cut, mkey ? mkey : Py_None);
+                if (known) { /* resolving may turn the memo's generation over */
+                    Py_DECREF(memo);
+                    memo = get_attr(scanner, "_bytes_memo");
+                    if (!memo || !PyDict_Check(memo)) {
+                        Py_XDECREF(mkey);
+                        Py_DECREF(key);
+                        Py_DECREF(known);
+                        goto bad_state;
+                    }
+                }
+            }
+            Py_XDECREF(mkey);
         }
         Py_DECREF(key);
         if (!known)
@@ -590,8 +732,8 @@ bad_state:
 fail:
     Py_CLEAR(out);
 done:
-    if (md)
-        pcre2_match_data_free(md);
+    Py_XDECREF(confirmers);
+    Py_XDECREF(by_matches);
     Py_XDECREF(memo);
     Py_XDECREF(hosts);
     Py_XDECREF(resolve);
@@ -606,10 +748,63 @@ done:
     return out;
 }
 
+
+/* --- line numbers --------------------------------------------------------------------------- */
+
+/* count_newlines(block, starts) -> ([\n before each start], \n in the block): diag.input.lines. */
+static PyObject *core_count_newlines(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *starts;
+    if (!PyArg_ParseTuple(args, "y*O!", &buf, &PyList_Type, &starts))
+        return NULL;
+    const char *s = buf.buf;
+    Py_ssize_t n = buf.len, pos = 0, seen = 0, count = PyList_GET_SIZE(starts);
+    PyObject *out = PyList_New(count);
+    if (!out)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t start = PyLong_AsSsize_t(PyList_GET_ITEM(starts, i));
+        if (start == -1 && PyErr_Occurred())
+            goto fail;
+        if (start < pos || start > n) {
+            PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
+            goto fail;
+        }
+        const char *p = s + pos, *end = s + start;
+        while ((p = memchr(p, '\n', end - p)) != NULL) {
+            seen++;
+            p++;
+        }
+        pos = start;
+        PyObject *v = PyLong_FromSsize_t(seen);
+        if (!v)
+            goto fail;
+        PyList_SET_ITEM(out, i, v);
+    }
+    {
+        const char *p = s + pos, *end = s + n;
+        while ((p = memchr(p, '\n', end - p)) != NULL) {
+            seen++;
+            p++;
+        }
+    }
+    {
+        PyObject *pair = Py_BuildValue("(Nn)", out, seen);
+        PyBuffer_Release(&buf);
+        return pair;
+    }
+fail:
+    Py_CLEAR(out);
+done:
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"lines", core_lines, METH_VARARGS, "Candidate lines of Hyperscan match ends (see diag.scan.core)."},
-    {"compile_frame", core_compile_frame, METH_VARARGS, "Compile the NCCL prefix pattern with PCRE2."},
-    {"frame", core_frame, METH_VARARGS, "Match the compiled prefix pattern at a line's start (tests)."},
+    {"compile", core_compile, METH_VARARGS, "Compile a pattern with PCRE2 (JIT): compile(pattern, anchored)."},
+    {"match", core_match, METH_VARARGS, "Spans of a compiled pattern's match on a subject, or None (tests)."},
+    {"count_newlines", core_count_newlines, METH_VARARGS, "Line feeds before each start and in the block."},
     {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},
     {NULL, NULL, 0, NULL},
 };

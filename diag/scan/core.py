@@ -15,7 +15,11 @@ from the core only for the lines that need them.
 from __future__ import annotations
 
 import os
+import re
+import warnings
+from collections.abc import Sequence
 
+from diag.catalog.model import Signature
 from diag.input.framing import COMMON_NCCL_BYTES
 
 NO_CORE_ENV = "SLURMDIAG_NO_CORE"
@@ -41,5 +45,94 @@ def module():
 
 
 def compile_frame(core):
-    """The common NCCL prefix (diag.input.framing.COMMON_NCCL_BYTES) compiled by ``core`` with PCRE2."""
-    return core.compile_frame(COMMON_NCCL_BYTES.pattern)
+    """The common NCCL prefix (diag.input.framing.COMMON_NCCL_BYTES, already written for bytes)
+    compiled by ``core`` with PCRE2, anchored as ``re.match`` is (tests/scan/test_core.py compares
+    the two on random lines)."""
+    return core.compile(COMMON_NCCL_BYTES.pattern, True)
+
+
+def confirmers(core, signatures: Sequence[Signature]) -> list[tuple | None]:
+    """For each signature, what the core confirms it with: (PCRE2 regex, levels as bytes, numbers of
+    its named groups in ``groupdict`` order), or None when only Python may run it."""
+    out: list[tuple | None] = []
+    for sig in signatures:
+        form = pcre2_form(sig.pattern)
+        if form is None:
+            out.append(None)
+            continue
+        try:
+            regex = core.compile(form, False)
+        except ValueError:
+            out.append(None)
+            continue
+        groups = tuple(re.compile(sig.pattern).groupindex.values())
+        out.append((regex, tuple(level.encode("ascii") for level in sig.levels), groups))
+    return out
+
+
+_GROUP_OPENERS = ("(?:", "(?P<", "(?P=", "(?=", "(?!", "(?<=", "(?<!")
+
+
+def pcre2_form(pattern: str) -> bytes | None:
+    r"""``pattern`` (Python ``re`` syntax, matched against a str) as a PCRE2 pattern that matches an
+    ASCII payload exactly as Python does, with the same groups; None when it uses anything whose
+    meaning may differ (inline flags, ``{,n}``, POSIX-looking classes, escapes outside a small
+    safe set, non-ASCII text, a pattern only the ``regex`` package compiles).
+
+    The one rewrite: Python's ``\s`` on a str also matches the separators ``\x1c``-``\x1f``;
+    PCRE2's (like bytes) does not, so they are added (a ``\S`` inside a class is refused)."""
+    if not pattern.isascii():
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "possible nested set": refused below anyway
+            compiled = re.compile(pattern)
+    except re.error:
+        return None
+    numbers = list(compiled.groupindex.values())
+    if numbers != sorted(numbers):
+        return None  # groupdict follows groupindex: keep the core's order the same
+    out: list[str] = []
+    i, size, in_class = 0, len(pattern), False
+    while i < size:
+        ch = pattern[i]
+        if ch == "\\":
+            esc = pattern[i + 1 : i + 2]
+            if esc in ("s", "S"):
+                if in_class and esc == "S":
+                    return None
+                out.append("\\s\\x1c-\\x1f" if in_class else ("[\\s\\x1c-\\x1f]" if esc == "s" else "[^\\s\\x1c-\\x1f]"))
+                i += 2
+            elif esc and (esc in "dDwWbBntrf" or not esc.isalnum()):
+                out.append(pattern[i : i + 2])
+                i += 2
+            elif esc == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", pattern[i + 2 : i + 4]):
+                out.append(pattern[i : i + 4])
+                i += 4
+            else:
+                return None  # \A, \Z, backreferences, \u, \N{...}, \v...: not needed, not risked
+            continue
+        if in_class:
+            if ch == "[" and pattern[i + 1 : i + 2] in (":", ".", "="):
+                return None  # PCRE2 reads [:alpha:] as a POSIX class, Python as characters
+            if ch == "]":
+                in_class = False
+            out.append(ch)
+            i += 1
+            continue
+        if ch == "[":
+            j = i + 1
+            if pattern.startswith("^", j):
+                j += 1
+            if pattern.startswith("]", j):
+                j += 1  # a leading ] is a member
+            out.append(pattern[i:j])
+            i, in_class = j, True
+            continue
+        if ch == "(" and pattern.startswith("(?", i) and not pattern.startswith(_GROUP_OPENERS, i):
+            return None  # inline flags, atomic groups, comments, conditionals
+        if ch == "{" and pattern.startswith("{,", i):
+            return None  # Python reads {,n} as {0,n}; PCRE2 10.42 as text
+        out.append(ch)
+        i += 1
+    return "".join(out).encode("ascii")

@@ -98,6 +98,10 @@ class Scanner:
         self._describe = self.folder().describe
         self._core = core.module()  # the compiled per-candidate loop (diag.scan.core), or None
         self._frame = core.compile_frame(self._core) if self._core is not None else None
+        # How the core confirms each entry's signature (None: only Python), and what it confirmed:
+        # (entry, captured bytes) of every match -> (matches, fold description), as _resolve gives.
+        self._confirmers = core.confirmers(self._core, [sig for _, sig in entries]) if self._core else []
+        self._by_matches: dict[tuple, tuple] = {}
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
@@ -134,7 +138,8 @@ class Scanner:
                 block = ANSI_BYTES_RE.sub(b"", block)
             shipped = self.digest_block(block, folder)
             # Only shipped lines need a number (most repeats fold): count the line feeds before those.
-            before, total = count_newlines(block, [start for start, _ in shipped])
+            starts = [start for start, _ in shipped]
+            before, total = self._core.count_newlines(block, starts) if self._core else count_newlines(block, starts)
             for (_, record), newlines in zip(shipped, before):
                 yield (line_no + newlines + 1, *record[1:])
             line_no += total
@@ -205,9 +210,13 @@ class Scanner:
 
         return slow
 
-    def _resolve(self, key: tuple, payload_size: int) -> tuple:
+    def _resolve(self, key: tuple, payload_size: int, confirmed: tuple | None = None) -> tuple:
         """(matches, fold description) of a framed payload ``key`` = (payload, level, members) that
-        the current memo generation does not hold; remembered unless the payload is long."""
+        the current memo generation does not hold; remembered unless the payload is long.
+
+        ``confirmed``: what the compiled core's PCRE2 forms matched on it, ((entry, captured bytes),
+        ...). Where Python's own matches say the same, the core may answer any payload that gives
+        those matches from ``_by_matches`` without asking again."""
         known = self._old_memo.get(key)
         if known is None:
             payload, level_b, members = key
@@ -215,6 +224,14 @@ class Scanner:
             known = (matches, self._describe(matches))
         if payload_size <= _MEMO_MAX_PAYLOAD:  # a long one is matched every time
             self._remember(key, known)
+        if confirmed is not None:
+            mine = tuple(
+                (i, tuple(None if v is None else v.encode("ascii") for v in groups.values())) for i, groups in known[0]
+            )
+            if mine == confirmed and sum(len(v) for _, vs in mine for v in vs if v) <= _MEMO_MAX_PAYLOAD:
+                if len(self._by_matches) >= _MEMO_ENTRIES:
+                    self._by_matches.clear()
+                self._by_matches[confirmed] = known
         return known
 
     def _remember(self, key: tuple, known: tuple) -> dict:

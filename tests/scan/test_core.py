@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -85,11 +86,71 @@ def test_pcre2_frames_an_ascii_line_as_python_re_does(line, tail):
     raw = (line + tail).encode("ascii", "ignore")
     frame = core.compile_frame(core.module())
     m = COMMON_NCCL_BYTES.match(raw)
-    got = core.module().frame(frame, raw)
+    got = core.module().match(frame, raw)
     if m is None:
         assert got is None
     else:
-        assert got == (m.end(), *(None if m.span(g) == (-1, -1) else m.span(g) for g in range(1, 11)))
+        assert got == (0, m.end(), *(None if m.span(g) == (-1, -1) else m.span(g) for g in range(1, 11)))
+
+
+def _corpus_payloads() -> list[str]:
+    from diag.input.framing import frame
+
+    from ..conftest import case_logs, corpus_cases
+
+    payloads = {frame(line).payload for line in PIECES}
+    for case in corpus_cases():
+        for path in case_logs(case):
+            with open(path, "rb") as fh:
+                for raw in fh.read().splitlines():
+                    if raw.isascii() and b"\x1b" not in raw:
+                        payloads.add(frame(raw.decode("ascii")).payload)
+    return sorted(payloads)
+
+
+def test_pcre2_confirms_every_corpus_payload_as_python_re_does(rules):
+    """Each signature the core confirms (its PCRE2 form) finds the same match and the same named
+    groups as Python's ``re`` on every ASCII payload of the corpus."""
+    scanner = Scanner(rules, engine="python")
+    entries = [sig for _, sig in scanner.entries]
+    confirmers = core.confirmers(core.module(), entries)
+    assert sum(c is not None for c in confirmers) == len(entries)  # today's rules all have one
+    payloads = _corpus_payloads()
+    matched = 0
+    for sig, (regex, _levels, groups) in zip(entries, confirmers):
+        compiled = re.compile(sig.pattern)
+        for payload in payloads:
+            m = compiled.search(payload)
+            got = core.module().match(regex, payload.encode("ascii"))
+            if m is None:
+                assert got is None, (sig.name, payload)
+                continue
+            matched += 1
+            assert got is not None and got[:2] == m.span(), (sig.name, payload)
+            spans = [None if m.span(g) == (-1, -1) else m.span(g) for g in groups]
+            assert [got[1 + g] for g in groups] == spans, (sig.name, payload)
+    assert matched > 1000
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"(?i)nccl", r"a{,3}", r"[[:alpha:]]+", r"\Aabc", r"(a)\1", r"caf\u00e9", r"[\S]x", r"(?>a+)b", r"\v"],
+)
+def test_patterns_whose_meaning_may_differ_stay_in_python(pattern):
+    assert core.pcre2_form(pattern) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
+def test_whitespace_and_classes_match_as_in_python(text):
+    """\\s on a str also matches \\x1c-\\x1f: the PCRE2 form adds them, in and out of classes."""
+    for pattern in (r"a\s+(?P<v>\S+)", r"(?P<v>[^\s:]+):(?P<n>\d+)", r"[\s,]+(?P<w>\w+)\b", r"^(?P<all>.*?)\s*$"):
+        regex = core.module().compile(core.pcre2_form(pattern), False)
+        m = re.search(pattern, text)
+        got = core.module().match(regex, text.encode("ascii"))
+        assert (None if m is None else (*m.span(), *(m.span(g) for g in range(1, m.re.groups + 1)))) == (
+            None if got is None else tuple((-1, -1) if v is None else v for v in got)
+        )
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -144,3 +205,15 @@ def test_the_core_folds_a_long_run_of_repeats(rules, monkeypatch):
     assert (records, folded) == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)[::2]
     assert sum(folded.counters.values()) >= 190  # the GDR channel line, counted without a record
     assert len(records) < len(PIECES) * 200 // 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(block=_blocks(), data=st.data())
+def test_line_feeds_are_counted_as_in_python(block, data):
+    from diag.input.lines import count_newlines
+
+    starts = sorted(data.draw(st.lists(st.integers(0, len(block)), max_size=20)))
+    assert core.module().count_newlines(block, starts) == count_newlines(block, starts)
+    if starts and starts[-1] > 0:
+        with pytest.raises(ValueError):
+            core.module().count_newlines(block, [starts[-1], 0])
