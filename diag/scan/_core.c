@@ -30,6 +30,18 @@
 #define MAX_UNIONS 4096
 
 static PyObject *one; /* the int 1 */
+static PyObject *levels[5]; /* b"INFO", ...: the levels the NCCL prefix reads, one object each */
+static const char *level_names[5] = {"INFO", "WARN", "TRACE", "CALL", "ERROR"};
+
+/* The level as bytes (new reference): a shared object for the five NCCL levels. */
+static PyObject *level_bytes(const char *at, Py_ssize_t len) {
+    for (int i = 0; i < 5; i++)
+        if ((Py_ssize_t)strlen(level_names[i]) == len && memcmp(level_names[i], at, len) == 0) {
+            Py_INCREF(levels[i]);
+            return levels[i];
+        }
+    return PyBytes_FromStringAndSize(at, len);
+}
 
 /* --- lines ---------------------------------------------------------------------------------- */
 
@@ -539,7 +551,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     const unsigned char *s = buf.buf;
     Py_ssize_t n = buf.len;
     PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL, *folded = NULL;
-    PyObject *confirmers = NULL, *by_matches = NULL;
+    PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
     Fold fold = {0};
     Regex *f = regex_of(capsule);
     if (!f)
@@ -608,7 +620,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         }
         /* memo key: (payload, level, members), as digest_block builds it */
         PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
-        PyObject *level_b = PyBytes_FromStringAndSize((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
+        PyObject *level_b = level_bytes((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
         PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
         Py_XDECREF(payload);
         Py_XDECREF(level_b);
@@ -662,7 +674,18 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             goto bad_state;
         }
         /* host: one str per distinct host name */
-        PyObject *host_b = PyBytes_FromStringAndSize((const char *)raw + G_START(ov, 5), G_END(ov, 5) - G_START(ov, 5));
+        const char *host_at = (const char *)raw + G_START(ov, 5);
+        Py_ssize_t host_len = G_END(ov, 5) - G_START(ov, 5);
+        PyObject *host_b;
+        if (last_host_b && PyBytes_GET_SIZE(last_host_b) == host_len &&
+            memcmp(PyBytes_AS_STRING(last_host_b), host_at, host_len) == 0) {
+            host_b = last_host_b; /* a process prints its lines in runs: the host of the line before */
+            Py_INCREF(host_b);
+        } else {
+            host_b = PyBytes_FromStringAndSize(host_at, host_len);
+            Py_XSETREF(last_host_b, host_b);
+            Py_XINCREF(host_b);
+        }
         if (!host_b) {
             Py_DECREF(known);
             goto fail;
@@ -734,6 +757,7 @@ fail:
 done:
     Py_XDECREF(confirmers);
     Py_XDECREF(by_matches);
+    Py_XDECREF(last_host_b);
     Py_XDECREF(memo);
     Py_XDECREF(hosts);
     Py_XDECREF(resolve);
@@ -815,5 +839,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     one = PyLong_FromLong(1);
     if (!one)
         return NULL;
+    for (int i = 0; i < 5; i++)
+        if (!(levels[i] = PyBytes_FromString(level_names[i])))
+            return NULL;
     return PyModule_Create(&module);
 }

@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Sequence
-
 from diag.catalog.model import Signature
 from diag.input.framing import COMMON_NCCL_BYTES
 
@@ -51,23 +49,22 @@ def compile_frame(core):
     return core.compile(COMMON_NCCL_BYTES.pattern, True)
 
 
-def confirmers(core, signatures: Sequence[Signature]) -> list[tuple | None]:
-    """For each signature, what the core confirms it with: (PCRE2 regex, levels as bytes, numbers of
-    its named groups in ``groupdict`` order), or None when only Python may run it."""
-    out: list[tuple | None] = []
-    for sig in signatures:
-        form = pcre2_form(sig.pattern)
-        if form is None:
-            out.append(None)
-            continue
-        try:
-            regex = core.compile(form, False)
-        except ValueError:
-            out.append(None)
-            continue
-        groups = tuple(re.compile(sig.pattern).groupindex.values())
-        out.append((regex, tuple(level.encode("ascii") for level in sig.levels), groups))
-    return out
+PENDING = False  # a signature whose confirmer is not compiled yet: the core asks Python, which compiles it
+
+
+def confirmer(core, sig: Signature) -> tuple | None:
+    """What the core confirms ``sig`` with: (PCRE2 regex, levels as bytes, numbers of its named
+    groups in ``groupdict`` order), or None when only Python may run it. Compiled the first time a
+    candidate line needs it, as Python compiles its own regexes (start-up stays short)."""
+    form = pcre2_form(sig.pattern)
+    if form is None:
+        return None
+    try:
+        regex = core.compile(form, False)
+    except ValueError:
+        return None
+    groups = tuple(re.compile(sig.pattern).groupindex.values())
+    return (regex, tuple(level.encode("ascii") for level in sig.levels), groups)
 
 
 _GROUP_OPENERS = ("(?:", "(?P<", "(?P=", "(?=", "(?!", "(?<=", "(?<!")

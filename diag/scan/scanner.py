@@ -100,7 +100,7 @@ class Scanner:
         self._frame = core.compile_frame(self._core) if self._core is not None else None
         # How the core confirms each entry's signature (None: only Python), and what it confirmed:
         # (entry, captured bytes) of every match -> (matches, fold description), as _resolve gives.
-        self._confirmers = core.confirmers(self._core, [sig for _, sig in entries]) if self._core else []
+        self._confirmers: list = [core.PENDING] * len(entries) if self._core else []
         self._by_matches: dict[tuple, tuple] = {}
 
     # --- the whole scan --------------------------------------------------------------------
@@ -217,6 +217,8 @@ class Scanner:
         ``confirmed``: what the compiled core's PCRE2 forms matched on it, ((entry, captured bytes),
         ...). Where Python's own matches say the same, the core may answer any payload that gives
         those matches from ``_by_matches`` without asking again."""
+        if confirmed is None and self._core is not None:
+            self._prepare_confirmers(key[2])
         known = self._old_memo.get(key)
         if known is None:
             payload, level_b, members = key
@@ -233,6 +235,13 @@ class Scanner:
                     self._by_matches.clear()
                 self._by_matches[confirmed] = known
         return known
+
+    def _prepare_confirmers(self, members: Set[int]) -> None:
+        """Compile the core's confirmers of ``members`` (the next such payload is confirmed in C)."""
+        confirmers = self._confirmers
+        for i in members:
+            if confirmers[i] is core.PENDING:
+                confirmers[i] = core.confirmer(self._core, self.entries[i][1])
 
     def _remember(self, key: tuple, known: tuple) -> dict:
         """Add to the payload memo; returns the current generation."""

@@ -113,7 +113,7 @@ def test_pcre2_confirms_every_corpus_payload_as_python_re_does(rules):
     groups as Python's ``re`` on every ASCII payload of the corpus."""
     scanner = Scanner(rules, engine="python")
     entries = [sig for _, sig in scanner.entries]
-    confirmers = core.confirmers(core.module(), entries)
+    confirmers = [core.confirmer(core.module(), sig) for sig in entries]
     assert sum(c is not None for c in confirmers) == len(entries)  # today's rules all have one
     payloads = _corpus_payloads()
     matched = 0
