@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+
 from diag.catalog.model import Signature
 from diag.input.framing import COMMON_NCCL_BYTES
 
