@@ -123,47 +123,22 @@ static PyObject *members_union(PyObject *members, PyObject *unions, const Py_ssi
     return frozen;
 }
 
-static PyObject *core_lines(PyObject *self, PyObject *args) {
-    Py_buffer buf;
-    PyObject *ends, *exprs, *members, *unions;
-    if (!PyArg_ParseTuple(args, "y*O!O!O!O!", &buf, &PyList_Type, &ends, &PyList_Type, &exprs, &PyList_Type,
-                          &members, &PyDict_Type, &unions))
-        return NULL;
-    const unsigned char *s = buf.buf;
-    Py_ssize_t n = buf.len, count = PyList_GET_SIZE(ends), nmembers = PyList_GET_SIZE(members);
-    PyObject *out = NULL;
-    Hit *hits = NULL;
-    Py_ssize_t *ids = NULL;
-    if (PyList_GET_SIZE(exprs) != count) {
-        PyErr_SetString(PyExc_ValueError, "ends and exprs differ in length");
-        goto done;
-    }
-    hits = PyMem_Malloc(sizeof(Hit) * (count ? count : 1));
-    ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
-    if (!hits || !ids) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, i));
-        Py_ssize_t expr = PyLong_AsSsize_t(PyList_GET_ITEM(exprs, i));
-        if ((end == -1 || expr == -1) && PyErr_Occurred())
-            goto done;
-        if (end < 0 || end > n || expr < 0 || expr >= nmembers) {
-            PyErr_SetString(PyExc_ValueError, "match outside the block or unknown expression");
-            goto done;
-        }
-        hits[i].end = end;
-        hits[i].expr = expr;
-    }
+/* The candidate lines of ``count`` match ends (sorted here), as the line-by-line loop of
+ * diag.scan.engines.lines_of_ends gives them. Every hit is inside [0, n] and names an expression of
+ * ``members`` (the callers check). */
+static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits, Py_ssize_t count, PyObject *members,
+                                 PyObject *unions) {
+    Py_ssize_t *ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
+    if (!ids)
+        return PyErr_NoMemory();
     qsort(hits, count, sizeof(Hit), hit_cmp);
-    out = PyList_New(0);
+    PyObject *out = PyList_New(0);
     if (!out)
         goto done;
     Py_ssize_t i = 0;
     while (i < count) {
-        /* As the line-by-line loop of HyperscanEngine.lines: a match ending at or before the current
-         * line's terminator is on that line, any other starts the line holding its last byte. */
+        /* A match ending at or before the current line's terminator is on that line, any other
+         * starts the line holding its last byte. */
         Py_ssize_t pos = hits[i].end - 1 > 0 ? hits[i].end - 1 : 0, start, stop, k = 0;
         line_span(s, n, pos, &start, &stop);
         do {
@@ -185,24 +160,143 @@ static PyObject *core_lines(PyObject *self, PyObject *args) {
             i++;
         } while (i < count && hits[i].end <= stop);
         PyObject *tried = members_union(members, unions, ids, k);
-        if (!tried)
-            goto fail;
+        if (!tried) {
+            Py_CLEAR(out);
+            goto done;
+        }
         PyObject *item = Py_BuildValue("(nnN)", start, stop, tried);
         if (!item || PyList_Append(out, item) < 0) {
             Py_XDECREF(item);
-            goto fail;
+            Py_CLEAR(out);
+            goto done;
         }
         Py_DECREF(item);
     }
-    goto done;
-fail:
-    Py_CLEAR(out);
+done:
+    PyMem_Free(ids);
+    return out;
+}
+
+/* lines(block, ends, exprs, members, unions): the same from Python lists of ends and expressions. */
+static PyObject *core_lines(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *ends, *exprs, *members, *unions, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!O!O!", &buf, &PyList_Type, &ends, &PyList_Type, &exprs, &PyList_Type,
+                          &members, &PyDict_Type, &unions))
+        return NULL;
+    Py_ssize_t n = buf.len, count = PyList_GET_SIZE(ends), nmembers = PyList_GET_SIZE(members);
+    Hit *hits = NULL;
+    if (PyList_GET_SIZE(exprs) != count) {
+        PyErr_SetString(PyExc_ValueError, "ends and exprs differ in length");
+        goto done;
+    }
+    hits = PyMem_Malloc(sizeof(Hit) * (count ? count : 1));
+    if (!hits) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, i));
+        Py_ssize_t expr = PyLong_AsSsize_t(PyList_GET_ITEM(exprs, i));
+        if ((end == -1 || expr == -1) && PyErr_Occurred())
+            goto done;
+        if (end < 0 || end > n || expr < 0 || expr >= nmembers) {
+            PyErr_SetString(PyExc_ValueError, "match outside the block or unknown expression");
+            goto done;
+        }
+        hits[i].end = end;
+        hits[i].expr = expr;
+    }
+    out = lines_from_hits(buf.buf, n, hits, count, members, unions);
 done:
     PyMem_Free(hits);
-    PyMem_Free(ids);
     PyBuffer_Release(&buf);
     return out;
 }
+
+/* --- Hyperscan's callback ------------------------------------------------------------------- */
+
+/* A match_event_handler for hyperscan.Database.scan that only records (end, expression) in C:
+ * a Python function per match cost more than the scan. ``collector.lines(block, members, unions)``
+ * then gives core.lines's result and empties it. */
+typedef struct {
+    PyObject_HEAD Hit *hits;
+    Py_ssize_t count, cap;
+} Collector;
+
+static void collector_dealloc(Collector *c) {
+    PyMem_Free(c->hits);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *collector_call(Collector *c, PyObject *args, PyObject *kwargs) {
+    /* (id, from, to, flags, context) */
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 3) {
+        PyErr_SetString(PyExc_TypeError, "expected (id, from, to, ...)");
+        return NULL;
+    }
+    Py_ssize_t expr = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, 0));
+    Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, 2));
+    if ((expr == -1 || end == -1) && PyErr_Occurred())
+        return NULL;
+    if (c->count == c->cap) {
+        Py_ssize_t cap = c->cap ? c->cap * 2 : 1024;
+        Hit *grown = PyMem_Realloc(c->hits, sizeof(Hit) * cap);
+        if (!grown)
+            return PyErr_NoMemory();
+        c->hits = grown;
+        c->cap = cap;
+    }
+    c->hits[c->count].end = end;
+    c->hits[c->count].expr = expr;
+    c->count++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *collector_lines(Collector *c, PyObject *args) {
+    Py_buffer buf;
+    PyObject *members, *unions, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyList_Type, &members, &PyDict_Type, &unions))
+        return NULL;
+    Py_ssize_t nmembers = PyList_GET_SIZE(members);
+    for (Py_ssize_t i = 0; i < c->count; i++)
+        if (c->hits[i].end < 0 || c->hits[i].end > buf.len || c->hits[i].expr < 0 || c->hits[i].expr >= nmembers) {
+            PyErr_SetString(PyExc_ValueError, "match outside the block or unknown expression");
+            goto done;
+        }
+    out = lines_from_hits(buf.buf, buf.len, c->hits, c->count, members, unions);
+done:
+    c->count = 0;
+    if (c->cap > (1 << 20)) { /* a block with very many matches: do not keep its buffer */
+        PyMem_Free(c->hits);
+        c->hits = NULL;
+        c->cap = 0;
+    }
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+static PyObject *collector_clear(Collector *c, PyObject *unused) {
+    c->count = 0;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef collector_methods[] = {
+    {"lines", (PyCFunction)collector_lines, METH_VARARGS, "lines(block, members, unions): the recorded matches' lines."},
+    {"clear", (PyCFunction)collector_clear, METH_NOARGS, "Forget the recorded matches."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CollectorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Collector",
+    .tp_basicsize = sizeof(Collector),
+    .tp_dealloc = (destructor)collector_dealloc,
+    .tp_call = (ternaryfunc)collector_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_methods = collector_methods,
+    .tp_new = PyType_GenericNew,
+    .tp_doc = "Records Hyperscan matches for lines().",
+};
 
 /* --- framing -------------------------------------------------------------------------------- */
 
@@ -842,5 +936,16 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (int i = 0; i < 5; i++)
         if (!(levels[i] = PyBytes_FromString(level_names[i])))
             return NULL;
-    return PyModule_Create(&module);
+    if (PyType_Ready(&CollectorType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&CollectorType);
+    if (PyModule_AddObject(m, "Collector", (PyObject *)&CollectorType) < 0) {
+        Py_DECREF(&CollectorType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -211,6 +211,7 @@ class HyperscanEngine(_Engine):
         self.scratch = hyperscan.Scratch(self.db)
         self.core = core.module()  # finds the lines of the matches in C; same lines as below
         self._unions: dict[tuple, frozenset[int]] = {}  # the core's shared member sets of lines with several exprs
+        self._collector = self.core.Collector() if self.core is not None else None  # records matches in C
 
     def lines(self, block: bytes) -> list[Line]:
         """Candidate lines, each with the patterns that matched on it."""
@@ -223,9 +224,15 @@ class HyperscanEngine(_Engine):
             expr_append(expr_id)
             return None
 
-        self.db.scan(block, match_event_handler=on_match, scratch=self.scratch)
         if self.core is not None:
-            return self.core.lines(block, ends, exprs, self.members, self._unions)
+            collector = self._collector
+            try:
+                self.db.scan(block, match_event_handler=collector, scratch=self.scratch)
+            except BaseException:
+                collector.clear()
+                raise
+            return collector.lines(block, self.members, self._unions)
+        self.db.scan(block, match_event_handler=on_match, scratch=self.scratch)
         if len(ends) >= _VECTOR_MIN_MATCHES:
             np = lines_module._load_numpy()
             if np is not None:

@@ -72,11 +72,29 @@ def test_lines_of_match_ends_are_the_python_ones(block, data):
     assert core.module().lines(block, ends, exprs, members, {}) == lines_of_ends(block, ends, exprs, members)
 
 
+@settings(max_examples=100, deadline=None)
+@given(block=_blocks(), data=st.data())
+def test_hyperscan_matches_recorded_in_c_give_the_same_lines(block, data):
+    """The collector Hyperscan calls per match, then its lines: those of the reference loop."""
+    members = [frozenset({0}), frozenset({1, 2}), frozenset({2})]
+    ends = data.draw(st.lists(st.integers(0, len(block)), max_size=30))
+    exprs = data.draw(st.lists(st.integers(0, len(members) - 1), min_size=len(ends), max_size=len(ends)))
+    collector = core.module().Collector()
+    for end, expr in zip(ends, exprs):
+        assert collector(expr, 0, end, 0, None) is None
+    assert collector.lines(block, members, {}) == lines_of_ends(block, ends, exprs, members)
+    assert collector.lines(block, members, {}) == []  # emptied
+
+
 def test_lines_rejects_offsets_outside_the_block():
     with pytest.raises(ValueError):
         core.module().lines(b"abc\n", [5], [0], [frozenset({0})], {})
     with pytest.raises(ValueError):
         core.module().lines(b"abc\n", [1], [3], [frozenset({0})], {})
+    collector = core.module().Collector()
+    collector(0, 0, 9, 0, None)
+    with pytest.raises(ValueError):
+        collector.lines(b"abc\n", [frozenset({0})], {})
 
 
 @settings(max_examples=300, deadline=None)
