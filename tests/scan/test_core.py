@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -16,7 +17,13 @@ from diag.scan import core
 from diag.scan.engines import available_engines, lines_of_ends
 from diag.scan.scanner import Scanner
 
-pytestmark = pytest.mark.skipif(not core.built(), reason="the compiled core is not built (no compiler or libpcre2)")
+needs_core = pytest.mark.skipif(not core.built(), reason="the compiled core is not built (no compiler or libpcre2)")
+
+
+def test_ci_builds_the_core():
+    """CI installs a compiler and libpcre2 (.ci/run), so every test below runs there."""
+    if os.environ.get("CI"):
+        assert core.built()
 
 # Pieces of the lines a dense NCCL log holds, and of lines that look like them but are not framed
 # the common way; hypothesis glues them with random bytes and every kind of terminator.
@@ -61,6 +68,7 @@ def _digest(scanner: Scanner, blob: bytes, fold: bool):
     return records, stats, folder.folded if folder else None
 
 
+@needs_core
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(block=_blocks(), data=st.data())
 def test_lines_of_match_ends_are_the_python_ones(block, data):
@@ -72,6 +80,7 @@ def test_lines_of_match_ends_are_the_python_ones(block, data):
     assert core.module().lines(block, ends, exprs, members, {}) == lines_of_ends(block, ends, exprs, members)
 
 
+@needs_core
 @settings(max_examples=100, deadline=None)
 @given(block=_blocks(), data=st.data())
 def test_hyperscan_matches_recorded_in_c_give_the_same_lines(block, data):
@@ -86,6 +95,7 @@ def test_hyperscan_matches_recorded_in_c_give_the_same_lines(block, data):
     assert collector.lines(block, members, {}) == []  # emptied
 
 
+@needs_core
 def test_lines_rejects_offsets_outside_the_block():
     with pytest.raises(ValueError):
         core.module().lines(b"abc\n", [5], [0], [frozenset({0})], {})
@@ -97,6 +107,7 @@ def test_lines_rejects_offsets_outside_the_block():
         collector.lines(b"abc\n", [frozenset({0})], {})
 
 
+@needs_core
 @settings(max_examples=300, deadline=None)
 @given(line=st.one_of(st.sampled_from(PIECES), st.text(alphabet=st.characters(max_codepoint=127), max_size=80)),
        tail=st.text(alphabet=st.characters(max_codepoint=127), max_size=20))  # fmt: skip
@@ -126,6 +137,7 @@ def _corpus_payloads() -> list[str]:
     return sorted(payloads)
 
 
+@needs_core
 def test_pcre2_confirms_every_corpus_payload_as_python_re_does(rules):
     """Each signature the core confirms (its PCRE2 form) finds the same match and the same named
     groups as Python's ``re`` on every ASCII payload of the corpus."""
@@ -158,6 +170,7 @@ def test_patterns_whose_meaning_may_differ_stay_in_python(pattern):
     assert core.pcre2_form(pattern) is None
 
 
+@needs_core
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
 def test_whitespace_and_classes_match_as_in_python(text):
@@ -171,6 +184,7 @@ def test_whitespace_and_classes_match_as_in_python(text):
         )
 
 
+@needs_core
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(blob=_blocks(), fold=st.booleans())
 def test_digesting_any_bytes_gives_the_python_records(rules, monkeypatch, blob, fold):
@@ -182,6 +196,7 @@ def test_digesting_any_bytes_gives_the_python_records(rules, monkeypatch, blob, 
         assert with_core == without, engine
 
 
+@needs_core
 def test_a_dense_job_reports_the_same_with_and_without_the_core(rules, monkeypatch):
     """Many ranks, communicators rebuilt, faults planted: the whole JSON report is byte-identical."""
     lines = []
@@ -207,6 +222,7 @@ def test_a_dense_job_reports_the_same_with_and_without_the_core(rules, monkeypat
     assert "nccl-tcp-fallback" in reports[0]
 
 
+@needs_core
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(picks=st.lists(st.integers(0, len(PIECES) - 1), min_size=1, max_size=300))
 def test_repeats_fold_in_the_core_as_in_python(rules, monkeypatch, picks):
@@ -217,6 +233,7 @@ def test_repeats_fold_in_the_core_as_in_python(rules, monkeypatch, picks):
     assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)
 
 
+@needs_core
 def test_the_core_folds_a_long_run_of_repeats(rules, monkeypatch):
     blob = "\n".join(PIECES * 200).encode()
     records, _, folded = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True)
@@ -225,6 +242,7 @@ def test_the_core_folds_a_long_run_of_repeats(rules, monkeypatch):
     assert len(records) < len(PIECES) * 200 // 2
 
 
+@needs_core
 @settings(max_examples=200, deadline=None)
 @given(block=_blocks(), data=st.data())
 def test_line_feeds_are_counted_as_in_python(block, data):
