@@ -164,7 +164,17 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
             Py_CLEAR(out);
             goto done;
         }
-        PyObject *item = Py_BuildValue("(nnN)", start, stop, tried);
+        PyObject *item = PyTuple_New(3), *a = PyLong_FromSsize_t(start), *b = PyLong_FromSsize_t(stop);
+        if (item && a && b) {
+            PyTuple_SET_ITEM(item, 0, a);
+            PyTuple_SET_ITEM(item, 1, b);
+            PyTuple_SET_ITEM(item, 2, tried);
+        } else {
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            Py_DECREF(tried);
+            Py_CLEAR(item);
+        }
         if (!item || PyList_Append(out, item) < 0) {
             Py_XDECREF(item);
             Py_CLEAR(out);
@@ -678,7 +688,14 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         PyObject *line = PyList_GET_ITEM(lines, li);
         Py_ssize_t start, stop;
         PyObject *members;
-        if (!PyTuple_Check(line) || !PyArg_ParseTuple(line, "nnO", &start, &stop, &members))
+        if (!PyTuple_Check(line) || PyTuple_GET_SIZE(line) != 3) {
+            PyErr_SetString(PyExc_TypeError, "a candidate line is (start, stop, members)");
+            goto fail;
+        }
+        start = PyLong_AsSsize_t(PyTuple_GET_ITEM(line, 0));
+        stop = PyLong_AsSsize_t(PyTuple_GET_ITEM(line, 1));
+        members = PyTuple_GET_ITEM(line, 2);
+        if ((start == -1 || stop == -1) && PyErr_Occurred())
             goto fail;
         if (start < 0 || stop < start || stop > n) {
             PyErr_SetString(PyExc_ValueError, "candidate line outside the block");
@@ -793,8 +810,13 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                 Py_CLEAR(host);
         }
         Py_DECREF(host_b);
-        PyObject *pid = host ? group_int(raw, ov, rc, 6) : NULL;
-        PyObject *rank = pid ? group_int(raw, ov, rc, 2) : NULL;
+        /* The pid is made only when Python is asked or the line ships (a fold does not need it), unless
+         * it is too long for a machine integer: then now, so that int()'s limit on digits raises where
+         * the Python path raises. */
+        PyObject *pid = NULL;
+        if (host && G_END(ov, 6) - G_START(ov, 6) > 18 && !(pid = group_int(raw, ov, rc, 6)))
+            Py_CLEAR(host);
+        PyObject *rank = host ? group_int(raw, ov, rc, 2) : NULL;
         if (!rank) {
             Py_XDECREF(host);
             Py_XDECREF(pid);
@@ -810,6 +832,8 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             if (folded_here) {
                 ship = 0;
             } else {
+                if (!(pid = group_int(raw, ov, rc, 6)))
+                    goto fail_line;
                 PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
                 if (!keep)
                     goto fail_line;
@@ -819,6 +843,8 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                     goto fail_line;
             }
         }
+        if (ship && !pid && !(pid = group_int(raw, ov, rc, 6)))
+            goto fail_line;
         if (ship) {
             PyObject *text = PyUnicode_DecodeASCII((const char *)raw, size, NULL);
             PyObject *local = group_int(raw, ov, rc, 3), *task = group_int(raw, ov, rc, 1);
@@ -836,10 +862,10 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             }
             Py_DECREF(item);
         }
-        Py_DECREF(host), Py_DECREF(pid), Py_DECREF(rank), Py_DECREF(known);
+        Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
         continue;
     fail_line:
-        Py_DECREF(host), Py_DECREF(pid), Py_DECREF(rank), Py_DECREF(known);
+        Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
         goto fail;
     }
     goto done;
