@@ -131,7 +131,8 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
     Py_ssize_t *ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
     if (!ids)
         return PyErr_NoMemory();
-    qsort(hits, count, sizeof(Hit), hit_cmp);
+    if (count > 1) /* qsort may not be given the NULL buffer of an empty collector */
+        qsort(hits, count, sizeof(Hit), hit_cmp);
     PyObject *out = PyList_New(0);
     if (!out)
         goto done;
