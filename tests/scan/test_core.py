@@ -253,3 +253,28 @@ def test_line_feeds_are_counted_as_in_python(block, data):
     if starts and starts[-1] > 0:
         with pytest.raises(ValueError):
             core.module().count_newlines(block, [starts[-1], 0])
+
+
+@needs_core
+def test_the_cores_tables_stay_bounded(rules, monkeypatch):
+    """Ten thousand distinct captured values and signature combinations: what the core remembers
+    (answers by matched values, shared member sets) stays within its caps."""
+    lines = []
+    for i in range(10_000):
+        head = f"node-{i % 7}:{100 + i % 5}:1 [0] NCCL INFO"
+        lines.append(f"{head} NCCL_IB_HCA set to mlx5_{i}")
+        lines.append(f"{head} Channel 00/0 : {i}[0] -> {i + 1}[0] [send] via NET/IB/{i}/GDRDMA NCCL_IB_HCA set to x{i}")
+    scanner = _scanner(rules, "auto", True, monkeypatch)
+    answered = []
+    resolve = scanner._resolve
+
+    def spy(key, size, confirmed=None):
+        answered.append(confirmed is not None)
+        return resolve(key, size, confirmed)
+
+    scanner._resolve = spy
+    records, _, _ = _digest(scanner, "\n".join(lines).encode(), True)
+    assert len(records) >= 10_000  # each setting changes a last-wins fact: shipped
+    assert sum(answered) > 2 * 4096  # the core asked about more distinct matches than it may keep
+    assert 0 < len(scanner._by_matches) <= 4096
+    assert len(getattr(scanner.engine, "_unions", {})) <= 4096
