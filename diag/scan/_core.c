@@ -469,7 +469,35 @@ static int is_plain_ascii(const unsigned char *s, Py_ssize_t n) {
 
 typedef struct {
     PyObject *seen, *full, *matches, *counters, *keep; /* the folder's own containers (it clears them in place) */
+    PyObject *folder, *shadow, *rank_key, *inherited;  /* for the rank token of a rule match without a rank */
 } Fold;
+
+/* keep_described's token for a rule match on a line without a rank of its own: the rank this task
+ * last gave the process, else None when the folder saw the job from its start, else
+ * (INHERITED, pid). New reference, NULL on error. */
+static PyObject *rank_token(Fold *fold, PyObject *host, PyObject *pid) {
+    PyObject *key = PyTuple_Pack(3, fold->rank_key, host, pid);
+    if (!key)
+        return NULL;
+    PyObject *token = PyDict_GetItemWithError(fold->shadow, key);
+    Py_DECREF(key);
+    if (token) {
+        Py_INCREF(token);
+        return token;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *known = PyObject_GetAttrString(fold->folder, "_inherited_known");
+    if (!known)
+        return NULL;
+    int yes = PyObject_IsTrue(known);
+    Py_DECREF(known);
+    if (yes < 0)
+        return NULL;
+    if (yes)
+        Py_RETURN_NONE;
+    return PyTuple_Pack(2, fold->inherited, pid);
+}
 
 /* dict[key] += 1 (starting from 0). */
 static int bump(PyObject *dict, PyObject *key) {
@@ -488,7 +516,7 @@ static int bump(PyObject *dict, PyObject *key) {
  * here, 0 when Python must decide (a first sighting, a write, an order-dependent fact, a rule whose
  * samples are not full, a rank read from the facts), -1 on error. Only when every condition under
  * which keep_described folds holds is the line counted, exactly as keep_described counts it. */
-static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *nccl, PyObject *desc) {
+static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, PyObject *nccl, PyObject *desc) {
     if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 6)
         return 0;
     PyObject *values = PyTuple_GET_ITEM(desc, 0), *rules = PyTuple_GET_ITEM(desc, 1),
@@ -498,14 +526,24 @@ static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *nccl, 
         PyTuple_GET_SIZE(last_wins) != 0 || !PyTuple_Check(counters))
         return 0;
     Py_ssize_t nrules = PyTuple_GET_SIZE(rules);
+    PyObject *token = Py_None;
+    Py_INCREF(token);
     if (nrules) {
-        if (rank == Py_None)
-            return 0;
         int sub = PyObject_RichCompareBool(rule_set, fold->full, Py_LE);
-        if (sub <= 0)
+        if (sub <= 0) {
+            Py_DECREF(token);
             return sub;
+        }
+        Py_DECREF(token);
+        if (rank != Py_None) {
+            token = rank;
+            Py_INCREF(token);
+        } else if (!(token = rank_token(fold, host, pid))) {
+            return -1;
+        }
     }
-    PyObject *key = PyTuple_Pack(4, host, nccl, nrules ? rank : Py_None, values);
+    PyObject *key = PyTuple_Pack(4, host, nccl, token, values);
+    Py_DECREF(token);
     if (!key)
         return -1;
     int in = PySet_Contains(fold->seen, key);
@@ -677,6 +715,12 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         PyObject *counters = folded ? get_attr(folded, "counters") : NULL;
         fold.keep = get_attr(folder, "keep_described");
         fold.seen = seen, fold.full = full, fold.matches = matches, fold.counters = counters;
+        fold.folder = folder;
+        fold.shadow = get_attr(folder, "_shadow");
+        fold.rank_key = get_attr(folder, "RANK_KEY");
+        fold.inherited = get_attr(folder, "INHERITED");
+        if (!fold.shadow || !fold.rank_key || !fold.inherited || !PyDict_Check(fold.shadow))
+            goto bad_state;
         if (!seen || !full || !matches || !counters || !fold.keep || !PySet_Check(seen) || !PyAnySet_Check(full) ||
             !PyDict_Check(matches) || !PyDict_Check(counters))
             goto bad_state;
@@ -827,7 +871,9 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         int ship = 1;
         if (fold.keep) {
             PyObject *desc = PyTuple_GET_ITEM(known, 1);
-            int folded_here = try_fold(&fold, host, rank, nccl, desc);
+            if (rank == Py_None && !pid && !(pid = group_int(raw, ov, rc, 6)))
+                goto fail_line; /* the rank token of a rule match reads the process's rank */
+            int folded_here = try_fold(&fold, host, rank, pid, nccl, desc);
             if (folded_here < 0)
                 goto fail_line;
             if (folded_here) {
@@ -889,6 +935,9 @@ done:
     Py_XDECREF(fold.full);
     Py_XDECREF(fold.matches);
     Py_XDECREF(fold.counters);
+    Py_XDECREF(fold.shadow);
+    Py_XDECREF(fold.rank_key);
+    Py_XDECREF(fold.inherited);
     PyBuffer_Release(&buf);
     return out;
 }

@@ -61,9 +61,9 @@ def _scanner(rules, engine: str, on: bool, monkeypatch) -> Scanner:
     return Scanner(rules, chunk_bytes=1 << 12, engine=engine, jobs=1)
 
 
-def _digest(scanner: Scanner, blob: bytes, fold: bool):
+def _digest(scanner: Scanner, blob: bytes, fold: bool, from_start: bool = True):
     stats = InputStats("job.log")
-    folder = scanner.folder(from_start=True) if fold else None
+    folder = scanner.folder(from_start=from_start) if fold else None
     records = list(scanner.digest_source(0, MemorySource("job.log", blob), stats, folder=folder))
     return records, stats, folder.folded if folder else None
 
@@ -224,13 +224,14 @@ def test_a_dense_job_reports_the_same_with_and_without_the_core(rules, monkeypat
 
 @needs_core
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(picks=st.lists(st.integers(0, len(PIECES) - 1), min_size=1, max_size=300))
-def test_repeats_fold_in_the_core_as_in_python(rules, monkeypatch, picks):
-    """Lines repeated in any order (ranks moving, settings changing, first sightings): the core
-    folds the repeats folding has seen, into the same counts."""
+@given(picks=st.lists(st.integers(0, len(PIECES) - 1), min_size=1, max_size=300), from_start=st.booleans())
+def test_repeats_fold_in_the_core_as_in_python(rules, monkeypatch, picks, from_start):
+    """Lines repeated in any order (ranks moving, settings changing, first sightings), from the
+    job's start or from the middle of it (a worker's span): the core folds the repeats folding has
+    seen, into the same counts."""
     blob = "\n".join(PIECES[i] for i in picks).encode()
-    with_core = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True)
-    assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)
+    with_core = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True, from_start)
+    assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True, from_start)
 
 
 @needs_core
@@ -278,3 +279,23 @@ def test_the_cores_tables_stay_bounded(rules, monkeypatch):
     assert sum(answered) > 2 * 4096  # the core asked about more distinct matches than it may keep
     assert 0 < len(scanner._by_matches) <= 4096
     assert len(getattr(scanner.engine, "_unions", {})) <= 4096
+
+
+@needs_core
+@pytest.mark.parametrize("from_start", [True, False])
+def test_rule_matches_without_a_rank_fold_by_their_process_rank(rules, monkeypatch, from_start):
+    """A channel line that matches a rule and names no rank gets its process's rank as evidence:
+    the core folds it only where that rank (written by the communicator lines, or unknown in a
+    worker's span) is the one its first sighting had, as Python does."""
+    from .test_fold import _init
+
+    lines = []
+    for restart in range(2):
+        for comm in range(8):
+            for r in range(32):
+                sub_rank = r % 8 if comm % 2 else r
+                lines += _init(f"node{r // 8}", 1000 * restart + r, sub_rank, 8 if comm % 2 else 32, 0x100 * comm + r)
+    blob = "\n".join(lines).encode()
+    records, _, folded = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True, from_start)
+    assert (records, folded) == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True, from_start)[::2]
+    assert sum(folded.matches.values()) > 500
