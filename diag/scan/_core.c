@@ -1,20 +1,26 @@
-/* The compiled core of the scanner's per-candidate loop (diag.scan.core explains when it is used).
+/* The compiled core of the scanner's per-candidate loop (diag/scan/core.py explains when it is used).
  *
- * Two functions, each the C form of a Python loop that stays as the fallback and gives the same
- * result (tests/scan/test_core.py compares them on random bytes):
+ * Each function is the C form of a Python loop that stays as the fallback and gives the same result
+ * (tests/scan/test_core.py compares them, on random bytes too):
  *
- *   lines(block, ends, exprs, members, unions)
- *       diag.scan.engines.HyperscanEngine.lines after the scan: the candidate lines holding the
- *       Hyperscan match ends, each with the patterns to try there.
+ *   Collector, lines(block, ends, exprs, members, unions)
+ *       diag.scan.engines.HyperscanEngine.lines: Hyperscan's matches recorded without a Python call
+ *       each, then the candidate lines holding them with the patterns to try (engines.lines_of_ends).
  *   digest(block, lines, frame, scanner, folder, slow)
  *       diag.scan.scanner.Scanner.digest_block: frame each candidate line's NCCL prefix on its bytes
  *       (PCRE2 with JIT, the same pattern as diag.input.framing.COMMON_NCCL_BYTES), look its payload
- *       up in the scanner's memo, fold a repeat that folding already knows, ship the rest.
+ *       up in the scanner's memo or confirm it with the signatures' PCRE2 forms, fold a repeat that
+ *       folding already knows, ship the rest.
+ *   count_newlines(block, starts)
+ *       diag.input.lines.count_newlines.
+ *   compile(pattern, anchored), match(regex, subject)
+ *       PCRE2 patterns for the above, and their spans for the tests.
  *
- * Everything that decides what a report says (confirming signatures, describing matches for the fold,
- * every fold that changes state) is still done by the Python code, called from here; the core only
- * does the work whose outcome it can prove equal: reading the prefix, a dictionary look-up, and
- * counting a repeat whose fold key folding has already seen.
+ * Everything that decides what a report says (confirming a payload the first time, describing matches
+ * for the fold, every fold that changes state, the ordered apply) is still done by the Python code,
+ * called from here; the core only does work whose outcome it can show equal: reading the prefix, a
+ * dictionary look-up, matching a pattern proven to mean the same, and counting a repeat whose fold key
+ * Python's folding has already seen.
  *
  * Safety on arbitrary bytes: every offset taken from Python is checked against the block's length
  * and every read stays inside [0, len).
@@ -879,7 +885,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             if (folded_here) {
                 ship = 0;
             } else {
-                if (!(pid = group_int(raw, ov, rc, 6)))
+                if (!pid && !(pid = group_int(raw, ov, rc, 6)))
                     goto fail_line;
                 PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
                 if (!keep)
