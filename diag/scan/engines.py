@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from diag import cache
 from diag.input import lines as lines_module
+from diag.scan import core
 
 ENGINE_NAMES = ("auto", "hyperscan", "re2", "python")
 
@@ -208,6 +209,9 @@ class HyperscanEngine(_Engine):
         self.members = [frozenset(m) for m in members]
         self.db = _cached_database(hyperscan, [part.encode() for part in parts])
         self.scratch = hyperscan.Scratch(self.db)
+        self.core = core.module()  # finds the lines of the matches in C; same lines as below
+        self._unions: dict[tuple, frozenset[int]] = {}  # the core's shared member sets of lines with several exprs
+        self._collector = self.core.Collector() if self.core is not None else None  # records matches in C
 
     def lines(self, block: bytes) -> list[Line]:
         """Candidate lines, each with the patterns that matched on it."""
@@ -220,24 +224,37 @@ class HyperscanEngine(_Engine):
             expr_append(expr_id)
             return None
 
+        if self.core is not None:
+            collector = self._collector
+            try:
+                self.db.scan(block, match_event_handler=collector, scratch=self.scratch)
+            except BaseException:
+                collector.clear()
+                raise
+            return collector.lines(block, self.members, self._unions)
         self.db.scan(block, match_event_handler=on_match, scratch=self.scratch)
         if len(ends) >= _VECTOR_MIN_MATCHES:
             np = lines_module._load_numpy()
             if np is not None:
                 return _lines_of_matches(np, block, ends, exprs, self.members)
-        raw = sorted(zip(ends, exprs))
-        found: list[Line] = []
-        members = self.members
-        last_end = -1
-        for end, expr_id in raw:
-            if end <= last_end and found:
-                start, stop, tried = found[-1]
-                if not members[expr_id] <= tried:  # same line: more patterns to try
-                    found[-1] = (start, stop, tried | members[expr_id])
-                continue
-            start, last_end = line_span(block, max(end - 1, 0))
-            found.append((start, last_end, members[expr_id]))
-        return found
+        return lines_of_ends(block, ends, exprs, self.members)
+
+
+def lines_of_ends(block: bytes, ends: list[int], exprs: list[int], members: list[frozenset[int]]) -> list[Line]:
+    """The candidate lines of the matches (``ends[k]``, ``exprs[k]``): the line holding each match's
+    last byte, with the union of the ``members`` of the expressions matched on it. The reference
+    that the NumPy path and the compiled core (diag.scan.core) must equal."""
+    found: list[Line] = []
+    last_end = -1
+    for end, expr_id in sorted(zip(ends, exprs)):
+        if end <= last_end and found:
+            start, stop, tried = found[-1]
+            if not members[expr_id] <= tried:  # same line: more patterns to try
+                found[-1] = (start, stop, tried | members[expr_id])
+            continue
+        start, last_end = line_span(block, max(end - 1, 0))
+        found.append((start, last_end, members[expr_id]))
+    return found
 
 
 _VECTOR_MIN_MATCHES = 64  # below this, NumPy's per-call overhead costs more than line_span

@@ -77,6 +77,10 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
 )  # fmt: skip
 
 
+# The last-wins key of a process's rank, (RANK_OF, host, pid): diag.scan.fold (and the compiled core through it)
+# reads it to know the rank a line without one of its own gets.
+RANK_OF = "rank_of"
+
 ORDER_DEPENDENT = frozenset(name for name, kind in FACT_KIND.items() if kind == "ordered")
 
 
@@ -87,7 +91,7 @@ def overwrites(name: str, groups: dict, host: str | None, pid: int | None) -> tu
         return ()
     if name == "comm_rank" and host and pid is not None:
         rank = int(groups["rank"])
-        return ((("rank_of", host, pid), rank), (("host_of", rank), host))
+        return (((RANK_OF, host, pid), rank), (("host_of", rank), host))
     if name in ("env_echo", "hca_echo") and host:
         return ((("env", host, groups["var"]), groups["value"]),)
     return ()

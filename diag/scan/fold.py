@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from diag.scan.facts import FACT_KIND, counter, overwrites
+from diag.scan.facts import FACT_KIND, RANK_OF, counter, overwrites
 
 _MAX_SEEN = 65536  # distinct lines remembered per task
 _MAX_SHADOW = 65536  # last-wins keys remembered per task
@@ -52,6 +52,10 @@ class Folded:
 
 
 class Folder:
+    # What the compiled core (diag/scan/_core.c) reads to compute a rank token as keep_described does.
+    RANK_KEY = RANK_OF
+    INHERITED = _INHERITED
+
     def __init__(self, entries: list, facts_owner: str, max_samples: int, from_start: bool = False):
         """``from_start``: this folder sees the job from its first line, so a key it has not seen
         written holds nothing (a process's rank is not known yet) rather than something unknown."""
@@ -125,7 +129,7 @@ class Folder:
         if not rules or rank is not None:
             token = rank if rules else None  # facts read a line's rank only when order-dependent
         else:
-            token = shadow.get(("rank_of", host, pid), _UNSET)
+            token = shadow.get((RANK_OF, host, pid), _UNSET)
             if token is _UNSET:
                 token = None if self._inherited_known else (_INHERITED, pid)
         key = (host, emitter, token, values)

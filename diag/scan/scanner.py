@@ -19,6 +19,7 @@ from diag.input.allocator import keep_block_buffers
 from diag.input.framing import ANSI_BYTES_RE, COMMON_NCCL_BYTES, Frame, frame_fields, match_common_nccl
 from diag.input.lines import count_newlines
 from diag.input.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
+from diag.scan import core
 from diag.scan.engines import Pattern, make_engine
 from diag.scan.facts import FACT_SIGNATURES, Facts
 from diag.scan.fold import Folded, Folder
@@ -106,6 +107,12 @@ class Scanner:
         self._hosts: dict[bytes, str] = {}
         self._describe = self.folder().describe
         self.sampler = Sampler(engine, self, FACTS_OWNER) if sample_errors else None
+        self._core = core.module()  # the compiled per-candidate loop (diag.scan.core), or None
+        self._frame = core.compile_frame(self._core) if self._core is not None else None
+        # How the core confirms each entry's signature (None: only Python), and what it confirmed:
+        # (entry, captured bytes) of every match -> (matches, fold description), as _resolve gives.
+        self._confirmers: list = [core.PENDING] * len(entries) if self._core else []
+        self._by_matches: dict[tuple, tuple] = {}
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
@@ -142,7 +149,8 @@ class Scanner:
                 block = ANSI_BYTES_RE.sub(b"", block)
             shipped = self.digest_block(block, folder)
             # Only shipped lines need a number (most repeats fold): count the line feeds before those.
-            before, total = count_newlines(block, [start for start, _ in shipped])
+            starts = [start for start, _ in shipped]
+            before, total = self._core.count_newlines(block, starts) if self._core else count_newlines(block, starts)
             for (_, record), newlines in zip(shipped, before):
                 yield (line_no + newlines + 1, *record[1:])
             line_no += total
@@ -154,33 +162,42 @@ class Scanner:
         The common case, an ASCII line with an NCCL prefix stack, is framed on its bytes
         (diag.input.framing.match_common_nccl), its matches and what folding needs of them are
         remembered per payload, and the line is decoded only when it is shipped: a repeat costs a
-        slice, one prefix match, two dictionary lookups and the fold."""
-        memo, hosts, describe = self._bytes_memo, self._hosts, self._describe
+        slice, one prefix match, two dictionary lookups and the fold. The compiled core
+        (diag.scan.core) runs this same loop in C when it is built."""
+        if self._core is not None:
+            lines = self.engine.lines(block)
+            shipped = self._core.digest(block, lines, self._frame, self, folder, self._slow(block, folder))
+            if len(self._hosts) > _MEMO_ENTRIES:
+                self._hosts.clear()
+        else:
+            shipped = self._digest_in_python(block, folder)
+        if self.sampler is not None:
+            sampled = self.sampler.digest(block)
+            if sampled:  # line numbers are counted over ascending starts; a stable sort keeps a line's own first
+                shipped = sorted(shipped + sampled, key=lambda item: item[0])
+        return shipped
+
+    def _digest_in_python(self, block: bytes, folder: Folder | None) -> list[tuple[int, Record]]:
+        hosts = self._hosts
         keep = folder.keep_described if folder is not None else None
         # One pass over an ASCII block (the usual case) instead of a check per line.
         fast = COMMON_NCCL_BYTES.match if block.isascii() and b"\x1b" not in block else match_common_nccl
         shipped: list[tuple[int, Record]] = []
+        slow = self._slow(block, folder)
         for start, end, members in self.engine.lines(block):
             raw = block[start:end]
             m = fast(raw)
             if m is None:
-                record = self.digest(raw, 0, members)
-                if record is not None and (
-                    folder is None or folder.keep(record[3], record[4], record[5], record[10], record[11])
-                ):
+                record = slow(start, end, members)
+                if record is not None:
                     shipped.append((start, record))
                 continue
             rank, host_b, pid_b, level_b = m.group(2, 5, 6, 10)  # the rest only if it ships
             cut = m.end()
             key = (raw[cut:], level_b, members)
-            known = memo.get(key)
+            known = self._bytes_memo.get(key)
             if known is None:
-                known = self._old_memo.get(key)
-                if known is None:
-                    matches = self._confirm(raw[cut:].decode("ascii"), level_b.decode("ascii"), members)
-                    known = (matches, describe(matches))
-                if end - start - cut <= _MEMO_MAX_PAYLOAD:  # a long one is matched every time
-                    memo = self._remember(key, known)
+                known = self._resolve(key, end - start - cut)
             host = hosts.get(host_b)
             if host is None:
                 host = hosts[host_b] = host_b.decode("ascii")
@@ -196,11 +213,54 @@ class Scanner:
             )))  # fmt: skip
         if len(hosts) > _MEMO_ENTRIES:
             hosts.clear()
-        if self.sampler is not None:
-            sampled = self.sampler.digest(block)
-            if sampled:  # line numbers are counted over ascending starts; a stable sort keeps a line's own first
-                shipped = sorted(shipped + sampled, key=lambda item: item[0])
         return shipped
+
+    def _slow(self, block: bytes, folder: Folder | None):
+        """The path of a candidate line that the common NCCL prefix does not frame: its record, or
+        None when it says nothing or ``folder`` folded it."""
+
+        def slow(start: int, end: int, members: frozenset[int]) -> Record | None:
+            record = self.digest(block[start:end], 0, members)
+            if record is not None and (
+                folder is None or folder.keep(record[3], record[4], record[5], record[10], record[11])
+            ):
+                return record
+            return None
+
+        return slow
+
+    def _resolve(self, key: tuple, payload_size: int, confirmed: tuple | None = None) -> tuple:
+        """(matches, fold description) of a framed payload ``key`` = (payload, level, members) that
+        the current memo generation does not hold; remembered unless the payload is long.
+
+        ``confirmed``: what the compiled core's PCRE2 forms matched on it, ((entry, captured bytes),
+        ...). Where Python's own matches say the same, the core may answer any payload that gives
+        those matches from ``_by_matches`` without asking again."""
+        if confirmed is None and self._core is not None:
+            self._prepare_confirmers(key[2])
+        known = self._old_memo.get(key)
+        if known is None:
+            payload, level_b, members = key
+            matches = self._confirm(payload.decode("ascii"), level_b.decode("ascii"), members)
+            known = (matches, self._describe(matches))
+        if payload_size <= _MEMO_MAX_PAYLOAD:  # a long one is matched every time
+            self._remember(key, known)
+        if confirmed is not None:
+            mine = tuple(
+                (i, tuple(None if v is None else v.encode("ascii") for v in groups.values())) for i, groups in known[0]
+            )
+            if mine == confirmed and sum(len(v) for _, vs in mine for v in vs if v) <= _MEMO_MAX_PAYLOAD:
+                if len(self._by_matches) >= _MEMO_ENTRIES:
+                    self._by_matches.clear()
+                self._by_matches[confirmed] = known
+        return known
+
+    def _prepare_confirmers(self, members: Set[int]) -> None:
+        """Compile the core's confirmers of ``members`` (the next such payload is confirmed in C)."""
+        confirmers = self._confirmers
+        for i in members:
+            if confirmers[i] is core.PENDING:
+                confirmers[i] = core.confirmer(self._core, self.entries[i][1])
 
     def _remember(self, key: tuple, known: tuple) -> dict:
         """Add to the payload memo; returns the current generation."""

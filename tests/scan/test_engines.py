@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
 from diag.input.framing import frame
+from diag.scan import core
 from diag.scan.engines import (
     Pattern,
     PythonEngine,
@@ -35,12 +36,16 @@ def _report(rules, case, engine, chunk=1 << 20):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_every_engine_gives_the_same_report(rules, case):
+def test_every_engine_gives_the_same_report(rules, case, monkeypatch):
+    """The reference: the pure-Python engine without the compiled core (diag.scan.core)."""
+    monkeypatch.setenv(core.NO_CORE_ENV, "1")
     reference = _report(rules, case, "python")
-    for engine in ENGINES:
-        assert _report(rules, case, engine) == reference, engine
-    # and however the input is chunked
-    assert _report(rules, case, ENGINES[0], chunk=4093) == reference
+    for no_core in ("1", "") if core.built() else ("1",):
+        monkeypatch.setenv(core.NO_CORE_ENV, no_core)
+        for engine in ENGINES:
+            assert _report(rules, case, engine) == reference, (engine, no_core)
+        # and however the input is chunked
+        assert _report(rules, case, ENGINES[0], chunk=4093) == reference, no_core
 
 
 def test_ci_has_every_engine():

@@ -1,0 +1,1033 @@
+/* The compiled core of the scanner's per-candidate loop (diag/scan/core.py explains when it is used).
+ *
+ * Each function is the C form of a Python loop that stays as the fallback and gives the same result
+ * (tests/scan/test_core.py compares them, on random bytes too):
+ *
+ *   Collector, lines(block, ends, exprs, members, unions)
+ *       diag.scan.engines.HyperscanEngine.lines: Hyperscan's matches recorded without a Python call
+ *       each, then the candidate lines holding them with the patterns to try (engines.lines_of_ends).
+ *   digest(block, lines, frame, scanner, folder, slow)
+ *       diag.scan.scanner.Scanner.digest_block: frame each candidate line's NCCL prefix on its bytes
+ *       (PCRE2 with JIT, the same pattern as diag.input.framing.COMMON_NCCL_BYTES), look its payload
+ *       up in the scanner's memo or confirm it with the signatures' PCRE2 forms, fold a repeat that
+ *       folding already knows, ship the rest.
+ *   count_newlines(block, starts)
+ *       diag.input.lines.count_newlines.
+ *   compile(pattern, anchored), match(regex, subject)
+ *       PCRE2 patterns for the above, and their spans for the tests.
+ *
+ * Everything that decides what a report says (confirming a payload the first time, describing matches
+ * for the fold, every fold that changes state, the ordered apply) is still done by the Python code,
+ * called from here; the core only does work whose outcome it can show equal: reading the prefix, a
+ * dictionary look-up, matching a pattern proven to mean the same, and counting a repeat whose fold key
+ * Python's folding has already seen.
+ *
+ * Safety on arbitrary bytes: every offset taken from Python is checked against the block's length
+ * and every read stays inside [0, len).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#define MAX_UNIONS 4096
+
+static PyObject *one; /* the int 1 */
+static PyObject *levels[5]; /* b"INFO", ...: the levels the NCCL prefix reads, one object each */
+static const char *level_names[5] = {"INFO", "WARN", "TRACE", "CALL", "ERROR"};
+
+/* The level as bytes (new reference): a shared object for the five NCCL levels. */
+static PyObject *level_bytes(const char *at, Py_ssize_t len) {
+    for (int i = 0; i < 5; i++)
+        if ((Py_ssize_t)strlen(level_names[i]) == len && memcmp(level_names[i], at, len) == 0) {
+            Py_INCREF(levels[i]);
+            return levels[i];
+        }
+    return PyBytes_FromStringAndSize(at, len);
+}
+
+/* --- lines ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    Py_ssize_t end;
+    Py_ssize_t expr;
+} Hit;
+
+static int hit_cmp(const void *a, const void *b) {
+    const Hit *x = a, *y = b;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return (x->expr > y->expr) - (x->expr < y->expr);
+}
+
+/* The line holding pos, as diag.scan.engines.line_span reads it: from after the last \n or \r before
+ * pos to the first one at or after pos (or the block's end). */
+static void line_span(const unsigned char *s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t *start, Py_ssize_t *stop) {
+    Py_ssize_t i = pos;
+    if (i > n)
+        i = n;
+    while (i > 0 && s[i - 1] != '\n' && s[i - 1] != '\r')
+        i--;
+    *start = i;
+    i = pos;
+    while (i < n && s[i] != '\n' && s[i] != '\r')
+        i++;
+    *stop = i;
+}
+
+/* The union of members[e] for the exprs of one line, shared through ``unions`` (keyed by the sorted
+ * tuple of expr ids) so that equal sets are one object. New reference. */
+static PyObject *members_union(PyObject *members, PyObject *unions, const Py_ssize_t *ids, Py_ssize_t k) {
+    if (k == 1) {
+        PyObject *m = PyList_GET_ITEM(members, ids[0]);
+        Py_INCREF(m);
+        return m;
+    }
+    PyObject *key = PyTuple_New(k);
+    if (!key)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *v = PyLong_FromSsize_t(ids[j]);
+        if (!v) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, j, v);
+    }
+    PyObject *found = PyDict_GetItemWithError(unions, key);
+    if (found) {
+        Py_INCREF(found);
+        Py_DECREF(key);
+        return found;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *frozen = PyList_GET_ITEM(members, ids[0]);
+    Py_INCREF(frozen);
+    for (Py_ssize_t j = 1; j < k && frozen; j++) {
+        PyObject *next = PyNumber_Or(frozen, PyList_GET_ITEM(members, ids[j]));
+        Py_DECREF(frozen);
+        frozen = next;
+    }
+    if (!frozen) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(unions) >= MAX_UNIONS)
+        PyDict_Clear(unions);
+    if (PyDict_SetItem(unions, key, frozen) < 0) {
+        Py_DECREF(key);
+        Py_DECREF(frozen);
+        return NULL;
+    }
+    Py_DECREF(key);
+    return frozen;
+}
+
+/* The candidate lines of ``count`` match ends (sorted here), as the line-by-line loop of
+ * diag.scan.engines.lines_of_ends gives them. Every hit is inside [0, n] and names an expression of
+ * ``members`` (the callers check). */
+static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits, Py_ssize_t count, PyObject *members,
+                                 PyObject *unions) {
+    Py_ssize_t *ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
+    if (!ids)
+        return PyErr_NoMemory();
+    if (count > 1) /* qsort may not be given the NULL buffer of an empty collector */
+        qsort(hits, count, sizeof(Hit), hit_cmp);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        goto done;
+    Py_ssize_t i = 0;
+    while (i < count) {
+        /* A match ending at or before the current line's terminator is on that line, any other
+         * starts the line holding its last byte. */
+        Py_ssize_t pos = hits[i].end - 1 > 0 ? hits[i].end - 1 : 0, start, stop, k = 0;
+        line_span(s, n, pos, &start, &stop);
+        do {
+            Py_ssize_t e = hits[i].expr, j;
+            int seen = 0;
+            for (j = 0; j < k; j++)
+                if (ids[j] == e) {
+                    seen = 1;
+                    break;
+                }
+            if (!seen) { /* keep ids sorted: the key of the shared union */
+                j = k++;
+                while (j > 0 && ids[j - 1] > e) {
+                    ids[j] = ids[j - 1];
+                    j--;
+                }
+                ids[j] = e;
+            }
+            i++;
+        } while (i < count && hits[i].end <= stop);
+        PyObject *tried = members_union(members, unions, ids, k);
+        if (!tried) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyObject *item = PyTuple_New(3), *a = PyLong_FromSsize_t(start), *b = PyLong_FromSsize_t(stop);
+        if (item && a && b) {
+            PyTuple_SET_ITEM(item, 0, a);
+            PyTuple_SET_ITEM(item, 1, b);
+            PyTuple_SET_ITEM(item, 2, tried);
+        } else {
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            Py_DECREF(tried);
+            Py_CLEAR(item);
+        }
+        if (!item || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(out);
+            goto done;
+        }
+        Py_DECREF(item);
+    }
+done:
+    PyMem_Free(ids);
+    return out;
+}
+
+/* lines(block, ends, exprs, members, unions): the same from Python lists of ends and expressions. */
+static PyObject *core_lines(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *ends, *exprs, *members, *unions, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!O!O!", &buf, &PyList_Type, &ends, &PyList_Type, &exprs, &PyList_Type,
+                          &members, &PyDict_Type, &unions))
+        return NULL;
+    Py_ssize_t n = buf.len, count = PyList_GET_SIZE(ends), nmembers = PyList_GET_SIZE(members);
+    Hit *hits = NULL;
+    if (PyList_GET_SIZE(exprs) != count) {
+        PyErr_SetString(PyExc_ValueError, "ends and exprs differ in length");
+        goto done;
+    }
+    hits = PyMem_Malloc(sizeof(Hit) * (count ? count : 1));
+    if (!hits) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, i));
+        Py_ssize_t expr = PyLong_AsSsize_t(PyList_GET_ITEM(exprs, i));
+        if ((end == -1 || expr == -1) && PyErr_Occurred())
+            goto done;
+        if (end < 0 || end > n || expr < 0 || expr >= nmembers) {
+            PyErr_SetString(PyExc_ValueError, "match outside the block or unknown expression");
+            goto done;
+        }
+        hits[i].end = end;
+        hits[i].expr = expr;
+    }
+    out = lines_from_hits(buf.buf, n, hits, count, members, unions);
+done:
+    PyMem_Free(hits);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+/* --- Hyperscan's callback ------------------------------------------------------------------- */
+
+/* A match_event_handler for hyperscan.Database.scan that only records (end, expression) in C:
+ * a Python function per match cost more than the scan. ``collector.lines(block, members, unions)``
+ * then gives core.lines's result and empties it. */
+typedef struct {
+    PyObject_HEAD Hit *hits;
+    Py_ssize_t count, cap;
+} Collector;
+
+static void collector_dealloc(Collector *c) {
+    PyMem_Free(c->hits);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *collector_call(Collector *c, PyObject *args, PyObject *kwargs) {
+    /* (id, from, to, flags, context) */
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 3) {
+        PyErr_SetString(PyExc_TypeError, "expected (id, from, to, ...)");
+        return NULL;
+    }
+    Py_ssize_t expr = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, 0));
+    Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, 2));
+    if ((expr == -1 || end == -1) && PyErr_Occurred())
+        return NULL;
+    if (c->count == c->cap) {
+        Py_ssize_t cap = c->cap ? c->cap * 2 : 1024;
+        Hit *grown = PyMem_Realloc(c->hits, sizeof(Hit) * cap);
+        if (!grown)
+            return PyErr_NoMemory();
+        c->hits = grown;
+        c->cap = cap;
+    }
+    c->hits[c->count].end = end;
+    c->hits[c->count].expr = expr;
+    c->count++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *collector_lines(Collector *c, PyObject *args) {
+    Py_buffer buf;
+    PyObject *members, *unions, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyList_Type, &members, &PyDict_Type, &unions))
+        return NULL;
+    Py_ssize_t nmembers = PyList_GET_SIZE(members);
+    for (Py_ssize_t i = 0; i < c->count; i++)
+        if (c->hits[i].end < 0 || c->hits[i].end > buf.len || c->hits[i].expr < 0 || c->hits[i].expr >= nmembers) {
+            PyErr_SetString(PyExc_ValueError, "match outside the block or unknown expression");
+            goto done;
+        }
+    out = lines_from_hits(buf.buf, buf.len, c->hits, c->count, members, unions);
+done:
+    c->count = 0;
+    if (c->cap > (1 << 20)) { /* a block with very many matches: do not keep its buffer */
+        PyMem_Free(c->hits);
+        c->hits = NULL;
+        c->cap = 0;
+    }
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+static PyObject *collector_clear(Collector *c, PyObject *unused) {
+    c->count = 0;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef collector_methods[] = {
+    {"lines", (PyCFunction)collector_lines, METH_VARARGS, "lines(block, members, unions): the recorded matches' lines."},
+    {"clear", (PyCFunction)collector_clear, METH_NOARGS, "Forget the recorded matches."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CollectorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Collector",
+    .tp_basicsize = sizeof(Collector),
+    .tp_dealloc = (destructor)collector_dealloc,
+    .tp_call = (ternaryfunc)collector_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_methods = collector_methods,
+    .tp_new = PyType_GenericNew,
+    .tp_doc = "Records Hyperscan matches for lines().",
+};
+
+/* --- framing -------------------------------------------------------------------------------- */
+
+typedef struct {
+    pcre2_code *code;
+    pcre2_match_data *md;
+    int jit, anchored;
+} Regex;
+
+static void regex_free(PyObject *capsule) {
+    Regex *r = PyCapsule_GetPointer(capsule, "slurmdiag.regex");
+    if (r) {
+        pcre2_match_data_free(r->md);
+        pcre2_code_free(r->code);
+        PyMem_Free(r);
+    }
+}
+
+/* compile(pattern, anchored) -> capsule: a PCRE2 pattern (bytes, no UTF), JIT-compiled where the
+ * platform has a JIT; ``anchored`` matches at the subject's start only, as re.match does. */
+static PyObject *core_compile(PyObject *self, PyObject *args) {
+    const char *pattern;
+    Py_ssize_t size;
+    int anchored;
+    if (!PyArg_ParseTuple(args, "y#p", &pattern, &size, &anchored))
+        return NULL;
+    int err;
+    PCRE2_SIZE where;
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)pattern, size, anchored ? PCRE2_ANCHORED : 0, &err, &where, NULL);
+    if (!code) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(err, msg, sizeof msg);
+        PyErr_Format(PyExc_ValueError, "PCRE2 cannot compile the pattern at %zu: %s", (size_t)where, msg);
+        return NULL;
+    }
+    Regex *r = PyMem_Malloc(sizeof(Regex));
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
+    if (!r || !md) {
+        PyMem_Free(r);
+        pcre2_match_data_free(md);
+        pcre2_code_free(code);
+        return PyErr_NoMemory();
+    }
+    r->code = code;
+    r->md = md;
+    r->anchored = anchored;
+    r->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+    PyObject *capsule = PyCapsule_New(r, "slurmdiag.regex", regex_free);
+    if (!capsule) {
+        pcre2_match_data_free(md);
+        pcre2_code_free(code);
+        PyMem_Free(r);
+    }
+    return capsule;
+}
+
+/* Group g's span in ov (start, end); unset when it did not take part. */
+#define G_START(ov, g) ((ov)[2 * (g)])
+#define G_END(ov, g) ((ov)[2 * (g) + 1])
+#define G_SET(ov, g) ((ov)[2 * (g)] != PCRE2_UNSET)
+
+/* The match count (1 + the highest group set) or a negative PCRE2 error (PCRE2_ERROR_NOMATCH). */
+static int regex_run(Regex *r, const unsigned char *s, Py_ssize_t n) {
+    if (r->jit)
+        return pcre2_jit_match(r->code, s, n, 0, 0, r->md, NULL);
+    return pcre2_match(r->code, s, n, 0, r->anchored ? PCRE2_ANCHORED : 0, r->md, NULL);
+}
+
+static Regex *regex_of(PyObject *capsule) { return PyCapsule_GetPointer(capsule, "slurmdiag.regex"); }
+
+/* match(capsule, subject) -> (start, end, span of group 1, ...) or None; unset groups are None. For the tests. */
+static PyObject *core_match(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "Oy*", &capsule, &buf))
+        return NULL;
+    Regex *r = regex_of(capsule);
+    if (!r) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    int rc = regex_run(r, buf.buf, buf.len);
+    PyObject *out;
+    if (rc < 0) {
+        if (rc != PCRE2_ERROR_NOMATCH) {
+            PyBuffer_Release(&buf);
+            return PyErr_Format(PyExc_RuntimeError, "PCRE2 match error %d", rc);
+        }
+        Py_INCREF(Py_None);
+        out = Py_None;
+    } else {
+        uint32_t groups = 0;
+        pcre2_pattern_info(r->code, PCRE2_INFO_CAPTURECOUNT, &groups);
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
+        out = PyTuple_New(groups + 2);
+        if (out) {
+            PyTuple_SET_ITEM(out, 0, PyLong_FromSize_t(G_START(ov, 0)));
+            PyTuple_SET_ITEM(out, 1, PyLong_FromSize_t(G_END(ov, 0)));
+            for (uint32_t g = 1; g <= groups; g++) {
+                PyObject *v;
+                if ((int)g < rc && G_SET(ov, g))
+                    v = Py_BuildValue("(nn)", (Py_ssize_t)G_START(ov, g), (Py_ssize_t)G_END(ov, g));
+                else {
+                    Py_INCREF(Py_None);
+                    v = Py_None;
+                }
+                if (!v) {
+                    Py_CLEAR(out);
+                    break;
+                }
+                PyTuple_SET_ITEM(out, g + 1, v);
+            }
+        }
+    }
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+/* --- digest --------------------------------------------------------------------------------- */
+
+/* int(digits) of a \d+ group: any length, as Python's int() reads it. */
+static PyObject *int_of(const unsigned char *s, Py_ssize_t a, Py_ssize_t b) {
+    if (b - a <= 18) {
+        long long v = 0;
+        for (Py_ssize_t i = a; i < b; i++)
+            v = v * 10 + (s[i] - '0');
+        return PyLong_FromLongLong(v);
+    }
+    char *tmp = PyMem_Malloc(b - a + 1);
+    if (!tmp)
+        return PyErr_NoMemory();
+    memcpy(tmp, s + a, b - a);
+    tmp[b - a] = 0;
+    PyObject *v = PyLong_FromString(tmp, NULL, 10);
+    PyMem_Free(tmp);
+    return v;
+}
+
+static PyObject *group_int(const unsigned char *s, PCRE2_SIZE *ov, int rc, int g) {
+    if (g < rc && G_SET(ov, g) && G_END(ov, g) > G_START(ov, g))
+        return int_of(s, G_START(ov, g), G_END(ov, g));
+    Py_INCREF(Py_None);
+    return Py_None;
+}
+
+static PyObject *group_str(const unsigned char *s, PCRE2_SIZE *ov, int rc, int g) {
+    if (g < rc && G_SET(ov, g) && G_END(ov, g) > G_START(ov, g))
+        return PyUnicode_DecodeASCII((const char *)s + G_START(ov, g), G_END(ov, g) - G_START(ov, g), NULL);
+    Py_INCREF(Py_None);
+    return Py_None;
+}
+
+static int is_plain_ascii(const unsigned char *s, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (s[i] >= 0x80 || s[i] == 0x1b)
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    PyObject *seen, *full, *matches, *counters, *keep; /* the folder's own containers (it clears them in place) */
+    PyObject *folder, *shadow, *rank_key, *inherited;  /* for the rank token of a rule match without a rank */
+} Fold;
+
+/* keep_described's token for a rule match on a line without a rank of its own: the rank this task
+ * last gave the process, else None when the folder saw the job from its start, else
+ * (INHERITED, pid). New reference, NULL on error. */
+static PyObject *rank_token(Fold *fold, PyObject *host, PyObject *pid) {
+    PyObject *key = PyTuple_Pack(3, fold->rank_key, host, pid);
+    if (!key)
+        return NULL;
+    PyObject *token = PyDict_GetItemWithError(fold->shadow, key);
+    Py_DECREF(key);
+    if (token) {
+        Py_INCREF(token);
+        return token;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *known = PyObject_GetAttrString(fold->folder, "_inherited_known");
+    if (!known)
+        return NULL;
+    int yes = PyObject_IsTrue(known);
+    Py_DECREF(known);
+    if (yes < 0)
+        return NULL;
+    if (yes)
+        Py_RETURN_NONE;
+    return PyTuple_Pack(2, fold->inherited, pid);
+}
+
+/* dict[key] += 1 (starting from 0). */
+static int bump(PyObject *dict, PyObject *key) {
+    PyObject *old = PyDict_GetItemWithError(dict, key);
+    if (!old && PyErr_Occurred())
+        return -1;
+    PyObject *v = old ? PyNumber_Add(old, one) : PyLong_FromLong(1);
+    if (!v)
+        return -1;
+    int rc = PyDict_SetItem(dict, key, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* The part of diag.scan.fold.Folder.keep_described that folds a repeat: 1 when the line was folded
+ * here, 0 when Python must decide (a first sighting, a write, an order-dependent fact, a rule whose
+ * samples are not full, a rank read from the facts), -1 on error. Only when every condition under
+ * which keep_described folds holds is the line counted, exactly as keep_described counts it. */
+static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, PyObject *nccl, PyObject *desc) {
+    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 6)
+        return 0;
+    PyObject *values = PyTuple_GET_ITEM(desc, 0), *rules = PyTuple_GET_ITEM(desc, 1),
+             *last_wins = PyTuple_GET_ITEM(desc, 2), *ordered = PyTuple_GET_ITEM(desc, 3),
+             *counters = PyTuple_GET_ITEM(desc, 4), *rule_set = PyTuple_GET_ITEM(desc, 5);
+    if (values == Py_None || ordered != Py_False || !PyTuple_Check(rules) || !PyTuple_Check(last_wins) ||
+        PyTuple_GET_SIZE(last_wins) != 0 || !PyTuple_Check(counters))
+        return 0;
+    Py_ssize_t nrules = PyTuple_GET_SIZE(rules);
+    PyObject *token = Py_None;
+    Py_INCREF(token);
+    if (nrules) {
+        int sub = PyObject_RichCompareBool(rule_set, fold->full, Py_LE);
+        if (sub <= 0) {
+            Py_DECREF(token);
+            return sub;
+        }
+        Py_DECREF(token);
+        if (rank != Py_None) {
+            token = rank;
+            Py_INCREF(token);
+        } else if (!(token = rank_token(fold, host, pid))) {
+            return -1;
+        }
+    }
+    PyObject *key = PyTuple_Pack(4, host, nccl, token, values);
+    Py_DECREF(token);
+    if (!key)
+        return -1;
+    int in = PySet_Contains(fold->seen, key);
+    Py_DECREF(key);
+    if (in <= 0)
+        return in;
+    for (Py_ssize_t i = 0; i < nrules; i++) {
+        PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), host);
+        if (!k || bump(fold->matches, k) < 0) {
+            Py_XDECREF(k);
+            return -1;
+        }
+        Py_DECREF(k);
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counters); i++) {
+        PyObject *k = PyTuple_Pack(2, host, PyTuple_GET_ITEM(counters, i));
+        if (!k || bump(fold->counters, k) < 0) {
+            Py_XDECREF(k);
+            return -1;
+        }
+        Py_DECREF(k);
+    }
+    return 1;
+}
+
+static PyObject *get_attr(PyObject *obj, const char *name) { return PyObject_GetAttrString(obj, name); }
+
+#define MAX_MEMBERS 64
+
+static int cmp_ssize(const void *a, const void *b) {
+    Py_ssize_t x = *(const Py_ssize_t *)a, y = *(const Py_ssize_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Scanner._confirm in C for a payload the PCRE2 forms of its candidate signatures can all answer:
+ * the tuple ((entry, (value of each named group as bytes, or None), ...), ...) of the signatures
+ * among ``members`` (in entry order) that match, which the scanner maps to what confirming gives.
+ * NULL without an error when some signature has no PCRE2 form (diag.scan.core.pcre2_form) or PCRE2
+ * gave up: Python confirms that payload. ``confirmers[i]``: None or (regex, levels, group numbers). */
+static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned char *payload, Py_ssize_t plen,
+                         const unsigned char *level, Py_ssize_t level_len) {
+    Py_ssize_t ids[MAX_MEMBERS], k = 0, nconf = PyList_GET_SIZE(confirmers);
+    PyObject *item, *it;
+    if (!PyAnySet_Check(members) || PySet_GET_SIZE(members) > MAX_MEMBERS)
+        return NULL;
+    it = PyObject_GetIter(members);
+    if (!it)
+        return NULL;
+    while ((item = PyIter_Next(it)) != NULL) {
+        Py_ssize_t i = PyLong_AsSsize_t(item);
+        Py_DECREF(item);
+        if (i < 0 || i >= nconf || k >= MAX_MEMBERS) {
+            PyErr_Clear();
+            Py_DECREF(it);
+            return NULL;
+        }
+        ids[k++] = i;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
+    qsort(ids, k, sizeof(Py_ssize_t), cmp_ssize);
+    PyObject *found = PyList_New(0);
+    if (!found)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *entry = PyList_GET_ITEM(confirmers, ids[j]);
+        if (entry == Py_None || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3)
+            goto fallback;
+        PyObject *levels = PyTuple_GET_ITEM(entry, 1), *groups = PyTuple_GET_ITEM(entry, 2);
+        if (!PyTuple_Check(levels) || !PyTuple_Check(groups))
+            goto fallback;
+        if (PyTuple_GET_SIZE(levels)) { /* Signature.match: a signature of some levels only */
+            int ok = 0;
+            for (Py_ssize_t q = 0; q < PyTuple_GET_SIZE(levels); q++) {
+                PyObject *lv = PyTuple_GET_ITEM(levels, q);
+                if (PyBytes_Check(lv) && PyBytes_GET_SIZE(lv) == level_len &&
+                    memcmp(PyBytes_AS_STRING(lv), level, level_len) == 0)
+                    ok = 1;
+            }
+            if (!ok)
+                continue;
+        }
+        Regex *r = regex_of(PyTuple_GET_ITEM(entry, 0));
+        if (!r) {
+            PyErr_Clear();
+            goto fallback;
+        }
+        int rc = regex_run(r, payload, plen);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            continue;
+        if (rc < 0)
+            goto fallback; /* a limit or an error: Python decides */
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
+        uint32_t pairs = pcre2_get_ovector_count(r->md);
+        Py_ssize_t ng = PyTuple_GET_SIZE(groups);
+        PyObject *values = PyTuple_New(ng);
+        if (!values)
+            goto error;
+        for (Py_ssize_t q = 0; q < ng; q++) {
+            long g = PyLong_AsLong(PyTuple_GET_ITEM(groups, q));
+            PyObject *v;
+            if (g > 0 && g < rc && (uint32_t)g < pairs && G_SET(ov, g) && G_END(ov, g) <= (PCRE2_SIZE)plen &&
+                G_START(ov, g) <= G_END(ov, g))
+                v = PyBytes_FromStringAndSize((const char *)payload + G_START(ov, g), G_END(ov, g) - G_START(ov, g));
+            else {
+                if (g == -1 && PyErr_Occurred()) {
+                    Py_DECREF(values);
+                    goto error;
+                }
+                Py_INCREF(Py_None);
+                v = Py_None;
+            }
+            if (!v) {
+                Py_DECREF(values);
+                goto error;
+            }
+            PyTuple_SET_ITEM(values, q, v);
+        }
+        PyObject *hit = Py_BuildValue("(nN)", ids[j], values);
+        if (!hit || PyList_Append(found, hit) < 0) {
+            Py_XDECREF(hit);
+            goto error;
+        }
+        Py_DECREF(hit);
+    }
+    PyObject *key = PyList_AsTuple(found);
+    Py_DECREF(found);
+    return key;
+fallback:
+    Py_DECREF(found);
+    return NULL;
+error:
+    Py_DECREF(found);
+    return NULL;
+}
+
+/* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
+ *
+ * lines: [(start, stop, members)] from an engine. scanner: the Scanner (its _bytes_memo, _hosts and
+ * _resolve). folder: a Folder or None. slow(start, stop, members) -> record or None: the Python path
+ * for a line the common NCCL prefix does not frame (it folds or not itself). */
+static PyObject *core_digest(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *lines, *capsule, *scanner, *folder, *slow;
+    if (!PyArg_ParseTuple(args, "y*O!OOOO", &buf, &PyList_Type, &lines, &capsule, &scanner, &folder, &slow))
+        return NULL;
+    const unsigned char *s = buf.buf;
+    Py_ssize_t n = buf.len;
+    PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL, *folded = NULL;
+    PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
+    Fold fold = {0};
+    Regex *f = regex_of(capsule);
+    if (!f)
+        goto done;
+    nccl = PyUnicode_InternFromString("nccl");
+    memo = get_attr(scanner, "_bytes_memo");
+    hosts = get_attr(scanner, "_hosts");
+    resolve = get_attr(scanner, "_resolve");
+    confirmers = get_attr(scanner, "_confirmers");
+    by_matches = get_attr(scanner, "_by_matches");
+    if (!nccl || !memo || !hosts || !resolve || !confirmers || !by_matches || !PyDict_Check(memo) ||
+        !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches))
+        goto bad_state;
+    if (folder != Py_None) {
+        PyObject *seen = get_attr(folder, "_seen"), *full = get_attr(folder, "_full");
+        folded = get_attr(folder, "folded");
+        PyObject *matches = folded ? get_attr(folded, "matches") : NULL;
+        PyObject *counters = folded ? get_attr(folded, "counters") : NULL;
+        fold.keep = get_attr(folder, "keep_described");
+        fold.seen = seen, fold.full = full, fold.matches = matches, fold.counters = counters;
+        fold.folder = folder;
+        fold.shadow = get_attr(folder, "_shadow");
+        fold.rank_key = get_attr(folder, "RANK_KEY");
+        fold.inherited = get_attr(folder, "INHERITED");
+        if (!fold.shadow || !fold.rank_key || !fold.inherited || !PyDict_Check(fold.shadow))
+            goto bad_state;
+        if (!seen || !full || !matches || !counters || !fold.keep || !PySet_Check(seen) || !PyAnySet_Check(full) ||
+            !PyDict_Check(matches) || !PyDict_Check(counters))
+            goto bad_state;
+    }
+    out = PyList_New(0);
+    if (!out)
+        goto done;
+    Py_ssize_t count = PyList_GET_SIZE(lines);
+    for (Py_ssize_t li = 0; li < count; li++) {
+        PyObject *line = PyList_GET_ITEM(lines, li);
+        Py_ssize_t start, stop;
+        PyObject *members;
+        if (!PyTuple_Check(line) || PyTuple_GET_SIZE(line) != 3) {
+            PyErr_SetString(PyExc_TypeError, "a candidate line is (start, stop, members)");
+            goto fail;
+        }
+        start = PyLong_AsSsize_t(PyTuple_GET_ITEM(line, 0));
+        stop = PyLong_AsSsize_t(PyTuple_GET_ITEM(line, 1));
+        members = PyTuple_GET_ITEM(line, 2);
+        if ((start == -1 || stop == -1) && PyErr_Occurred())
+            goto fail;
+        if (start < 0 || stop < start || stop > n) {
+            PyErr_SetString(PyExc_ValueError, "candidate line outside the block");
+            goto fail;
+        }
+        const unsigned char *raw = s + start;
+        Py_ssize_t size = stop - start;
+        int rc = -1;
+        if (is_plain_ascii(raw, size))
+            rc = regex_run(f, raw, size);
+        if (rc < 0) {
+            /* no match (or a PCRE2 failure, never seen on this pattern): the Python path reads the line */
+            PyObject *record = PyObject_CallFunction(slow, "nnO", start, stop, members);
+            if (!record)
+                goto fail;
+            if (record != Py_None) {
+                PyObject *item = Py_BuildValue("(nN)", start, record);
+                if (!item || PyList_Append(out, item) < 0) {
+                    Py_XDECREF(item);
+                    goto fail;
+                }
+                Py_DECREF(item);
+            } else {
+                Py_DECREF(record);
+            }
+            continue;
+        }
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(f->md);
+        Py_ssize_t cut = (Py_ssize_t)G_END(ov, 0);
+        if (cut > size || !(10 < rc) || !G_SET(ov, 5) || !G_SET(ov, 6) || !G_SET(ov, 10)) {
+            PyErr_SetString(PyExc_RuntimeError, "frame pattern matched without host, pid or level");
+            goto fail;
+        }
+        /* memo key: (payload, level, members), as digest_block builds it */
+        PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
+        PyObject *level_b = level_bytes((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
+        PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
+        Py_XDECREF(payload);
+        Py_XDECREF(level_b);
+        if (!key)
+            goto fail;
+        PyObject *known = PyDict_GetItemWithError(memo, key); /* borrowed */
+        if (known) {
+            Py_INCREF(known);
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            goto fail;
+        } else {
+            /* Not in the memo: confirmed here when PCRE2 can, and then usually known by its matches
+             * (channel lines differ in their ranks, not in what they capture). */
+            PyObject *mkey = confirm(confirmers, members, raw + cut, size - cut, raw + G_START(ov, 10),
+                                     G_END(ov, 10) - G_START(ov, 10));
+            if (!mkey && PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto fail;
+            }
+            if (mkey) {
+                known = PyDict_GetItemWithError(by_matches, mkey);
+                if (known)
+                    Py_INCREF(known);
+                else if (PyErr_Occurred()) {
+                    Py_DECREF(mkey);
+                    Py_DECREF(key);
+                    goto fail;
+                }
+            }
+            if (!known) {
+                known = PyObject_CallFunction(resolve, "OnO", key, size - cut, mkey ? mkey : Py_None);
+                if (known) { /* resolving may turn the memo's generation over */
+                    Py_DECREF(memo);
+                    memo = get_attr(scanner, "_bytes_memo");
+                    if (!memo || !PyDict_Check(memo)) {
+                        Py_XDECREF(mkey);
+                        Py_DECREF(key);
+                        Py_DECREF(known);
+                        goto bad_state;
+                    }
+                }
+            }
+            Py_XDECREF(mkey);
+        }
+        Py_DECREF(key);
+        if (!known)
+            goto fail;
+        if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 2) {
+            Py_DECREF(known);
+            goto bad_state;
+        }
+        /* host: one str per distinct host name */
+        const char *host_at = (const char *)raw + G_START(ov, 5);
+        Py_ssize_t host_len = G_END(ov, 5) - G_START(ov, 5);
+        PyObject *host_b;
+        if (last_host_b && PyBytes_GET_SIZE(last_host_b) == host_len &&
+            memcmp(PyBytes_AS_STRING(last_host_b), host_at, host_len) == 0) {
+            host_b = last_host_b; /* a process prints its lines in runs: the host of the line before */
+            Py_INCREF(host_b);
+        } else {
+            host_b = PyBytes_FromStringAndSize(host_at, host_len);
+            Py_XSETREF(last_host_b, host_b);
+            Py_XINCREF(host_b);
+        }
+        if (!host_b) {
+            Py_DECREF(known);
+            goto fail;
+        }
+        PyObject *host = PyDict_GetItemWithError(hosts, host_b);
+        if (host) {
+            Py_INCREF(host);
+        } else if (!PyErr_Occurred()) {
+            host = PyUnicode_DecodeASCII(PyBytes_AS_STRING(host_b), PyBytes_GET_SIZE(host_b), NULL);
+            if (host && PyDict_SetItem(hosts, host_b, host) < 0)
+                Py_CLEAR(host);
+        }
+        Py_DECREF(host_b);
+        /* The pid is made only when Python is asked or the line ships (a fold does not need it), unless
+         * it is too long for a machine integer: then now, so that int()'s limit on digits raises where
+         * the Python path raises. */
+        PyObject *pid = NULL;
+        if (host && G_END(ov, 6) - G_START(ov, 6) > 18 && !(pid = group_int(raw, ov, rc, 6)))
+            Py_CLEAR(host);
+        PyObject *rank = host ? group_int(raw, ov, rc, 2) : NULL;
+        if (!rank) {
+            Py_XDECREF(host);
+            Py_XDECREF(pid);
+            Py_DECREF(known);
+            goto fail;
+        }
+        int ship = 1;
+        if (fold.keep) {
+            PyObject *desc = PyTuple_GET_ITEM(known, 1);
+            if (rank == Py_None && !pid && !(pid = group_int(raw, ov, rc, 6)))
+                goto fail_line; /* the rank token of a rule match reads the process's rank */
+            int folded_here = try_fold(&fold, host, rank, pid, nccl, desc);
+            if (folded_here < 0)
+                goto fail_line;
+            if (folded_here) {
+                ship = 0;
+            } else {
+                if (!pid && !(pid = group_int(raw, ov, rc, 6)))
+                    goto fail_line;
+                PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
+                if (!keep)
+                    goto fail_line;
+                ship = PyObject_IsTrue(keep);
+                Py_DECREF(keep);
+                if (ship < 0)
+                    goto fail_line;
+            }
+        }
+        if (ship && !pid && !(pid = group_int(raw, ov, rc, 6)))
+            goto fail_line;
+        if (ship) {
+            PyObject *text = PyUnicode_DecodeASCII((const char *)raw, size, NULL);
+            PyObject *local = group_int(raw, ov, rc, 3), *task = group_int(raw, ov, rc, 1);
+            PyObject *level = group_str(raw, ov, rc, 10), *ts = group_str(raw, ov, rc, 4);
+            PyObject *record = NULL, *item = NULL;
+            if (text && local && task && level && ts)
+                record = Py_BuildValue("(iOnOOOOOOOOO)", 0, text, cut, host, pid, rank, local, task, level, ts, nccl,
+                                       PyTuple_GET_ITEM(known, 0));
+            Py_XDECREF(text), Py_XDECREF(local), Py_XDECREF(task), Py_XDECREF(level), Py_XDECREF(ts);
+            if (record)
+                item = Py_BuildValue("(nN)", start, record);
+            if (!item || PyList_Append(out, item) < 0) {
+                Py_XDECREF(item);
+                goto fail_line;
+            }
+            Py_DECREF(item);
+        }
+        Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
+        continue;
+    fail_line:
+        Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
+        goto fail;
+    }
+    goto done;
+bad_state:
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "scanner or folder state is not what the core expects");
+fail:
+    Py_CLEAR(out);
+done:
+    Py_XDECREF(confirmers);
+    Py_XDECREF(by_matches);
+    Py_XDECREF(last_host_b);
+    Py_XDECREF(memo);
+    Py_XDECREF(hosts);
+    Py_XDECREF(resolve);
+    Py_XDECREF(nccl);
+    Py_XDECREF(folded);
+    Py_XDECREF(fold.keep);
+    Py_XDECREF(fold.seen);
+    Py_XDECREF(fold.full);
+    Py_XDECREF(fold.matches);
+    Py_XDECREF(fold.counters);
+    Py_XDECREF(fold.shadow);
+    Py_XDECREF(fold.rank_key);
+    Py_XDECREF(fold.inherited);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+
+/* --- line numbers --------------------------------------------------------------------------- */
+
+/* count_newlines(block, starts) -> ([\n before each start], \n in the block): diag.input.lines. */
+static PyObject *core_count_newlines(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *starts;
+    if (!PyArg_ParseTuple(args, "y*O!", &buf, &PyList_Type, &starts))
+        return NULL;
+    const char *s = buf.buf;
+    Py_ssize_t n = buf.len, pos = 0, seen = 0, count = PyList_GET_SIZE(starts);
+    PyObject *out = PyList_New(count);
+    if (!out)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t start = PyLong_AsSsize_t(PyList_GET_ITEM(starts, i));
+        if (start == -1 && PyErr_Occurred())
+            goto fail;
+        if (start < pos || start > n) {
+            PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
+            goto fail;
+        }
+        const char *p = s + pos, *end = s + start;
+        while ((p = memchr(p, '\n', end - p)) != NULL) {
+            seen++;
+            p++;
+        }
+        pos = start;
+        PyObject *v = PyLong_FromSsize_t(seen);
+        if (!v)
+            goto fail;
+        PyList_SET_ITEM(out, i, v);
+    }
+    {
+        const char *p = s + pos, *end = s + n;
+        while ((p = memchr(p, '\n', end - p)) != NULL) {
+            seen++;
+            p++;
+        }
+    }
+    {
+        PyObject *pair = Py_BuildValue("(Nn)", out, seen);
+        PyBuffer_Release(&buf);
+        return pair;
+    }
+fail:
+    Py_CLEAR(out);
+done:
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"lines", core_lines, METH_VARARGS, "Candidate lines of Hyperscan match ends (see diag.scan.core)."},
+    {"compile", core_compile, METH_VARARGS, "Compile a pattern with PCRE2 (JIT): compile(pattern, anchored)."},
+    {"match", core_match, METH_VARARGS, "Spans of a compiled pattern's match on a subject, or None (tests)."},
+    {"count_newlines", core_count_newlines, METH_VARARGS, "Line feeds before each start and in the block."},
+    {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    one = PyLong_FromLong(1);
+    if (!one)
+        return NULL;
+    for (int i = 0; i < 5; i++)
+        if (!(levels[i] = PyBytes_FromString(level_names[i])))
+            return NULL;
+    if (PyType_Ready(&CollectorType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&CollectorType);
+    if (PyModule_AddObject(m, "Collector", (PyObject *)&CollectorType) < 0) {
+        Py_DECREF(&CollectorType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
