@@ -41,7 +41,7 @@ def _expand_one(part: str) -> list[str]:
     out: list[str] = []
     for item in m["body"].split(","):
         lo, _, hi = item.partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
+        if not lo.isdigit() or (hi and not hi.isdigit()) or len(lo) > 18 or len(hi) > 18:
             return [part]
         width = len(lo)
         for n in range(int(lo), int(hi or lo) + 1):

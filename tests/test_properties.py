@@ -107,3 +107,18 @@ def test_arbitrary_text_never_raises_and_renders(rules, lines):
     report = diagnose_bytes("\n".join(lines).encode("utf-8", "surrogatepass"), rules)
     render_terminal(report, color=True)
     render_markdown(report)
+
+
+def test_numbers_too_long_for_int_never_stop_the_diagnosis():
+    # Python refuses int() of over 4,300 digits; a log line may hold any bytes, pids and ranks included.
+    import re as _re
+
+    from diag.api import diagnose_bytes, load_rules
+
+    rules = load_rules()
+    lines = [line for rule in rules.rules for line in rule.examples_match]
+    for line in lines:
+        for count in (1, 2, 0):
+            huge = _re.sub(r"\d+", "9" * 5000, line, count=count)
+            report = diagnose_bytes((huge + "\n").encode(), rules)
+            assert report.inputs  # a report, not an exception

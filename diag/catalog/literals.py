@@ -63,3 +63,33 @@ def _collect(seq, runs: list[str]) -> None:
         runs.append("".join(current))
         current = []
     runs.append("".join(current))
+
+
+MAX_DIGITS = 30
+
+
+def bound_digit_runs(pattern: str) -> str:
+    """``pattern`` with every ``\\d+`` outside a class bounded to :data:`MAX_DIGITS` digits.
+
+    Analyzers turn captured numbers into ints; Python refuses strings of over 4,300 digits, and a log
+    line may hold any bytes. No real count, pid or size has 30 digits, so a longer run simply does not
+    match, where it would otherwise stop the diagnosis."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            esc = pattern[i : i + 2]
+            if esc == "\\d" and not in_class and pattern[i + 2 : i + 3] == "+":
+                out.append(f"\\d{{1,{MAX_DIGITS}}}")
+                i += 3
+                continue
+            out.append(esc)
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+        elif ch == "]" and in_class and pattern[i - 1] not in "[^":
+            in_class = False
+        out.append(ch)
+        i += 1
+    return "".join(out)

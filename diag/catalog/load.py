@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from diag.catalog.causes import CAUSE_IDS, CUSTOM_ID_PREFIX, ROLES, SEVERITIES
-from diag.catalog.literals import best_literal
+from diag.catalog.literals import best_literal, bound_digit_runs
 from diag.catalog.model import LEVELS, Condition, Lint, Rule, RuleError, RuleSet, Signature
 
 RULES_ENV = "SLURMDIAG_RULES"
@@ -93,7 +93,7 @@ def _parse_signature(raw, path: str, rid: str, index: int) -> Signature:
     fact = raw.get("fact", False)
     if not isinstance(fact, bool):
         raise RuleError(path, rid, f"{where}.fact", "must be true or false")
-    return Signature(name, pattern, literal, None, levels, fact)
+    return Signature(name, bound_digit_runs(pattern), literal, None, levels, fact)
 
 
 def _parse_condition(raw, path: str, rid: str, names: set[str]) -> Condition:

@@ -26,7 +26,8 @@ _NUM_SPLIT = re.compile(r"(\d+)")
 
 
 def natural_key(text: str) -> list:
-    return [int(p) if p.isdigit() else p for p in _NUM_SPLIT.split(text)]
+    # A digit run too long for int() (any bytes may name a host) sorts by its first 30 digits.
+    return [int(p[:30]) if p.isdigit() else p for p in _NUM_SPLIT.split(text)]
 
 
 @dataclass

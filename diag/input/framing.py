@@ -39,11 +39,11 @@ class Frame:
     emitter: str | None = None  # nccl, torch, slurm, ompi, ucx, enroot
 
 
-_SRUN_LABEL = re.compile(r"^ *(?:P\d+ +)?(?P<task>\d+): ")
-_TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d+)\]: ?")
-_TORCHRUN_TEE = re.compile(r"^\[(?P<role>[A-Za-z_][A-Za-z_]*?)(?P<local>\d+)\]:")
-_OMPI_TAG = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>: ?")
-_MPICH_LABEL = re.compile(r"^\[(?P<rank>\d+)\] ")
+_SRUN_LABEL = re.compile(r"^ *(?:P\d+ +)?(?P<task>\d{1,18}): ")
+_TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d{1,18})\]: ?")
+_TORCHRUN_TEE = re.compile(r"^\[(?P<role>[A-Za-z_][A-Za-z_]*?)(?P<local>\d{1,18})\]:")
+_OMPI_TAG = re.compile(r"^\[(?P<job>\d{1,18}),(?P<rank>\d{1,18})\]<(?:stdout|stderr|stddiag)>: ?")
+_MPICH_LABEL = re.compile(r"^\[(?P<rank>\d{1,18})\] ")
 _GLOG_BRACKET = re.compile(
     r"^\[(?P<lvl>[EWIF])(?:(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?))? ?(?:\d+ )?[\w./-]+:\d+\] "
 )
@@ -53,19 +53,19 @@ _SYSLOG = re.compile(
     r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (?P<host>[\w.-]+) (?P<prog>[\w./-]+)(?:\[\d+\])?: "
 )
 _DMESG_TS = re.compile(r"^\[ *(?P<ts>\d+\.\d+)\] ")
-_UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d+):\w+\] +\S+:\d+ +UCX +(?P<level>[A-Z]+) +")
-_OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+)\] ")
+_UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d{1,18}):\w+\] +\S+:\d+ +UCX +(?P<level>[A-Z]+) +")
+_OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d{1,18})\] ")
 _PDSH = re.compile(r"^(?P<host>[A-Za-z][\w.-]*\d[\w.-]*): ")
 _NCCL = re.compile(
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?"
-    r"(?P<host>[^\s:\[\]`*>]+):(?P<pid>\d+):(?P<tid>\d+) "
-    r"(?:\[(?P<dev>\d+)\] )?(?:\d+(?:\.\d+)? )?"
+    r"(?P<host>[^\s:\[\]`*>]+):(?P<pid>\d{1,18}):(?P<tid>\d{1,18}) "
+    r"(?:\[(?P<dev>\d{1,18})\] )?(?:\d+(?:\.\d+)? )?"
     r"(?:(?P<src>\S+:\d+) (?:\([^)\s]*\) )?)?"
     r"(?:NCCL )?(?P<level>INFO|WARN|TRACE|CALL|ERROR) ?"  # NCCL 2.0-2.3 printed no "NCCL"
 )
 # What a paste leaves of an NCCL header: "[0] NCCL INFO ..." or "NCCL WARN ..." with no host:pid:tid.
 _NCCL_HOSTLESS = re.compile(
-    r"^(?:\[(?P<dev>\d+)\] )?(?:(?P<src>[\w./-]+\.(?:cc|cu|h|cpp):\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?"
+    r"^(?:\[(?P<dev>\d{1,18})\] )?(?:(?P<src>[\w./-]+\.(?:cc|cu|h|cpp):\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?"
 )
 # Markdown a user's paste wraps lines in: quote markers ("> > "), fences and inline code, bold.
 _PASTE_MARKUP = re.compile(r"^(?:(?:> ?)+|`{1,3}(?=\S)|\*\*(?=\S))")
@@ -83,7 +83,7 @@ def strip_ansi(text: str) -> str:
 # The stack that fills NCCL_DEBUG=INFO logs: [srun label] [torchrun tee or rank] NCCL header, in one
 # match. Whatever it accepts, the general loop below would read the same way (a test checks it).
 _COMMON_NCCL = re.compile(
-    r"(?: *(?P<task>\d+): )?(?:\[rank(?P<rank>\d+)\]: ?|\[(?!rank\d+\])[A-Za-z_][A-Za-z_]*?(?P<local>\d+)\]:)?"
+    r"(?: *(?P<task>\d{1,18}): )?(?:\[rank(?P<rank>\d{1,18})\]: ?|\[(?!rank\d+\])[A-Za-z_][A-Za-z_]*?(?P<local>\d{1,18})\]:)?"
     + _NCCL.pattern[1:]
 )
 

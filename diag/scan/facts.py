@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from diag.catalog.literals import best_literal
+from diag.catalog.literals import best_literal, bound_digit_runs
 from diag.catalog.model import Signature
 from diag.input.framing import Frame
 
@@ -34,7 +34,7 @@ def _sig(name: str, pattern: str, literal: str | None = None, kind: str = "set")
     lit = literal or best_literal(pattern)
     assert lit, pattern
     assert kind in FACT_KINDS and FACT_KIND.setdefault(name, kind) == kind, (name, kind)
-    return Signature(name, pattern, lit, None, (), True)
+    return Signature(name, bound_digit_runs(pattern), lit, None, (), True)
 
 
 FACT_SIGNATURES: tuple[Signature, ...] = (
@@ -153,7 +153,7 @@ class BusbwRow:
     wrong: int | None
 
 
-_PG_RANK_RE = re.compile(r"\bRank (\d+)\]")
+_PG_RANK_RE = re.compile(r"\bRank (\d{1,18})\]")
 _HCA_RE = re.compile(r"\[\d+\]([\w.-]+:\d+)(?::\d+:\d+)?/(?:IB|RoCE)")
 
 
