@@ -77,6 +77,19 @@ def _wait_gone(job_ids: list[str], timeout: float = 240) -> None:
         time.sleep(0.5)
 
 
+def _wait_accounted(since: str, job_ids: list[str], timeout: float = 120) -> None:
+    """Until sacct shows every job of ``job_ids`` as ended."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = subprocess.run(["sacct", "-a", "-X", "-n", "-P", "-S", since, "-o", "JobID,End"], capture_output=True,
+                             text=True, timeout=30).stdout  # fmt: skip
+        ended = {line.split("|")[0] for line in out.splitlines() if "|" in line and line.split("|")[1] not in ("", "Unknown")}
+        if set(job_ids) <= ended:
+            return
+        assert time.monotonic() < deadline, f"sacct never showed {sorted(set(job_ids) - ended)} as ended"
+        time.sleep(1)
+
+
 @pytest.fixture(scope="module")
 def accounting(lab):
     done = subprocess.run(["sacct", "-a", "-X", "-n", "-S", "now-1minutes", "-o", "JobID"], capture_output=True,
@@ -120,10 +133,11 @@ def test_window_scan_finds_exactly_the_jobs_that_ran(accounting):
                          '[ "$SLURM_ARRAY_TASK_ID" = 0 ]'),  # fmt: skip
     }
     _wait_gone(list(ids.values()))
-    time.sleep(2)  # the last records reach slurmdbd
-    until = time.strftime("%Y-%m-%dT%H:%M:%S")
     a = ids["array"]
     expected = sorted([ids["healthy"], ids["xid"], ids["pipe"], ids["killed"], f"{a}_0", f"{a}_1"])
+    _wait_accounted(since, expected)  # slurmctld hands records to slurmdbd asynchronously: slower on a busy host
+    time.sleep(1)
+    until = time.strftime("%Y-%m-%dT%H:%M:%S")
 
     fleet = work / "fleet"
     scan = f"slurmdiag fleet scan --since {since} --until {until} --shard $SLURM_ARRAY_TASK_ID/2 --out {fleet}"
