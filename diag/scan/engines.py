@@ -14,6 +14,7 @@ under-report.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -312,6 +313,7 @@ def _cached_database(hyperscan, exprs: list[bytes]):
     return db
 
 
+@functools.lru_cache(maxsize=8192)  # a fleet scan builds a scanner per job: derive each expression once
 def engine_expression(p: Pattern) -> str:
     """What an engine looks for: the prefilter regex, or just the required literal when the regex
     starts with a class or group. A leading ``[A-Z][A-Z0-9_]+`` or ``(?:a|b)`` must be tracked at
