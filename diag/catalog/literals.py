@@ -7,6 +7,8 @@ sequence (or inside a capture group that is always present) is a substring of ev
 
 from __future__ import annotations
 
+from diag import regex_walk
+
 try:  # Python 3.11+
     import re._constants as _c
     import re._parser as _parser
@@ -74,22 +76,10 @@ def bound_digit_runs(pattern: str) -> str:
     Analyzers turn captured numbers into ints; Python refuses strings of over 4,300 digits, and a log
     line may hold any bytes. No real count, pid or size has 30 digits, so a longer run simply does not
     match, where it would otherwise stop the diagnosis."""
-    out, i, in_class = [], 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            esc = pattern[i : i + 2]
-            if esc == "\\d" and not in_class and pattern[i + 2 : i + 3] == "+":
-                out.append(f"\\d{{1,{MAX_DIGITS}}}")
-                i += 3
-                continue
-            out.append(esc)
-            i += 2
+    out: list[str] = []
+    for token, in_class in regex_walk.tokens(pattern):
+        if token == "+" and not in_class and out and out[-1] == "\\d":
+            out[-1] = f"\\d{{1,{MAX_DIGITS}}}"
             continue
-        if ch == "[" and not in_class:
-            in_class = True
-        elif ch == "]" and in_class and pattern[i - 1] not in "[^":
-            in_class = False
-        out.append(ch)
-        i += 1
+        out.append(token)
     return "".join(out)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from diag import regex_walk
+
 ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 ANSI_BYTES_RE = re.compile(ANSI_RE.pattern.encode())
 
@@ -93,26 +95,15 @@ def _ascii_bytes_pattern(pattern: str) -> re.Pattern[bytes]:
 
     On str, ``\\s`` also matches the separators ``\\x1c``-``\\x1f``; on bytes it does not, so they
     are added. ``\\d``, ``\\w`` and ``\\b`` agree on ASCII (a test checks the whole pattern)."""
-    out, i, in_class = [], 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            esc = pattern[i : i + 2]
-            if esc == "\\s":
-                out.append("\\s\\x1c-\\x1f" if in_class else "[\\s\\x1c-\\x1f]")
-            elif esc == "\\S":
-                assert not in_class, pattern
-                out.append("[^\\s\\x1c-\\x1f]")
-            else:
-                out.append(esc)
-            i += 2
-            continue
-        if ch == "[" and not in_class:
-            in_class = True
-        elif ch == "]" and in_class and pattern[i - 1] not in "[^":
-            in_class = False
-        out.append(ch)
-        i += 1
+    out = []
+    for token, in_class in regex_walk.tokens(pattern):
+        if token == "\\s":
+            out.append("\\s\\x1c-\\x1f" if in_class else "[\\s\\x1c-\\x1f]")
+        elif token == "\\S":
+            assert not in_class, pattern
+            out.append("[^\\s\\x1c-\\x1f]")
+        else:
+            out.append(token)
     return re.compile("".join(out).encode())
 
 
