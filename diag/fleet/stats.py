@@ -14,16 +14,21 @@ import math
 Z95 = 1.6448536269514722  # one-sided 95%
 
 
-def wilson_lower(k: int, n: int, z: float = Z95) -> float:
-    """Lower bound of the Wilson score interval for k successes in n trials: a rate that small
-    samples cannot inflate (1/1 gives 0.27, not 1.0)."""
+def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for k successes in n trials (0..1 when there are no trials)."""
     if n <= 0:
-        return 0.0
+        return 0.0, 1.0
     p = k / n
     denom = 1 + z * z / n
     centre = p + z * z / (2 * n)
     margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, (centre - margin) / denom)
+    return max(0.0, (centre - margin) / denom), min(1.0, (centre + margin) / denom)
+
+
+def wilson_lower(k: int, n: int, z: float = Z95) -> float:
+    """Lower bound of the Wilson score interval: a rate that small samples cannot inflate (1/1
+    gives 0.27, not 1.0)."""
+    return wilson_interval(k, n, z)[0]
 
 
 def binomial_sf(k: int, n: int, p: float) -> float:
@@ -47,10 +52,4 @@ def binomial_sf(k: int, n: int, p: float) -> float:
 
 def wilson_upper(k: int, n: int, z: float = Z95) -> float:
     """Upper bound of the same interval: with ``wilson_lower``, the bar a chart draws around k/n."""
-    if n <= 0:
-        return 1.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = p + z * z / (2 * n)
-    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return min(1.0, (centre + margin) / denom)
+    return wilson_interval(k, n, z)[1]

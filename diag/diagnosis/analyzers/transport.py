@@ -267,14 +267,14 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     }
     listed = ctx.samples(rule, ["socket_bridge", "socket_docker", "socket_veth"])
     for ev, g in listed:
-        bad.setdefault(ctx.host_for(ev) or UNNAMED, g["iface"])
+        bad.setdefault(ctx.host_for(ev) or UNNAMED_HOST, g["iface"])
     failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "bootstrap_failed"])
     if not bad:
         return _ipoib_bootstrap(rule, ctx, failed, assumed)
     if assumed and not failed and not listed:
         return []  # lo for the bootstrap is right on one node, and nothing says there are more
     ifaces = sorted({g["iface"] for _, g in listed} | set(bad.values()))
-    hosts = [h for h in bad if h != UNNAMED]
+    hosts = [h for h in bad if h != UNNAMED_HOST]
     where = f" on {hosts_text(hosts)}" if hosts else ""
     detail = f"NCCL uses {', '.join(ifaces[:6])}{where} for its sockets: container or virtual interfaces other nodes cannot reach"
     names = [
@@ -305,8 +305,6 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
         )
     ]
 
-
-UNNAMED = ""
 
 
 def _ipoib_bootstrap(rule: Rule, ctx: Context, failed: list, assumed: list[str]) -> list[Finding]:
