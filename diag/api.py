@@ -5,6 +5,7 @@ paths or a Slurm job -> sources -> scan -> diagnosis (-> Slurm's verdict merged)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 
 from diag.catalog.load import load_rules as load_catalog
@@ -12,6 +13,8 @@ from diag.catalog.model import RuleSet
 from diag.diagnosis.analyzers import check
 from diag.diagnosis.coverage import assess
 from diag.diagnosis.evaluate import evaluate, rank
+from diag.input.framing import frame_fields
+from diag.input.paste import PASTE_BYTES
 from diag.input.sources import CHUNK_BYTES, InputProblem, MemorySource, Source, discover
 from diag.report import Report
 from diag.scan.facts import Facts
@@ -40,6 +43,11 @@ def _report(scan: ScanResult, findings: list, job: str | None, rules: RuleSet, *
     job = job or guess_job_id(i.path for i in scan.inputs)
     report = Report(findings=findings, inputs=scan.inputs, facts=scan.facts, job=job, **extra)
     report.error_sample = scan.error_sample.items()
+    if not findings:
+        # A line its program printed as information (NCCL INFO: a retry, a probe that failed) is no error.
+        report.unrecognised = [
+            e for e in scan.error_sample.evidence() if frame_fields(e.text)[7] not in INFO_LEVELS
+        ][:MAX_UNRECOGNISED]
     report.coverage = assess(scan.facts, findings, rules.ids(), bool(report.slurm))
     return report
 
@@ -56,8 +64,29 @@ def diagnose_sources(
 ) -> Report:
     """``jobs``: worker processes for large inputs (None: ``$SLURMDIAG_JOBS`` or the usable cores).
     ``sample_errors``: fill ``Report.error_sample`` (what a fleet record keeps of an unexplained job)."""
-    scan = _scan(sources, rules, chunk_bytes, engine, jobs, sample_errors)
+    scan = _scan(sources, rules, chunk_bytes, engine, jobs, sample_errors or _excerpt(sources))
     return _report(scan, evaluate(rules, scan, expect_busbw=expect_busbw), job, rules)
+
+
+# Error-looking lines no rule knows, shown when nothing was found: at most this many.
+MAX_UNRECOGNISED = 8
+INFO_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
+
+
+def _excerpt(sources: Sequence[Source]) -> bool:
+    """Whether the input is the size of a paste (standard input counts: what is piped in usually
+    is): its error-looking lines that no rule knows are then sampled, so that a report with no
+    finding shows them instead of an all-clear (the sampling is bounded; see diag.scan.sample)."""
+    total = 0
+    for source in sources:
+        if source.is_stdin:
+            return True
+        data = getattr(source, "data", None)
+        try:
+            total += len(data) if data is not None else os.stat(source.path).st_size
+        except OSError:
+            continue
+    return total <= PASTE_BYTES
 
 
 def diagnose_paths(

@@ -163,6 +163,9 @@ class Report:
     # (payload, host, times) of error lines no rule knows, when the scan sampled them (the fleet's
     # producers ask for it); never part of the report's own outputs.
     error_sample: list[tuple[str, str | None, int]] = field(default_factory=list)
+    # Error-looking lines no rule knows, in file order, when nothing was found in an input the size
+    # of a paste: the honest "no known cause" instead of an all-clear.
+    unrecognised: list[Evidence] = field(default_factory=list)
 
     def top(self) -> Finding | None:
         return self.findings[0] if self.findings else None
@@ -172,6 +175,9 @@ class Report:
         if top is None:
             if not any(i.bytes_read or i.lines for i in self.inputs):
                 return "nothing could be read"
+            if self.unrecognised:
+                n = len(self.unrecognised)
+                return f"no known problem found; {n} line{'s' if n > 1 else ''} no rule knows look{'' if n > 1 else 's'} like errors"
             return "no known problem found"
         where = _where(top)
         return f"{top.severity.upper()}: {top.title}{where}"
@@ -203,6 +209,7 @@ class Report:
             "slurm": self.slurm or None,
             "notes": self.notes,
             "coverage": self.coverage.to_json() if self.coverage else None,
+            "unrecognised": [e.to_json() for e in self.unrecognised],
         }
 
 

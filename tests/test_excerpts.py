@@ -150,3 +150,44 @@ def test_a_c10d_store_wait_that_times_out_is_a_collective_timeout(rules):
     )
     finding = _by_id(diagnose_bytes(line + b"[rank1]: torch.distributed.DistStoreError: wait timeout\n", rules))
     assert "nccl-timeout" in finding and finding["nccl-timeout"].severity != "info"
+
+
+UNKNOWN_PASTE = (
+    b"step 200 loss 2.31\n"
+    b"gpu-a7: frobnicator: cannot attach \x1b[31mwidget\x1b[0m 3 to the hyperlane: Operation not permitted\n"
+    b"n1:22:22 [0] NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, retrying\n"
+    b"gpu-a7: fatal: hyperlane refused the widget\n"
+)
+
+
+def test_a_paste_whose_errors_no_rule_knows_gets_no_all_clear(rules):
+    from diag.formats.terminal import render_terminal
+
+    report = diagnose_bytes(UNKNOWN_PASTE, rules)
+    assert report.findings == []
+    assert [(e.line, e.host) for e in report.unrecognised] == [(2, "gpu-a7"), (4, "gpu-a7")]  # INFO is no error
+    assert "2 lines no rule knows look like errors" in report.summary()
+    shown = render_terminal(report, color=True)
+    assert "✔" not in shown and "\x1b[31mwidget" not in shown, "log text never reaches the terminal as escapes"
+    assert "hyperlane: Operation not permitted" in shown
+    assert [u["line"] for u in report.to_json()["unrecognised"]] == [2, 4]
+
+
+def test_a_report_with_a_finding_lists_no_unrecognised_lines(rules):
+    report = diagnose_bytes(UNKNOWN_PASTE + b"srun: error: gpu-a7: task 3: Out Of Memory\n", rules)
+    assert report.findings and report.unrecognised == []
+
+
+def test_a_quiet_paste_is_still_an_all_clear(rules):
+    report = diagnose_bytes(b"n1:22:22 [0] NCCL INFO Channel 00/02 : 0 1\nstep 200 loss 2.31\n", rules)
+    assert report.findings == [] and report.unrecognised == [] and report.summary() == "no known problem found"
+
+
+def test_a_large_log_is_not_sampled(rules, tmp_path):
+    from diag.api import diagnose
+    from diag.input.paste import PASTE_BYTES
+
+    log = tmp_path / "big.log"
+    log.write_bytes(b"step 1 loss 2.0\n" * (PASTE_BYTES // 16 + 1) + UNKNOWN_PASTE)
+    report = diagnose([str(log)], rules=rules)
+    assert report.findings == [] and report.unrecognised == []

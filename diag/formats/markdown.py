@@ -164,7 +164,10 @@ def render_markdown(report: Report, redacted: int | None = None) -> str:
         out += [f"- {line}" for line in slurm_lines(report)] + [""]
     out += _summary(pm)
     out += ["### Findings", ""]
-    if not report.findings:
+    if not report.findings and report.unrecognised:
+        out += ["No known cause found. These lines look like errors, and no rule knows them:", ""]
+        out += [f"- {_code(f'{e.path}:{e.line}')}: {_code(e.text.strip()[:300])}" for e in report.unrecognised] + [""]
+    elif not report.findings:
         out += ["No known problem found.", ""]
     n = 0
     for f in report.findings:

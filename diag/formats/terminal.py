@@ -83,6 +83,11 @@ def report_lines(report: Report) -> list[tuple[str, str]]:
     if not report.findings:
         if not any(i.bytes_read for i in report.inputs):
             out.append(("bold yellow", f"▲ {report.summary()}"))  # never a green check for no input
+        elif report.unrecognised:  # nor for a paste whose errors no rule knows
+            out.append(("bold yellow", f"? {report.summary()}:"))
+            for ev in report.unrecognised:
+                out.append(("dim", f"     {safe_text(ev.path)}:{ev.line}: {safe_text(ev.text.strip())[:300]}"))
+            out.append(("yellow", "   if the job failed, its cause is unknown: read these first (a new rule would match them)"))
         else:
             out.append(("bold green", f"✔ {report.summary()}"))
         out.append(("", ""))

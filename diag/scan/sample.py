@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from diag.evidence import Evidence
 from diag.input.framing import frame_fields
 from diag.input.mask import ERROR_LITERALS, looks_like_error, mask
 
@@ -37,6 +38,7 @@ _DIGITS = b"0123456789"
 # templates and say nothing new. Tested on the payload before it is stripped.
 BOILERPLATE = re.compile(
     r"ChildFailedError|Root Cause \(first observed failure\)|error_file:|To enable traceback see"
+    r"|^#\s+size\s+count\b|^#\s+\(B\)\s"  # nccl-tests' table header has an "error" column
     r"|^\s*traceback ?:|^\s*Failures:|^\s*exitcode\s*:|^\s*\[\d+\]:\s*$|^\s+File \"|^\s{4,}raise\b|^\s*\S+ FAILED\s*$"
 )
 # unexplained-failure's signatures that show *what* failed (an exception, a refused step): their
@@ -128,22 +130,26 @@ class Sampler:
 @dataclass
 class ErrorSample:
     """The job's sampled lines in file order, one per masked shape: its first MAX_HEAD and its
-    last MAX_TAIL, each as [payload, host, times seen]."""
+    last MAX_TAIL, each as [payload, host, times seen, the first line's evidence]."""
 
     head: dict[str, list] = field(default_factory=dict)
     tail: OrderedDict[str, list] = field(default_factory=OrderedDict)
 
-    def add(self, payload: str, host: str | None) -> None:
+    def add(self, payload: str, host: str | None, evidence: Evidence | None = None) -> None:
         shape = mask(payload)
         kept = self.head.get(shape) or self.tail.get(shape)
         if kept is not None:
             kept[2] += 1
         elif len(self.head) < MAX_HEAD:
-            self.head[shape] = [payload, host, 1]
+            self.head[shape] = [payload, host, 1, evidence]
         else:
-            self.tail[shape] = [payload, host, 1]
+            self.tail[shape] = [payload, host, 1, evidence]
             if len(self.tail) > MAX_TAIL:
                 self.tail.popitem(last=False)
 
     def items(self) -> list[tuple[str, str | None, int]]:
-        return [(p, h, n) for p, h, n in [*self.head.values(), *self.tail.values()]]
+        return [(p, h, n) for p, h, n, _ in [*self.head.values(), *self.tail.values()]]
+
+    def evidence(self) -> list[Evidence]:
+        """Where each kept shape was first seen, in file order."""
+        return sorted((e for *_, e in [*self.head.values(), *self.tail.values()] if e is not None), key=lambda e: e.order)

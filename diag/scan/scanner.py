@@ -323,8 +323,11 @@ class Scanner:
         described: dict[int, tuple] = {}
         sampling = self.sampler is not None
         for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
-            if sampling and matches and matches[0][0] == SAMPLE_INDEX:
-                result.error_sample.add(text[cut:], host)  # nothing else sees a sampled line
+            if sampling and matches and matches[0][0] == SAMPLE_INDEX:  # nothing else sees a sampled line
+                at = line_no + line_base
+                result.error_sample.add(
+                    text[cut:], host, Evidence(path, at, text[:MAX_EVIDENCE_TEXT], (index, at), host, rank, task)
+                )
                 continue
             if keep is not None and host is not None:
                 known = described.get(id(matches))

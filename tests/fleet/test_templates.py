@@ -20,6 +20,7 @@ from diag.fleet.store import check_record
 from diag.fleet.templates import Line, mine
 from diag.harness import check_examples
 from diag.input.mask import mask
+from diag.input.paste import PASTE_BYTES
 from diag.input.sources import MemorySource
 
 from .synthetic import CORPUS, ONE_OFF_ERRORS, build_template_fleet
@@ -132,7 +133,8 @@ def test_sampling_changes_no_report_on_the_corpus():
         plain = diagnose_sources(_sources(case), rules)
         sampled = diagnose_sources(_sources(case), rules, sample_errors=True)
         assert json.dumps(plain.to_json(), default=str) == json.dumps(sampled.to_json(), default=str), case.name
-        assert plain.error_sample == []
+        # A plain diagnosis samples only an input the size of a paste (to show what no rule knows).
+        assert plain.error_sample == [] or sum(len(s.data) for s in _sources(case)) <= PASTE_BYTES
         sampled_any += bool(sampled.error_sample)
     assert sampled_any >= 5
 
