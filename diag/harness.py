@@ -233,8 +233,10 @@ def evaluate_cases(cases: Sequence[Case], rules: RuleSet) -> list[CaseResult]:
     return [check_case(case, rules) for case in cases]
 
 
-def summarize(results: Sequence[CaseResult]) -> dict:
-    """Top-1 / top-3 / healthy-clean per split and per expected cause, and the cases that miss."""
+def summarize(results: Sequence[CaseResult], show_holdout: bool = False) -> dict:
+    """Top-1 / top-3 / healthy-clean per split and per expected cause, and the cases that miss.
+    The holdout split's misses are only counted unless ``show_holdout``: their names and what the
+    tool said of them are exactly what must not steer the next change (``holdout_misses``)."""
     splits: dict[str, Tally] = {}
     causes: dict[str, dict[str, Tally]] = {}
     for r in results:
@@ -243,17 +245,20 @@ def summarize(results: Sequence[CaseResult]) -> dict:
         if r.case.label is not None:
             causes.setdefault(r.case.label, {}).setdefault(r.case.split, Tally()).add(r)
             causes[r.case.label].setdefault("all", Tally()).add(r)
+    missed = [r for r in results if not r.passed or (r.case.label is not None and not r.top1)]
+    hidden = 0 if show_holdout else sum(r.case.split == "holdout" for r in missed)
     misses = [
         {"case": str(r.case.path), "split": r.case.split, "label": r.case.label, "got": r.ids[:3],
          "problems": r.problems}
-        for r in results
-        if not r.passed or (r.case.label is not None and not r.top1)
+        for r in missed
+        if show_holdout or r.case.split != "holdout"
     ]  # fmt: skip
     return {
         "schema": "slurmdiag.eval/1",
         "splits": {k: v.to_json() for k, v in sorted(splits.items())},
         "causes": {c: {k: v.to_json() for k, v in sorted(t.items())} for c, t in sorted(causes.items())},
         "misses": misses,
+        "holdout_misses": hidden,
     }
 
 
@@ -282,6 +287,35 @@ def render_summary(summary: dict) -> str:
         for m in summary["misses"]:
             out.append(f"  [{m['split']}] {m['case']}: expected {m['label']}, got {m['got'] or 'nothing'}")
             out += [f"      {p}" for p in m["problems"]]
+    if summary.get("holdout_misses"):
+        out += ["", f"holdout: {summary['holdout_misses']} misses, not listed (--show-holdout lists them)"]
+    return "\n".join(out) + "\n"
+
+
+def render_markdown_summary(summary: dict) -> str:
+    """The evaluation as Markdown tables (a README, a pull request): splits, then each cause's
+    cases and top-1 per split."""
+
+    def pct(x: float | None) -> str:
+        return "–" if x is None else f"{100 * x:.0f}%"
+
+    splits = summary["splits"]
+    out = ["| split | cases | failing jobs | top-1 | top-3 | healthy | healthy clean |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, s in splits.items():
+        out.append(
+            f"| {name} | {s['cases']} | {s['failing_jobs']} | {pct(s['top1'])} | {pct(s['top3'])} | {s['healthy']} "
+            f"| {pct(s['healthy_clean'])} |"
+        )
+    columns = [name for name in splits if name != "all"]
+    out += ["", "| cause | " + " | ".join(f"{c}: cases, top-1" for c in columns) + " |"]
+    out.append("|---|" + "---|" * len(columns))
+    for cause, per_split in summary["causes"].items():
+        cells = []
+        for c in columns:
+            s = per_split.get(c)
+            rate = None if s is None else (s["healthy_clean"] if cause == HEALTHY else s["top1"])
+            cells.append("–" if s is None else f"{s['cases']}, {pct(rate)}")
+        out.append(f"| `{cause}` | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 

@@ -77,7 +77,12 @@ def test_eval_counts_top1_healthy_and_splits_by_source(tmp_path):
     assert summary["splits"]["all"]["failing_jobs"] == 2
     assert summary["splits"]["all"]["top1"] == 0.5
     assert summary["splits"]["all"]["healthy_clean"] == 1.0
-    assert [m["case"].rsplit("/", 1)[-1] for m in summary["misses"]] == ["missed"]
+    assert summary["misses"] == [] and summary["holdout_misses"] == 1, "a holdout miss is counted, not named"
+    shown = json.loads(_run("eval", str(tmp_path), "--format", "json", "--show-holdout").stdout)
+    assert [m["case"].rsplit("/", 1)[-1] for m in shown["misses"]] == ["missed"]
+    assert "missed" not in _run("eval", str(tmp_path)).stdout
+    table = _run("eval", str(tmp_path), "--format", "markdown").stdout
+    assert "| holdout | 2 | 1 | 0% |" in table and "| `job-oom` | – | 1, 0% |" in table
     assert _run("eval", str(tmp_path), "--fail-under", "60").returncode == 1
 
 

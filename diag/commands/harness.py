@@ -27,15 +27,25 @@ from diag.commands.common import (
     show_default=True,
     help="Only the cases of this split (corpus/wild cases are split by a hash of their source URL).",
 )
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
 @click.option("--fail-under", type=click.FloatRange(0, 100), default=None, metavar="PERCENT",
-              help="Exit 1 when top-1 (failing jobs) or healthy-clean falls below this.")  # fmt: skip
-def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under) -> None:
+              help="Exit 1 when top-1 (failing jobs) or healthy-clean falls below this.")
+@click.option("--show-holdout", is_flag=True,
+              help="List the holdout split's misses too (by default they are only counted).")  # fmt: skip
+def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under, show_holdout) -> None:
     """Diagnose every labelled case under DIRS (folders with expected.yaml or case.yaml) and print
-    top-1 / top-3 / healthy-clean per split, a per-cause table and the cases that miss."""
+    top-1 / top-3 / healthy-clean per split, a per-cause table and the cases that miss (the
+    holdout split's only as a count, unless --show-holdout)."""
     import json
 
-    from diag.harness import CaseError, evaluate_cases, find_cases, render_summary, summarize
+    from diag.harness import (
+        CaseError,
+        evaluate_cases,
+        find_cases,
+        render_markdown_summary,
+        render_summary,
+        summarize,
+    )  # fmt: skip
 
     rules = rules_or_exit(rule_dirs, disable)
     try:
@@ -44,8 +54,9 @@ def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under) -> None:
         fail(str(exc))
     if not cases:
         fail(f"no labelled case (a folder with expected.yaml or case.yaml) under {', '.join(dirs)}")
-    summary = summarize(evaluate_cases(cases, rules))
-    write_stdout(json.dumps(summary, indent=2) + "\n" if fmt == "json" else render_summary(summary))
+    summary = summarize(evaluate_cases(cases, rules), show_holdout)
+    render = {"json": lambda s: json.dumps(s, indent=2) + "\n", "markdown": render_markdown_summary}.get(fmt, render_summary)
+    write_stdout(render(summary))
     if fail_under is not None:
         total = summary["splits"]["all"]
         rates = [r for r in (total["top1"], total["healthy_clean"]) if r is not None]
