@@ -20,6 +20,24 @@ WC_STATUS = {
     13: "RNR retry counter exceeded",
 }
 
+# Failed work completions and device failures as NCCL, UCX, Open MPI, perftest and the verbs provider print them.
+CQE_SIGNATURES = [
+    "cqe_v1",
+    "cqe_v2",
+    "cqe_v3",
+    "cqe_v4",
+    "cqe_resilient",
+    "fatal_devices",
+    "ucx_retry",
+    "ucx_wc_error",
+    "ompi_cq",
+    "ompi_retry",
+    "verbs_wc",
+    "perftest_cqe",
+    "mlx5_cqe",
+    "device_failed",
+]
+
 FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
 
 
@@ -112,7 +130,7 @@ def _table_text(table: dict[str, str]) -> str:
 
 # ------------------------------------------------------------------------------------------- IB faults
 def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
-    cqe = ctx.samples(rule, ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4", "ucx_retry", "device_failed"])
+    cqe = ctx.samples(rule, CQE_SIGNATURES)
     events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal"])
     faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
     faults += [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]

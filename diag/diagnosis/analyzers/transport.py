@@ -10,6 +10,8 @@ from diag.scan.facts import UNNAMED_HOST
 
 NOT_ROUTABLE_IFACES = ("lo", "docker", "virbr", "veth", "br-")
 
+IB_ASSUMED = "the cluster has InfiniBand/RoCE that the job should use (nothing in the logs shows it)"
+
 IB_ROOT_IDS = ("ib-devices-not-mounted", "ib-verbs-library-missing", "nccl-ib-hca-wrong", "nccl-ib-disabled")
 
 
@@ -38,7 +40,13 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     if not spans:
         return []
     socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
-    if not socket_hosts and not ctx.stats(rule):
+    plugin = any(_external_net(h.nets) for h in facts.hosts.values())
+    # "NET/IB : No device found." means NCCL goes on to its socket transport, unless an external
+    # net plugin (IBext, AWS Libfabric) carries the traffic instead.
+    no_device = [h.host for h in facts.hosts.values() if h.ib_no_device and not _external_net(h.nets)]
+    socket_hosts += [h for h in no_device if h not in socket_hosts and h != UNNAMED_HOST]
+    shown = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact and s.name != "no_ib_device"])
+    if not shown and (plugin or not (no_device or ctx.stats(rule, ["no_ib_device"]))):
         return []
     reasons = ib_evidence(ctx)
     job = "this job" if assumed else f"a {facts.node_count()}-node job"
@@ -50,9 +58,32 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
             detail += f", while {hosts_text(ib_hosts)} use{'s' if len(ib_hosts) == 1 else ''} InfiniBand"
         detail += f"; IB was expected: {'; '.join(reasons)}."
         severity = ctx.between_nodes_severity(rule.severity, assumed)
+        confidence = 0.9 if shown else 0.8  # "No device found" alone: sockets are next, not yet seen in use
         return [
             ctx.make_finding(
-                rule, detail=detail, hosts=socket_hosts or None, confidence=0.9, assumed=assumed, severity=severity
+                rule,
+                detail=detail,
+                hosts=socket_hosts or None,
+                confidence=confidence,
+                assumed=assumed,
+                severity=severity,
+            )
+        ]
+    if facts.nodes_known() is None and ctx.job_failed():
+        # An excerpt of a failed job that says neither how many nodes nor whether the cluster has IB:
+        # unknown is not "Ethernet-only", so the fallback is still named, as an assumption.
+        detail = (
+            f"NCCL uses TCP sockets between nodes on {where}; nothing in the excerpt shows whether these nodes "
+            "have InfiniBand/RoCE: if they do, NCCL could not use it."
+        )
+        return [
+            ctx.make_finding(
+                rule,
+                detail=detail,
+                severity="warning",
+                confidence=0.5,
+                hosts=socket_hosts or None,
+                assumed=[*assumed, IB_ASSUMED],
             )
         ]
     detail = (
@@ -66,6 +97,10 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
+def _external_net(nets: set[str]) -> bool:
+    return any(n not in ("IB", "Socket") for n in nets)
+
+
 def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     """A fabric problem that matters only where IB was expected: a warning when nothing shows IB."""
     if not ctx.stats(rule):
@@ -77,8 +112,7 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     if known is None:
         # An excerpt that shows neither IB nor how many nodes: the same lines are on every job in a
         # container without RDMA, where nothing needs IB.
-        assumed = ["the cluster has InfiniBand/RoCE that the job should use (nothing in the logs shows it)"]
-        return [ctx.make_finding(rule, severity="warning", confidence=0.5, assumed=assumed)]
+        return [ctx.make_finding(rule, severity="warning", confidence=0.5, assumed=[IB_ASSUMED])]
     return [
         ctx.make_finding(
             rule,
@@ -265,10 +299,10 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
         for iface in h.bootstrap_ifaces
         if iface.startswith(NOT_ROUTABLE_IFACES)
     }
-    listed = ctx.samples(rule, ["socket_bridge", "socket_docker", "socket_veth"])
+    listed = ctx.samples(rule, ["socket_bridge", "socket_docker", "socket_veth", "old_iface_on"])
     for ev, g in listed:
         bad.setdefault(ctx.host_for(ev) or UNNAMED_HOST, g["iface"])
-    failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "bootstrap_failed"])
+    failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"])
     if not bad:
         return _ipoib_bootstrap(rule, ctx, failed, assumed)
     if assumed and not failed and not listed:
@@ -282,8 +316,10 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
         "socket_bridge",
         "socket_docker",
         "socket_veth",
+        "old_iface_on",
         "connect_failed",
         "connect_exceeded",
+        "connect_retrying",
         "bootstrap_failed",
     ]
     values = {"iface": ", ".join(ifaces[:6])}
@@ -306,11 +342,10 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-
 def _ipoib_bootstrap(rule: Rule, ctx: Context, failed: list, assumed: list[str]) -> list[Finding]:
     """NCCL's bootstrap failed while its out-of-band socket ran over IPoIB: the IPoIB subnet often
     does not route between all nodes (or a container has no route on it); the Ethernet NIC does."""
-    oob = ctx.samples(rule, ["oob_ipoib"])
+    oob = ctx.samples(rule, ["oob_ipoib", "oob_ipoib_old"])
     ipoib = sorted(
         {g["iface"] for _, g in oob}
         | {i for h in ctx.facts.hosts.values() for i in h.bootstrap_ifaces if i.startswith("ib")}
@@ -323,7 +358,7 @@ def _ipoib_bootstrap(rule: Rule, ctx: Context, failed: list, assumed: list[str])
         + (f" on {hosts_text(hosts)}" if hosts else "")
         + ": set NCCL_SOCKET_IFNAME to the Ethernet interface every node routes (NCCL_IB_HCA does not steer the bootstrap)."
     )
-    names = ["oob_ipoib", "bootstrap_on", "bootstrap_failed"]
+    names = ["oob_ipoib", "oob_ipoib_old", "bootstrap_on", "bootstrap_failed"]
     return [
         ctx.make_finding(
             rule,
@@ -345,7 +380,9 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     plugin_env = ctx.captures(rule, "plugin", ["plugin_env"]) + facts.env_values("NCCL_NET_PLUGIN")
     missing = [
-        v for g in ("plugin_a", "plugin_b", "plugin_c", "plugin_d") for v in ctx.captures(rule, g, ["not_found"])
+        v
+        for g in ("plugin_a", "plugin_b", "plugin_c", "plugin_d", "plugin_e")
+        for v in ctx.captures(rule, g, ["not_found"])
     ]
     missing = sorted({n.strip().rstrip(".") for v in missing for n in v.split()} - DEFAULT_PLUGIN_NAMES)
     net_env = ctx.captures(rule, "value", ["net_env"]) + facts.env_values("NCCL_NET")
@@ -364,7 +401,9 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
             detail += f"; NCCL_NET_PLUGIN={plugin_env[0]} was not found"
         values = {"what": f"{what} could not be satisfied."}
         return [ctx.make_finding(rule, ["any_failed", "network_not_found"], detail=detail + ".", values=values)]
-    broken = ctx.stats(rule, ["symbol_missing", "unsupported", "broken"])
+    if ctx.stats(rule, ["ofi_failed"]):
+        return _ofi_failed(rule, ctx, socket_hosts)
+    broken = ctx.stats(rule, ["symbol_missing", "unsupported", "broken", "unpack_incompatible"])
     if broken:
         names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
         why = ctx.captures(rule, "dlerror", ["broken"])
@@ -372,6 +411,12 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         detail = f"{plugin} exists but cannot be used"
         if ctx.stats(rule, ["symbol_missing"]):
             detail += " (it is built for an older NCCL: no ncclNetPlugin_v5+ symbol)"
+        elif unpack := ctx.samples(rule, ["unpack_incompatible"]):
+            g = unpack[0][1]
+            detail = (
+                f"The device-unpack plugin (GPUDirect-TCPX) speaks version {g['have']}, this NCCL wants "
+                f"{g['want']}: NCCL does not use it"
+            )
         elif why:
             detail += f" ({why[0][:120]})"
         detail += "; NCCL skipped it and used its built-in transport"
@@ -386,7 +431,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(
                 rule,
-                ["symbol_missing", "unsupported", "broken"],
+                ["symbol_missing", "unsupported", "broken", "unpack_incompatible"],
                 detail=detail + ".",
                 severity=None if severe else "warning",
                 confidence=confidence,
@@ -411,6 +456,36 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
             )
         ]
     return _plugin_on_some_nodes(rule, ctx) or _plugin_override(rule, ctx)
+
+
+def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Finding]:
+    """aws-ofi-nccl could not start (no libfabric provider fits, or its protocol failed): NCCL then
+    quietly uses its built-in IB or, on EFA nodes that have none, TCP sockets."""
+    ofi = ctx.samples(rule, ["ofi_failed"])
+    why = ofi[0][1].get("why", "").strip()
+    hosts = sorted({h for ev, _ in ofi if (h := ctx.host_for(ev))}, key=natural_key)
+    nets = sorted(
+        {n for h in ctx.facts.hosts.values() for n in h.nets if "ofi" not in n.lower() and "libfabric" not in n.lower()}
+    )
+    detail = f'The aws-ofi-nccl net plugin (libfabric, e.g. EFA) could not start: "NET/OFI {why}"'
+    if nets:
+        detail += f"; NCCL used {', '.join(nets)} instead"
+    if socket_hosts:
+        detail += f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}"
+    spans, assumed = ctx.spans_nodes()
+    severity = ctx.between_nodes_severity(rule.severity, assumed) if spans else "warning"
+    return [
+        ctx.make_finding(
+            rule,
+            ["ofi_failed"],
+            detail=detail + ".",
+            hosts=hosts or None,
+            severity=severity,
+            confidence=0.8,
+            assumed=assumed,
+            values={"what": "The aws-ofi-nccl plugin found no usable libfabric provider."},
+        )
+    ]
 
 
 def _plugin_on_some_nodes(rule: Rule, ctx: Context) -> list[Finding]:
@@ -443,7 +518,7 @@ def _plugin_on_some_nodes(rule: Rule, ctx: Context) -> list[Finding]:
 def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
     """An external plugin replaces NCCL's built-in IB transport: NCCL_IB_* meant for it may not apply."""
     facts = ctx.facts
-    external = ctx.captures(rule, "plugin", ["loaded"]) + sorted(
+    external = ctx.captures(rule, "plugin", ["loaded", "p2p_plugin"]) + sorted(
         {n for h in facts.hosts.values() for n in h.nets if n not in ("IB", "Socket")}
     )
     if external and "1" in facts.env_values("NCCL_IB_DISABLE"):
@@ -463,8 +538,10 @@ def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
             )
         ]
     ib_vars = sorted(v for v in facts.env if v.startswith("NCCL_IB_") and v != "NCCL_IB_DISABLE")
-    if not external or not ib_vars:
+    if not external:
         return []
+    if not ib_vars:
+        return _plugin_unproven(rule, ctx, external[0])
     settings = ", ".join(f"{v}={facts.env[v][0]}" for v in ib_vars)
     detail = (
         f"NCCL uses the external net plugin {external[0]} instead of its built-in IB transport; {settings} "
@@ -479,6 +556,40 @@ def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
             severity="warning",
             confidence=0.5,
             values={"what": f"The plugin {external[0]} overrides {settings}."},
+        )
+    ]
+
+
+def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
+    """An external plugin carries the traffic in an excerpt that never shows NCCL get going (no
+    "Init COMPLETE") or shows the job failing: the plugin, not NCCL's built-in transport, is what
+    chose the NICs, and NCCL_IB_DISABLE / NCCL_IB_HCA do not steer it. A suspect, not a proof."""
+    if ctx.stats(rule, ["init_complete"]) and not ctx.job_failed():
+        return []
+    facts = ctx.facts
+    path = first_or(ctx.captures(rule, "path", ["plugin_path"]), "")
+    detail = f"NCCL hands inter-node traffic to the external net plugin {plugin}"
+    if path:
+        detail += f" ({path})"
+    detail += (
+        ", not to its built-in IB transport: the plugin picks the NICs, and settings for the built-in transport "
+        "(NCCL_IB_DISABLE, NCCL_IB_HCA) do not steer it (HPC-X's IBext has NCCL_IBEXT_DISABLE)"
+    )
+    probes = sorted(ctx.captures(rule, "api", ["version_probe"]), key=int)
+    if probes:
+        detail += f"; it is older than this NCCL (no net API v{probes[-1]})"
+    if any(h.roce for h in facts.hosts.values()):
+        detail += "; it runs over RoCE ports"
+    detail += "; the excerpt does not show NCCL starting, so check the run without it (NCCL_NET_PLUGIN=none)"
+    return [
+        ctx.make_finding(
+            rule,
+            ["p2p_plugin", "plugin_path", "loaded", "version_probe"],
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.45,
+            assumed=["the failure is in the network path the plugin chose"],
+            values={"what": f"The external plugin {plugin} carries the traffic."},
         )
     ]
 
