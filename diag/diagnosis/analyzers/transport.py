@@ -388,7 +388,10 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
     net_env = ctx.captures(rule, "value", ["net_env"]) + facts.env_values("NCCL_NET")
     failed_nets = ctx.captures(rule, "net", ["failed_ib"])
     socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
-    fell_back = facts.multi_node() and bool(socket_hosts)
+    # Three-valued: sockets on an excerpt that does not say how many nodes still count, as an assumption.
+    spans, spans_assumed = ctx.spans_nodes()
+    fell_back = spans and bool(socket_hosts)
+    assumed = spans_assumed if fell_back else []
     if ctx.stats(rule, ["any_failed", "network_not_found"]):
         wanted = ctx.captures(rule, "net", ["network_not_found"]) or net_env
         what = f"NCCL_NET={'/'.join(wanted)}" if wanted else "NCCL_NET (or the plugin list)"
@@ -433,8 +436,9 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 rule,
                 ["symbol_missing", "unsupported", "broken", "unpack_incompatible"],
                 detail=detail + ".",
-                severity=None if severe else "warning",
+                severity=ctx.between_nodes_severity(rule.severity, assumed) if severe else "warning",
                 confidence=confidence,
+                assumed=assumed,
                 values={"what": f"{plugin} could not be used."},
             )
         ]
@@ -450,8 +454,9 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 rule,
                 ["not_found", "plugin_env"],
                 detail=detail + ".",
-                severity=None if fell_back else "warning",
+                severity=ctx.between_nodes_severity(rule.severity, assumed) if fell_back else "warning",
                 confidence=0.8 if fell_back else 0.6,
+                assumed=assumed,
                 values={"what": f"NCCL_NET_PLUGIN={name} was not found."},
             )
         ]
@@ -596,7 +601,7 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
 
 # ------------------------------------------------------------------------------------- RoCE GID index
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
-    names = ["modify_qp_gid", "modify_qp_old", "hint"]
+    names = ["modify_qp_gid", "modify_qp_old", "hint", "roce_version_unread"]
     if not ctx.stats(rule, names):
         return []
     facts = ctx.facts
@@ -608,8 +613,19 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     # ENODEV from a QP transition: the GID the QP was given names no device/port. A timeout on an
     # IB fabric, by contrast, is not about GID indexes.
     no_device = any(e.startswith("No such device") for e in errs)
-    if not (forced or roce or hint or no_device):
+    unread = bool(ctx.stats(rule, ["roce_version_unread"]))  # NCCL could not tell RoCE v1 from v2 GIDs
+    if not (forced or roce or hint or no_device or unread):
         return []
+    if not samples and not hint:
+        detail = (
+            "NCCL could not read the RoCE version of the HCA's GID entries from sysfs (gid_attrs, often hidden in "
+            "a container), so it cannot pick the RoCE v2 GID itself"
+        )
+        if forced:
+            detail += f"; NCCL_IB_GID_INDEX={'/'.join(sorted(set(forced)))} is forced"
+        return [
+            ctx.make_finding(rule, names, detail=detail + ".", severity="warning", confidence=0.5 if forced else 0.6)
+        ]
     gids = sorted({g["gid"] for _, g in samples if g.get("gid")})
     hcas = sorted({g["hca"] for _, g in samples if g.get("hca")})
     detail = f"Queue pairs could not be connected: ibv_modify_qp failed ({', '.join(errs) or 'error'})"
@@ -625,6 +641,10 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         detail += "; the local GID is link-local (fe80::), which RoCE v2 cannot route between nodes"
     if roce:
         detail += "; the HCAs are RoCE"
+    if unread:
+        detail += (
+            "; NCCL could not read the GIDs' RoCE version from sysfs (gid_attrs), so it cannot pick the RoCE v2 entry"
+        )
     return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint) else 0.7)]
 
 
@@ -637,7 +657,7 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     ib_hosts = {h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()}
     no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
     ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
-    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu"])
+    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca"])
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
     if not hosts and not explicit:
