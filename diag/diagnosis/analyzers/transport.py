@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or, plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
@@ -46,6 +48,8 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     no_device = [h.host for h in facts.hosts.values() if h.ib_no_device and not _external_net(h.nets)]
     socket_hosts += [h for h in no_device if h not in socket_hosts and h != UNNAMED_HOST]
     shown = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact and s.name != "no_ib_device"])
+    if _loopback_only(rule, ctx):
+        return []  # sockets over lo reach no other node: this is a one-host run
     if not shown and (plugin or not (no_device or ctx.stats(rule, ["no_ib_device"]))):
         return []
     reasons = ib_evidence(ctx)
@@ -95,6 +99,15 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
             rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None, assumed=assumed
         )
     ]
+
+
+def _loopback_only(rule: Rule, ctx: Context) -> bool:
+    """NCCL's socket interfaces (or NCCL_SOCKET_IFNAME) are loopback only: all ranks are on one host."""
+    lists = ctx.captures(rule, "ifs", ["socket_ifs"])
+    ifaces = {m.split(":", 1)[0] for v in lists for m in re.findall(r"\[\d+\]([^\s<]+)", v)}
+    if ctx.facts.env_values("NCCL_SOCKET_IFNAME"):
+        ifaces |= set(ctx.facts.env_values("NCCL_SOCKET_IFNAME"))
+    return bool(ifaces) and ifaces <= {"lo", "=lo"}
 
 
 def _external_net(nets: set[str]) -> bool:
@@ -304,7 +317,7 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
         bad.setdefault(ctx.host_for(ev) or UNNAMED_HOST, g["iface"])
     failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"])
     if not bad:
-        return _ipoib_bootstrap(rule, ctx, failed, assumed)
+        return _ipoib_bootstrap(rule, ctx, failed, assumed) or _bare_system_error(rule, ctx, assumed)
     if assumed and not failed and not listed:
         return []  # lo for the bootstrap is right on one node, and nothing says there are more
     ifaces = sorted({g["iface"] for _, g in listed} | set(bad.values()))
@@ -338,6 +351,50 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
             hosts=hosts,
             values=values,
             assumed=assumed,
+        )
+    ]
+
+
+# Causes whose own lines explain an NCCL system error better than a guess about sockets.
+SYSTEM_ERROR_EXPLAINED_BY = (
+    "shm-too-small",
+    "ib-devices-not-mounted",
+    "ib-verbs-library-missing",
+    "ib-link-fault",
+    "roce-gid-index",
+    "nccl-net-plugin",
+    "nccl-ib-hca-wrong",
+    "ib-hca-mismatch-nodes",
+    "nccl-version-mismatch",
+    "nccl-duplicate-gpu",
+    "port-in-use",
+    "rendezvous-failure",
+    "job-oom",
+    "gpu-xid",
+)
+
+
+def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """NCCL failed with a bare "unhandled system error" and no line saying which call failed (the run
+    had NCCL_DEBUG=INFO off). Between nodes the usual failing call is a socket NCCL cannot open or
+    whose peer it cannot reach: the interface NCCL picked (a container bridge, a NIC the other node
+    does not route to). A suspect to check first, not a proof: the finding says so."""
+    if not ctx.stats(rule, ["system_error"]) or any(ctx.count(r) for r in SYSTEM_ERROR_EXPLAINED_BY):
+        return []
+    detail = (
+        'NCCL failed with "unhandled system error" and the logs hold no NCCL WARN saying which call failed; '
+        "between nodes that is most often a socket to a peer over an interface it cannot reach (a container's "
+        "bridge address such as docker0/172.17.x, or a NIC on another subnet): run with NCCL_DEBUG=INFO and "
+        "check the Bootstrap/NET/Socket interface lines, or pin NCCL_SOCKET_IFNAME (with docker, --network=host)"
+    )
+    return [
+        ctx.make_finding(
+            rule,
+            ["system_error"],
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.35,
+            assumed=[*assumed, "the failing system call was a socket between nodes (the log does not say)"],
         )
     ]
 
@@ -571,6 +628,12 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
     chose the NICs, and NCCL_IB_DISABLE / NCCL_IB_HCA do not steer it. A suspect, not a proof."""
     if ctx.stats(rule, ["init_complete"]) and not ctx.job_failed():
         return []
+    others = [r for r in SYSTEM_ERROR_EXPLAINED_BY if r != rule.id] + ["nccl-socket-ifname", "nccl-ib-disabled"]
+    if any(ctx.count(r) for r in others):
+        return []  # the excerpt names a cause of its own
+    socket = ctx.rules.get("nccl-socket-ifname")
+    if socket and ctx.stats(socket, ["bootstrap_failed", "connect_failed", "connect_exceeded", "connect_retrying"]):
+        return []  # NCCL's own sockets failed (bootstrap), which no net plugin carries
     facts = ctx.facts
     path = first_or(ctx.captures(rule, "path", ["plugin_path"]), "")
     detail = f"NCCL hands inter-node traffic to the external net plugin {plugin}"
@@ -589,7 +652,12 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
     return [
         ctx.make_finding(
             rule,
-            ["p2p_plugin", "plugin_path", "loaded", "version_probe"],
+            ["p2p_plugin", "plugin_path", "loaded", "version_probe", "using_external"],
+            evidence=pick_evidence(
+                ev
+                for ev, g in ctx.samples(rule, ["p2p_plugin", "plugin_path", "loaded", "using_external"])
+                if g.get("net") not in ("IB", "Socket")
+            ),
             detail=detail + ".",
             severity="warning",
             confidence=0.45,
