@@ -5,6 +5,11 @@ from __future__ import annotations
 from tests.diagnosis.logs import diagnose, found, ids, one_node
 
 
+def top(report) -> str | None:
+    """The finding a user reads first."""
+    return report.findings[0].id if report.findings else None
+
+
 def ib_node(host: str, pid: int = 12, gdr: bool = True) -> list[str]:
     """A node where NCCL found its HCAs and uses InfiniBand (with GPUDirect RDMA unless ``gdr`` is off)."""
     via = "NET/IB/0/GDRDMA" if gdr else "NET/IB/0"
@@ -310,3 +315,176 @@ def test_perftest_finding_no_rdma_device_points_at_the_container_devices(rules):
     ]
     finding = found(diagnose(rules, lines), "ib-devices-not-mounted")
     assert "uverbs" in finding.detail and finding.confidence < 0.6
+
+
+# ------------------------------------------------------------- message forms learned from upstream
+def test_nccl_2_3_socket_lines_are_a_fallback_too(rules):
+    """NCCL 2.3 said "Using internal Network Socket" and printed ring lines without [send]/[receive]."""
+    old = [
+        "gpu3:201:201 [0] INFO NET/IB : No device found.",
+        "gpu3:201:201 [0] INFO Using internal Network Socket",
+        "gpu3:201:201 [0] NCCL INFO Ring 01 : 3 -> 0 via NET/Socket/0",
+    ]
+    ib = ib_node("gpu4")
+    tcp = found(diagnose(rules, old, ib), "nccl-tcp-fallback")
+    assert tcp.severity == "error"
+    assert "gpu3" in tcp.hosts
+
+
+def test_no_ib_device_alone_is_read_as_the_start_of_a_fallback_unless_a_plugin_carries_traffic(rules):
+    paste = [
+        "n12:40:40 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.",
+        "n12:40:40 [0] NCCL INFO NET/IB : No device found.",
+    ]
+    assert "nccl-tcp-fallback" in ids(diagnose(rules, paste))
+    with_plugin = paste + ["n12:40:40 [0] NCCL INFO Using network AWS Libfabric"]
+    assert "nccl-tcp-fallback" not in ids(diagnose(rules, with_plugin))
+
+
+def test_loopback_only_sockets_mean_one_host(rules):
+    paste = [
+        "box:7:7 [0] NCCL INFO NET/IB : No device found.",
+        "box:7:7 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>",
+        "box:8:8 [1] NCCL INFO NET/IB : No device found.",
+    ]
+    assert "nccl-tcp-fallback" not in ids(diagnose(rules, paste))
+
+
+def test_a_failed_excerpt_without_ib_signs_still_names_the_fallback_as_an_assumption(rules):
+    paste = [
+        "[0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.4<0>",
+        "[0] NCCL INFO Using network Socket",
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, remote process exited or there was a network error",
+    ]
+    tcp = found(diagnose(rules, paste), "nccl-tcp-fallback")
+    assert tcp.severity == "warning"
+    assert any("InfiniBand" in a for a in tcp.assumed)
+
+
+def test_old_nccl_docker_interface_and_refused_connect_name_the_interface(rules):
+    old = [
+        "w1:9:9 [0] NCCL INFO NET : Using interface docker0:172.17.0.2<0>",
+        "w1:9:9 [0] include/socket.h:390 NCCL WARN Net : Connect to 172.17.0.3<40001> failed : No route to host",
+    ]
+    ifname = found(diagnose(rules, old), "nccl-socket-ifname")
+    assert "docker0" in ifname.detail
+
+
+def test_oob_interface_that_matches_nothing_is_an_ifname_problem(rules):
+    line = ["c7:5:5 [0] bootstrap.cc:410 NCCL WARN no device found after excluding ^eth, verify NCCL_OOB_NET_IFNAME"]
+    assert top(diagnose(rules, line)) == "nccl-socket-ifname"
+
+
+def test_a_bare_system_error_is_a_weak_socket_suspect_that_says_what_it_assumed(rules):
+    paste = [
+        "Traceback (most recent call last):",
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:290, unhanled system error",
+    ]
+    ifname = found(diagnose(rules, paste), "nccl-socket-ifname")
+    assert ifname.severity == "warning" and ifname.confidence < 0.4
+    assert any("socket" in a for a in ifname.assumed)
+    # The logs name the failing call: that cause, not a guess about sockets.
+    shm = paste + [
+        "n1:3:3 [0] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-Zx1 to 9637892 bytes"
+    ]
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, shm))
+    # One node shown: nothing between nodes to blame.
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, paste + one_node("n1")))
+
+
+def test_aws_ofi_plugin_failure_is_a_net_plugin_finding_but_its_info_probe_is_not(rules):
+    failed = [
+        "ip-10-0-0-5:8:8 [0] nccl_net_ofi_init:1405 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available"
+    ]
+    plugin = found(diagnose(rules, failed), "nccl-net-plugin")
+    assert "aws-ofi-nccl" in plugin.detail
+    probe = [
+        "ip-10-0-0-5:8:8 [0] NCCL INFO NET/OFI No eligible providers were found",
+        "ip-10-0-0-5:8:8 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)",
+        "ip-10-0-0-5:8:8 [0] NCCL INFO Using network AWS Libfabric",
+        "ip-10-0-0-5:8:8 [0] NCCL INFO comm 0x55 rank 0 nranks 16 cudaDev 0 busId 1000 - Init COMPLETE",
+    ]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, probe))
+
+
+def test_an_external_plugin_in_an_excerpt_that_never_starts_is_a_suspect_not_after_init(rules):
+    start = [
+        "g1:9:9 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+        "g1:9:9 [0] NCCL INFO P2P plugin IBext",
+        "g1:9:9 [0] NCCL INFO NET/IB : Using [0]mlx5_4:1/RoCE ; OOB eth0:10.0.0.9<0>",
+        "g1:9:9 [0] NCCL INFO Using network IBext",
+    ]
+    plugin = found(diagnose(rules, start), "nccl-net-plugin")
+    assert plugin.severity == "warning" and "NCCL_IB_DISABLE" in plugin.detail
+    assert any("IBext" in ev.text for ev in plugin.evidence)
+    done = start + ["g1:9:9 [0] NCCL INFO comm 0x5a rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE"]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, done))
+
+
+def test_completion_errors_from_open_mpi_ucx_and_perftest_are_link_faults(rules):
+    for line in (
+        "[a1][[4411,1],3][btl_openib_component.c:3644:handle_wc] from a1 to: a2 error polling HP CQ with status "
+        "RETRY EXCEEDED ERROR status number 12 for wr_id 1e3f opcode 0  vendor error 129 qp_idx 3",
+        "[1712000000.5] [a1:77:0]  ib_mlx5_log.c:179  UCX  ERROR Local protection error on mlx5_2:1/IB "
+        "(synd 0x4 vend 0x33 hw_synd 0/0)",
+        " Failed status 12: wr_id 0 syndrom 0x81",
+    ):
+        assert top(diagnose(rules, [line])) == "ib-link-fault", line
+
+
+def test_open_mpi_flush_status_alone_is_only_a_consequence(rules):
+    line = (
+        "[a1][[4411,1],3][btl_openib_component.c:3644:handle_wc] from a1 to: a2 error polling LP CQ with status "
+        "WORK REQUEST FLUSHED ERROR status number 5 for wr_id 1e3f opcode 0  vendor error 244 qp_idx 0"
+    )
+    fault = found(diagnose(rules, [line]), "ib-link-fault")
+    assert fault.confidence < 0.6 and "flush" in fault.detail.lower()
+
+
+def test_verbs_open_failures_outside_nccl_mean_devices_not_mounted(rules):
+    for line in (
+        "[1712000000.5] [a1:77:0]        ib_md.c:1001 UCX  ERROR ibv_open_device(mlx5_3) failed: Permission denied",
+        "ib_read_lat: Couldn't get context for mlx5_3",
+    ):
+        assert top(diagnose(rules, [line])) == "ib-devices-not-mounted", line
+
+
+def test_unreadable_roce_gid_version_is_a_gid_warning(rules):
+    line = ["r4:6:6 [1] NCCL WARN NET/IB: open failed in ncclIbRoceGetVersionNum: No such file or directory"]
+    gid = found(diagnose(rules, line), "roce-gid-index")
+    assert gid.severity == "warning" and "RoCE v2" in gid.detail
+
+
+def test_link_layer_merge_mismatch_names_the_nodes_problem(rules):
+    line = [
+        "m2:6:6 [0] NCCL WARN NET/IB : Can't merge net devices with different link_layer. i=1 remMeta.ndevs=2 link_layer=1 rem_link_layer=2"
+    ]
+    assert top(diagnose(rules, line)) == "ib-hca-mismatch-nodes"
+
+
+# ------------------------------------------------------------------------- damaged and thin pastes
+def test_fabric_lines_survive_launcher_prefixes_markdown_and_progress_bars(rules):
+    """The same NCCL records as users paste them: pdsh/DeepSpeed host prefix, Open MPI's rank tag,
+    srun --label stacked on PyTorch's [rankN]:, markdown emphasis, a tqdm bar ending in a carriage return."""
+    cases = {
+        "ib-devices-not-mounted": "[1,3]<stderr>:xxxxx:811:811 [3] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed",
+        "nccl-socket-ifname": "3: [rank3]: `c2:5:5 [0] bootstrap.cc:99 NCCL WARN Bootstrap : no socket interface found`",
+        "ib-link-fault": "  7%|▋         | 35/500 [00:41<09:10,  1.2s/it]\rb5:22:40 [3] transport/net_ib.cc:1295 NCCL WARN "
+        "NET/IB : Got async event : port error",
+        "roce-gid-index": "worker-2: **worker-2:61:90 [1] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with 22 "
+        "Invalid argument, on dev mlx5_1:1, curr state INIT, next state RTR, local GID index 2, local GID fe80::1, "
+        "remote GID fe80::2**",
+    }
+    for cause, line in cases.items():
+        assert top(diagnose(rules, [line])) == cause, line
+
+
+def test_a_pytorch_last_error_quoting_the_ib_search_is_read(rules):
+    """PyTorch glues NCCL's last WARN/INFO onto its own error line after "Last error:"."""
+    line = (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3 ncclSystemError: "
+        "System call (e.g. socket, malloc) or external library call failed or device error. Last error: "
+        "NET/IB : No device found."
+    )
+    assert "nccl-tcp-fallback" in ids(diagnose(rules, [line]))

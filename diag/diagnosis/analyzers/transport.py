@@ -681,8 +681,16 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     # ENODEV from a QP transition: the GID the QP was given names no device/port. A timeout on an
     # IB fabric, by contrast, is not about GID indexes.
     no_device = any(e.startswith("No such device") for e in errs)
+    # EINVAL moving a QP to RTR: the address vector (GID index) is what the transition checks; NCCL
+    # 2.30.7 prints its GID-index HINT for exactly this error.
+    # (Unless the ports are known to be InfiniBand, which addresses peers by LID, not by GID.)
+    ib_ports = any(h.hcas and not h.roce for h in facts.hosts.values())
+    einval = not ib_ports and (
+        any(e.startswith("Invalid argument") for e in errs)
+        or any(g.get("errno") == "22" and g.get("next") == "RTR" for _, g in samples)
+    )
     unread = bool(ctx.stats(rule, ["roce_version_unread"]))  # NCCL could not tell RoCE v1 from v2 GIDs
-    if not (forced or roce or hint or no_device or unread):
+    if not (forced or roce or hint or no_device or unread or einval):
         return []
     if not samples and not hint:
         detail = (
