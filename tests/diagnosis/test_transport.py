@@ -488,3 +488,20 @@ def test_a_pytorch_last_error_quoting_the_ib_search_is_read(rules):
         "NET/IB : No device found."
     )
     assert "nccl-tcp-fallback" in ids(diagnose(rules, [line]))
+
+
+def test_host_and_loader_messages_name_their_fabric_causes(rules):
+    """Lines from outside NCCL that users paste next to it: the kernel, modprobe, the dynamic loader, ls."""
+    cases = {
+        "gdr-disabled": "modprobe: FATAL: Module nv_peer_mem not found in directory /lib/modules/5.4.0-150-generic",
+        "ib-link-fault": "[Tue Mar  4 10:11:12 2025] mlx5_core 0000:c1:00.0: Port module event: module 1, Cable unplugged",
+        "ib-verbs-library-missing": "ImportError: libibverbs.so.1: cannot open shared object file: No such file or directory",
+        "ib-devices-not-mounted": "ls: cannot access '/dev/infiniband': No such file or directory",
+    }
+    for cause, line in cases.items():
+        assert top(diagnose(rules, [line])) == cause, line
+
+
+def test_pyxis_failing_to_mount_a_missing_host_directory_is_not_a_container_mount_omission(rules):
+    line = "slurmstepd-n3: error: pyxis:     enroot-mount: failed to mount: /dev/infiniband at /run/pyxis/0/7.0/dev/infiniband: No such file or directory"
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, [line]))

@@ -35,6 +35,8 @@ CQE_SIGNATURES = [
     "verbs_wc",
     "perftest_cqe",
     "mlx5_cqe",
+    "cable_event",
+    "mlx5_link_down",
     "device_failed",
 ]
 

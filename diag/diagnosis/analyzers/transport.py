@@ -733,7 +733,7 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     ib_hosts = {h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()}
     no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
     ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
-    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca"])
+    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "peermem_missing"])
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
     if not hosts and not explicit:
@@ -744,10 +744,14 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"{plural(n, 'via NET/IB channel line')} without /GDRDMA")
     if ring0:
         parts.append('"Connected all rings ... GDR 0"')
-    if explicit:
-        ev, g = explicit[0]
+    missing = ctx.captures(rule, "why", ["peermem_missing"])
+    if missing:
+        parts.append(f"the {missing[0]} kernel module is not installed")
+    said_disabled = [(ev, g) for ev, g in explicit if g.get("hca")]
+    if said_disabled:
+        ev, g = said_disabled[0]
         why = f" ({g['why']})" if g.get("why") else ""
-        parts.append(f'"GPU Direct RDMA Disabled for {g.get("hca", "an HCA")}{why}"')
+        parts.append(f'"GPU Direct RDMA Disabled for {g["hca"]}{why}"')
     level = ctx.captures(rule, "level", ["gdr_level_env"]) or facts.env_values("NCCL_NET_GDR_LEVEL")
     detail = f"GPUDirect RDMA is not used on {hosts_text(hosts) if hosts else 'this job'}: {'; '.join(parts)}"
     if level:
