@@ -122,6 +122,9 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     known = ctx.facts.nodes_known()
     if reasons or known is False:
         return [ctx.make_finding(rule)]
+    if ctx.stats(rule, ["lib_not_loadable"]) and ctx.job_failed():
+        # A program that links the verbs library died loading it: the failure itself, not a quiet fallback.
+        return [ctx.make_finding(rule, confidence=0.75)]
     if known is None:
         # An excerpt that shows neither IB nor how many nodes: the same lines are on every job in a
         # container without RDMA, where nothing needs IB.
