@@ -505,3 +505,21 @@ def test_host_and_loader_messages_name_their_fabric_causes(rules):
 def test_pyxis_failing_to_mount_a_missing_host_directory_is_not_a_container_mount_omission(rules):
     line = "slurmstepd-n3: error: pyxis:     enroot-mount: failed to mount: /dev/infiniband at /run/pyxis/0/7.0/dev/infiniband: No such file or directory"
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, [line]))
+
+
+def test_nccl_socket_errors_that_mean_unreachable_point_at_the_interface_but_refused_does_not(rules):
+    no_route = [
+        "n1:5:9 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 10.3.4.5<41234> failed : No route to host"
+    ]
+    assert top(diagnose(rules, no_route)) == "nccl-socket-ifname"
+    # A peer that advertised loopback (a hostname resolving to 127.0.1.1): unreachable whatever the error.
+    loopback = [
+        "n1:5:9 [0] include/socket.h:403 NCCL WARN Net : Connect to 127.0.1.1<52311> failed : Connection refused"
+    ]
+    found_loopback = found(diagnose(rules, loopback), "nccl-socket-ifname")
+    assert "127.0.1.1" in found_loopback.detail
+    # Refused by a routable peer: it answered, nobody listened. Not an interface problem.
+    refused = [
+        "n1:5:9 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 10.3.4.5<41234> failed : Connection refused"
+    ]
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, refused))

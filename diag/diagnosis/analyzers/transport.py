@@ -320,7 +320,11 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
         bad.setdefault(ctx.host_for(ev) or UNNAMED_HOST, g["iface"])
     failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"])
     if not bad:
-        return _ipoib_bootstrap(rule, ctx, failed, assumed) or _bare_system_error(rule, ctx, assumed)
+        return (
+            _ipoib_bootstrap(rule, ctx, failed, assumed)
+            or _unreachable_peer(rule, ctx, assumed)
+            or _bare_system_error(rule, ctx, assumed)
+        )
     if assumed and not failed and not listed:
         return []  # lo for the bootstrap is right on one node, and nothing says there are more
     ifaces = sorted({g["iface"] for _, g in listed} | set(bad.values()))
@@ -375,6 +379,60 @@ SYSTEM_ERROR_EXPLAINED_BY = (
     "job-oom",
     "gpu-xid",
 )
+
+
+# Connect errors that say the peer's address cannot be reached from here (not that the peer is gone:
+# "Connection refused" means it answered, with nobody listening).
+UNREACHABLE_ERRORS = (
+    "No route to host",
+    "Network is unreachable",
+    "Connection timed out",
+    "Software caused connection abort",
+)
+# Addresses a peer may advertise that no other node can reach: loopback, docker's and libvirt's default
+# bridges, IPv4 link-local.
+UNROUTABLE_PREFIXES = ("127.", "172.17.", "192.168.122.", "169.254.")
+
+
+def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """NCCL's own socket to a peer failed with an error that means "cannot get there", or the address it
+    dialled is one no other node can reach: the interface NCCL picked (here or on the peer) is wrong."""
+    samples = ctx.samples(rule, ["connect_failed"])
+    unreachable = [(ev, g) for ev, g in samples if (g.get("err") or "").startswith(UNREACHABLE_ERRORS)]
+    local_addr = [(ev, g) for ev, g in samples if g.get("addr", "").lstrip("[").startswith(UNROUTABLE_PREFIXES)]
+    chosen = local_addr or unreachable
+    if not chosen:
+        return []
+    ev, g = chosen[0]
+    addr = g.get("addr", "a peer")
+    detail = f"NCCL could not connect to {addr}"
+    if g.get("err"):
+        detail += f" ({g['err']})"
+    if local_addr:
+        detail += (
+            ": that address is loopback, a container bridge or link-local, so a peer advertised an interface other "
+            "nodes cannot reach (docker's 172.17.x, libvirt's virbr, or a hostname that resolves to 127.0.1.1)"
+        )
+        confidence = 0.7
+    else:
+        detail += (
+            ": the interface NCCL uses for its sockets does not route to that peer (another subnet, a management "
+            "NIC, or a firewall); pin NCCL_SOCKET_IFNAME to the NIC every node reaches"
+        )
+        confidence = 0.5
+    hosts = sorted({h for e, _ in chosen if (h := ctx.host_for(e))}, key=natural_key)
+    return [
+        ctx.make_finding(
+            rule,
+            ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"],
+            detail=detail + ".",
+            hosts=hosts,
+            confidence=confidence,
+            severity=ctx.between_nodes_severity(rule.severity, assumed),
+            assumed=assumed,
+            evidence=pick_evidence([e for e, _ in chosen]),
+        )
+    ]
 
 
 def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
