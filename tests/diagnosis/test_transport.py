@@ -523,3 +523,21 @@ def test_nccl_socket_errors_that_mean_unreachable_point_at_the_interface_but_ref
         "n1:5:9 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 10.3.4.5<41234> failed : Connection refused"
     ]
     assert "nccl-socket-ifname" not in ids(diagnose(rules, refused))
+
+
+def test_port_state_dumps_are_a_weak_link_warning_and_firmware_health_a_fault(rules):
+    ibstat = ["CA 'mlx5_2'", "\tPort 1:", "\t\tState: Down", "\t\tPhysical state: Polling"]
+    down = found(diagnose(rules, ibstat), "ib-link-fault")
+    assert down.severity == "warning" and "Polling" in down.detail
+    healthy = ["CA 'mlx5_2'", "\tPort 1:", "\t\tState: Active", "\t\tPhysical state: LinkUp"]
+    assert "ib-link-fault" not in ids(diagnose(rules, healthy))
+    health = ["mlx5_core 0000:5e:00.0: poll_health:801:(pid 0): Fatal error 1 detected"]
+    assert found(diagnose(rules, health), "ib-link-fault").severity == "error"
+
+
+def test_gdr_level_that_allows_no_pair_is_gdr_off_unless_one_node_or_sockets(rules):
+    env = ["g5:3:3 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to LOC"]
+    assert "LOC" in found(diagnose(rules, env), "gdr-disabled").detail
+    assert "gdr-disabled" not in ids(diagnose(rules, env + one_node("g5")))
+    wide = ["g5:3:3 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to SYS"]
+    assert "gdr-disabled" not in ids(diagnose(rules, wide))

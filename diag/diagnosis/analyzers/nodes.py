@@ -37,6 +37,7 @@ CQE_SIGNATURES = [
     "mlx5_cqe",
     "cable_event",
     "mlx5_link_down",
+    "mlx5_health",
     "device_failed",
 ]
 
@@ -139,7 +140,7 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     real = [(ev, g) for ev, g in cqe if g.get("status") != "5"]
     flushes = [(ev, g) for ev, g in cqe if g.get("status") == "5"]
     if not real and not faults and not flushes:
-        return _speed_drop(rule, ctx)
+        return _speed_drop(rule, ctx) or _port_down(rule, ctx)
     ordered = sorted(real + faults, key=lambda s: timeline_key(s[0])) or sorted(
         flushes, key=lambda s: timeline_key(s[0])
     )
@@ -185,6 +186,28 @@ def _hca_of_host_events(ctx: Context, events: list, host: str) -> str | None:
         if ctx.host_for(ev) == host and g.get("hca"):
             return g["hca"]
     return None
+
+
+def _port_down(rule: Rule, ctx: Context) -> list[Finding]:
+    """ibv_devinfo/ibstat output with a port that is not up, and no error of the fabric's own: worth a
+    look (a port NCCL or UCX wanted may be down), but unused ports are down on healthy nodes too."""
+    down = ctx.samples(rule, ["port_down"])
+    if not down:
+        return []
+    states = sorted({g.get("state") or g.get("phys") for _, g in down} - {None})
+    detail = f"An HCA port is not up ({', '.join(states)}, as ibv_devinfo/ibstat show it)"
+    detail += "; if it is a port the job uses, its link (cable, switch port, subnet manager) is down"
+    return [
+        ctx.make_finding(
+            rule,
+            ["port_down"],
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.4,
+            evidence=[e for e, _ in down[:4]],
+            assumed=["the port that is down is one the job uses"],
+        )
+    ]
 
 
 def _speed_drop(rule: Rule, ctx: Context) -> list[Finding]:

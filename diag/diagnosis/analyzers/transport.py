@@ -798,7 +798,7 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
     if not hosts and not explicit:
-        return []
+        return _gdr_switched_off(rule, ctx, assumed)
     parts = []
     if no_gdr:
         n = sum(facts.hosts[h].plain_ib_channels for h in no_gdr)
@@ -823,6 +823,28 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     ]
     return [
         ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence), assumed=assumed)
+    ]
+
+
+# NCCL_NET_GDR_LEVEL values that allow GPUDirect RDMA nowhere (LOC: same GPU only; 0 is its number).
+GDR_OFF_LEVELS = ("LOC", "0")
+
+
+def _gdr_switched_off(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """No channel lines to judge by, but the job itself sets NCCL_NET_GDR_LEVEL so that no GPU/NIC pair
+    qualifies: GPUDirect RDMA is off by configuration wherever IB is used."""
+    levels = ctx.captures(rule, "level", ["gdr_level_env"]) + ctx.facts.env_values("NCCL_NET_GDR_LEVEL")
+    off = [lv for lv in levels if lv.strip().upper() in GDR_OFF_LEVELS]
+    if not off or any(h.uses_socket() for h in ctx.facts.hosts.values()):
+        return []
+    detail = (
+        f"NCCL_NET_GDR_LEVEL={off[0]} is set: no GPU and NIC are ever close enough for GPUDirect RDMA, so "
+        "inter-node data is staged through host memory"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["gdr_level_env"], detail=detail + ".", severity="warning", confidence=0.6, assumed=assumed
+        )
     ]
 
 
