@@ -541,3 +541,22 @@ def test_gdr_level_that_allows_no_pair_is_gdr_off_unless_one_node_or_sockets(rul
     assert "gdr-disabled" not in ids(diagnose(rules, env + one_node("g5")))
     wide = ["g5:3:3 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to SYS"]
     assert "gdr-disabled" not in ids(diagnose(rules, wide))
+
+
+def test_sockets_over_ipoib_are_tcp_on_a_cluster_that_has_infiniband(rules):
+    nodes = [
+        line
+        for host in ("n3", "n4")
+        for line in (
+            f"{host}:5:5 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.50.{host[1]}<0>",
+            f"{host}:5:5 [0] NCCL INFO Using network Socket",
+        )
+    ]
+    tcp = found(diagnose(rules, nodes), "nccl-tcp-fallback")
+    assert tcp.severity == "error" and "IPoIB" in tcp.detail
+
+
+def test_sharp_that_cannot_start_is_a_plugin_warning(rules):
+    line = ["n2:5:5 [0] sharp_plugin.c:310 NCCL WARN NET/IB : SHARP coll init error: Cannot connect to SHARPD(-4)"]
+    plugin = found(diagnose(rules, line), "nccl-net-plugin")
+    assert plugin.severity == "warning" and "SHARPD" in plugin.detail

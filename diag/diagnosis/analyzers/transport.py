@@ -28,7 +28,14 @@ def ib_evidence(ctx: Context) -> list[str]:
         reasons.append(f"NCCL_IB_HCA is set ({', '.join(facts.env_values('NCCL_IB_HCA'))})")
     if ctx.count("ib-devices-not-mounted"):
         reasons.append("verbs devices exist but cannot be opened")
-    ipoib = sorted({i for h in facts.hosts.values() for i in h.bootstrap_ifaces if i.startswith("ib")})
+    ipoib = {i for h in facts.hosts.values() for i in h.bootstrap_ifaces if i.startswith("ib")}
+    # Sockets over IPoIB (ib0) are still TCP, and say the nodes have InfiniBand.
+    fallback = ctx.rules.get("nccl-tcp-fallback")
+    if fallback:
+        ipoib |= {
+            i for v in ctx.captures(fallback, "ifs", ["socket_ifs"]) for i in re.findall(r"\[\d+\](ib[\w.]*):", v)
+        }
+    ipoib = sorted(ipoib)
     if ipoib:
         reasons.append(f"nodes have IPoIB interfaces ({', '.join(ipoib)})")
     if any(v.upper().startswith("IB") for v in facts.env_values("NCCL_NET")):
@@ -524,6 +531,24 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         return [ctx.make_finding(rule, ["any_failed", "network_not_found"], detail=detail + ".", values=values)]
     if ctx.stats(rule, ["ofi_failed"]):
         return _ofi_failed(rule, ctx, socket_hosts)
+    if sharp := ctx.samples(rule, ["sharp_failed"]):
+        why = sharp[0][1].get("why", "").strip()
+        detail = (
+            f'The HPC-X net plugin could not start SHARP (CollNet in-network reductions): "{why[:120]}"; NCCL runs '
+            "without CollNet, or fails where NCCL_COLLNET_ENABLE=1 requires it (check sharpd/sharp_am, or unset "
+            "NCCL_COLLNET_ENABLE)"
+        )
+        severity = None if ctx.job_failed() else "warning"
+        return [
+            ctx.make_finding(
+                rule,
+                ["sharp_failed"],
+                detail=detail + ".",
+                severity=severity,
+                confidence=0.6,
+                values={"what": "SHARP (CollNet) could not start."},
+            )
+        ]
     broken = ctx.stats(rule, ["symbol_missing", "unsupported", "broken", "unpack_incompatible"])
     if broken:
         names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
