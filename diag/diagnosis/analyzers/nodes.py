@@ -27,6 +27,7 @@ CQE_SIGNATURES = [
     "cqe_v3",
     "cqe_v4",
     "cqe_resilient",
+    "fatal_error",
     "fatal_devices",
     "ucx_retry",
     "ucx_wc_error",
