@@ -560,3 +560,25 @@ def test_sharp_that_cannot_start_is_a_plugin_warning(rules):
     line = ["n2:5:5 [0] sharp_plugin.c:310 NCCL WARN NET/IB : SHARP coll init error: Cannot connect to SHARPD(-4)"]
     plugin = found(diagnose(rules, line), "nccl-net-plugin")
     assert plugin.severity == "warning" and "SHARPD" in plugin.detail
+
+
+def test_open_mpi_fabric_help_texts(rules):
+    event = [
+        "The OpenFabrics stack has reported a network error event.  Open MPI",
+        "will try to continue, but your job may end up failing.",
+        "  Local host:        n7",
+        "  Error number:      10 (IBV_EVENT_PORT_ERR)",
+    ]
+    assert top(diagnose(rules, event)) == "ib-link-fault"
+    no_ports = [
+        "WARNING: There is at least non-excluded one OpenFabrics device found,",
+        "but there are no active ports detected (or Open MPI was unable to use",
+        "them).  This is most certainly not what you wanted.",
+    ]
+    down = found(diagnose(rules, no_ports), "ib-link-fault")
+    assert down.severity == "warning"
+
+
+def test_ib_disable_set_from_python_or_a_yaml_env_map_is_read(rules):
+    for line in ('os.environ["NCCL_IB_DISABLE"] = "1"', '      NCCL_IB_DISABLE: "1"'):
+        assert "nccl-ib-disabled" in ids(diagnose(rules, [line, *socket_node("w1"), *socket_node("w2", 14)])), line

@@ -39,6 +39,8 @@ CQE_SIGNATURES = [
     "cable_event",
     "mlx5_link_down",
     "mlx5_health",
+    "ompi_async",
+    "query_failed",
     "device_failed",
 ]
 
@@ -192,16 +194,19 @@ def _hca_of_host_events(ctx: Context, events: list, host: str) -> str | None:
 def _port_down(rule: Rule, ctx: Context) -> list[Finding]:
     """ibv_devinfo/ibstat output with a port that is not up, and no error of the fabric's own: worth a
     look (a port NCCL or UCX wanted may be down), but unused ports are down on healthy nodes too."""
-    down = ctx.samples(rule, ["port_down"])
+    down = ctx.samples(rule, ["port_down", "ompi_no_active_ports"])
     if not down:
         return []
     states = sorted({g.get("state") or g.get("phys") for _, g in down} - {None})
-    detail = f"An HCA port is not up ({', '.join(states)}, as ibv_devinfo/ibstat show it)"
+    if states:
+        detail = f"An HCA port is not up ({', '.join(states)}, as ibv_devinfo/ibstat show it)"
+    else:
+        detail = "Open MPI found OpenFabrics devices but no active port on them"
     detail += "; if it is a port the job uses, its link (cable, switch port, subnet manager) is down"
     return [
         ctx.make_finding(
             rule,
-            ["port_down"],
+            ["port_down", "ompi_no_active_ports"],
             detail=detail + ".",
             severity="warning",
             confidence=0.4,
