@@ -582,3 +582,21 @@ def test_open_mpi_fabric_help_texts(rules):
 def test_ib_disable_set_from_python_or_a_yaml_env_map_is_read(rules):
     for line in ('os.environ["NCCL_IB_DISABLE"] = "1"', '      NCCL_IB_DISABLE: "1"'):
         assert "nccl-ib-disabled" in ids(diagnose(rules, [line, *socket_node("w1"), *socket_node("w2", 14)])), line
+
+
+def test_a_qp_timeout_with_ipv4_mapped_gids_is_read_as_roce(rules):
+    line = (
+        "h1:1:1 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev "
+        "mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.1.1.1, remote GID ::ffff:10.2.2.2"
+    )
+    assert top(diagnose(rules, [line])) == "roce-gid-index"
+    # The same timeout between InfiniBand ports (known from NCCL's device line) is no GID question.
+    ib = ["h1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>", line]
+    assert "roce-gid-index" not in ids(diagnose(rules, ib))
+
+
+def test_ucx_offering_no_verbs_transport_points_at_invisible_devices(rules):
+    none = "[1712] [n1:4:0] ucp_context.c:1078 UCX  WARN  transports 'rc','ud' are not available, please use one or more of: cma, mm, posix, self, sysv, tcp"
+    assert top(diagnose(rules, [none])) == "ib-devices-not-mounted"
+    other_verbs = "[1712] [n1:4:0] ucp_context.c:1078 UCX  WARN  transports 'rc_x' are not available, please use one or more of: posix, self, tcp, rc_verbs, ud_verbs"
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, [other_verbs]))

@@ -165,6 +165,22 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             "(/dev/infiniband/uverbs*) were not passed in, or the host has no RDMA driver loaded"
         )
         return [ctx.make_finding(rule, ["perftest_no_device"], detail=detail + ".", confidence=0.55)]
+    ucx = [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["ucx_no_ib_transport"])
+        if not re.search(r"\b(?:rc|ud|dc)(?:_x|_mlx5|_verbs)?\b", g.get("available", ""))
+    ]
+    if ucx:
+        offered = ucx[0][1].get("available", "").strip()
+        detail = (
+            f"UCX was asked for InfiniBand transports ({ucx[0][1]['tls']}) and offers only {offered[:80]}: it sees no "
+            "verbs device (in a container or pod, /dev/infiniband was not passed in, or the host has no RDMA driver)"
+        )
+        return [
+            ctx.make_finding(
+                rule, ["ucx_no_ib_transport"], detail=detail + ".", confidence=0.5, evidence=[e for e, _ in ucx[:4]]
+            )
+        ]
     unseen = [h.host for h in facts.hosts.values() if h.ib_no_device and "NCCL_IB_HCA" not in h.env]
     if not unseen or "1" in facts.env_values("NCCL_IB_DISABLE"):
         return []
@@ -764,13 +780,15 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     hint = bool(ctx.stats(rule, ["hint"]))
     samples = ctx.samples(rule, ["modify_qp_gid", "modify_qp_old"])
     errs = sorted({g.get("err", "").strip() for _, g in samples if g.get("err")})
+    ib_ports = any(h.hcas and not h.roce for h in facts.hosts.values())
+    # An IPv4-mapped GID (::ffff:a.b.c.d) is a RoCE v2 GID: the port is RoCE even where no "NET/IB : Using" line says so.
+    roce = roce or (not ib_ports and any((g.get("lgid") or "").startswith("::ffff:") for _, g in samples))
     # ENODEV from a QP transition: the GID the QP was given names no device/port. A timeout on an
     # IB fabric, by contrast, is not about GID indexes.
     no_device = any(e.startswith("No such device") for e in errs)
     # EINVAL moving a QP to RTR: the address vector (GID index) is what the transition checks; NCCL
     # 2.30.7 prints its GID-index HINT for exactly this error.
     # (Unless the ports are known to be InfiniBand, which addresses peers by LID, not by GID.)
-    ib_ports = any(h.hcas and not h.roce for h in facts.hosts.values())
     einval = not ib_ports and (
         any(e.startswith("Invalid argument") for e in errs)
         or any(g.get("errno") == "22" and g.get("next") == "RTR" for _, g in samples)
