@@ -600,3 +600,11 @@ def test_ucx_offering_no_verbs_transport_points_at_invisible_devices(rules):
     assert top(diagnose(rules, [none])) == "ib-devices-not-mounted"
     other_verbs = "[1712] [n1:4:0] ucp_context.c:1078 UCX  WARN  transports 'rc_x' are not available, please use one or more of: posix, self, tcp, rc_verbs, ud_verbs"
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, [other_verbs]))
+
+
+def test_a_bare_qp_timeout_is_a_gid_suspect_unless_the_ports_are_infiniband(rules):
+    line = "n2:7:7 [0] misc/ibvwrap.cc:262 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out"
+    gid = found(diagnose(rules, [line]), "roce-gid-index")
+    assert gid.confidence < 0.6 and "RoCE or InfiniBand" in gid.detail
+    ib = ["n2:7:7 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.2<0>", line]
+    assert "roce-gid-index" not in ids(diagnose(rules, ib))

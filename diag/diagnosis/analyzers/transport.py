@@ -794,7 +794,13 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         or any(g.get("errno") == "22" and g.get("next") == "RTR" for _, g in samples)
     )
     unread = bool(ctx.stats(rule, ["roce_version_unread"]))  # NCCL could not tell RoCE v1 from v2 GIDs
-    if not (forced or roce or hint or no_device or unread or einval):
+    # On RoCE the RTR step resolves the peer GID's IP address to a MAC (on IB it does no such thing): a
+    # timeout or "unreachable" there means the GID chosen is not routable to the peer (wrong index, VLAN,
+    # subnet). Unless the ports are known to be IB, that is the likeliest reading of a thin paste.
+    unresolved = not ib_ports and any(
+        e.startswith(("Connection timed out", "Network is unreachable", "No route to host")) for e in errs
+    )
+    if not (forced or roce or hint or no_device or unread or einval or unresolved):
         return []
     if not samples and not hint:
         detail = (
@@ -825,6 +831,12 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         detail += (
             "; NCCL could not read the GIDs' RoCE version from sysfs (gid_attrs), so it cannot pick the RoCE v2 entry"
         )
+    if unresolved and not (forced or roce or hint or no_device or einval):
+        detail += (
+            "; on RoCE this step resolves the peer's GID address, so the GID NCCL used does not route to the peer "
+            "(nothing here says whether the ports are RoCE or InfiniBand)"
+        )
+        return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.55)]
     return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint) else 0.7)]
 
 
