@@ -50,3 +50,14 @@ def _expand_one(part: str) -> list[str]:
             if len(out) >= MAX_HOSTS:
                 return out
     return out
+
+
+# What a user puts where a host name was before pasting: "xxxxx", "XXX-node", "<hostname>", "***", "[REDACTED]".
+_REDACTED = re.compile(r"(?i)^(?:[x*#?]{3,}(?:[-_.][\w-]*)?|[\w-]*[-_.][x*#]{3,}|<[^<>]*>|\[?redacted\]?|hostname|myhost)$")
+
+
+def looks_redacted(name: str) -> bool:
+    """Whether ``name`` is a placeholder a user pasted in place of a host name: several hosts
+    redacted to one placeholder are not one host, so it names none."""
+    return bool(_REDACTED.match(name))
+

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule, action_hosts, fill, fill_action
 from diag.evidence import Evidence
+from diag.hostlist import looks_redacted
 from diag.input.framing import frame
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST, Facts
@@ -71,12 +72,12 @@ class Context:
         return list(seen)
 
     def host_for(self, ev: Evidence) -> str | None:
-        """The host that printed ``ev``: its prefix, else the host NCCL placed its rank on."""
-        if ev.host is not None:
-            return ev.host
-        if ev.rank is not None:
-            return self.facts.host_of_rank.get(ev.rank)
-        return None
+        """The host that printed ``ev``: its prefix, else the host NCCL placed its rank on; None for
+        a placeholder the user pasted instead of the name (``xxxxx``), which may stand for any node."""
+        host = ev.host
+        if (host is None or looks_redacted(host)) and ev.rank is not None:
+            host = self.facts.host_of_rank.get(ev.rank)
+        return None if host is None or looks_redacted(host) else host
 
     def spans_nodes(self) -> tuple[bool, list[str]]:
         """Whether a finding that matters only between nodes may be reported, and what it then

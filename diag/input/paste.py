@@ -1,6 +1,9 @@
-"""Pasted excerpts lose their line ends: a chat client or an issue form glues NCCL records onto
+"""Pasted excerpts are damaged on the way: a chat client or an issue form glues NCCL records onto
 one line (``[0] NCCL INFO A. [0] NCCL INFO B``), a progress bar swallows the log line after it
-(``...it/s][rank1]:[W516 ...``). A small input gets each glued record back on a line of its own.
+(``...it/s][rank1]:[W516 ...``), markdown wraps each line in a list item and inline code
+(``- `srun: error: ...` ``), a terminal copy cuts every long record at the window's width. A small
+input gets each glued record back on a line of its own, loses the markdown around a line, and
+gets each record cut by the terminal back whole (see :func:`rejoin_wrapped`).
 
 The record is split off with a lone ``\\r``, which ends a line for the scanner but is not counted
 as one, so every ``file:line`` of the report still points at the line the user has. Only inputs of
@@ -14,14 +17,25 @@ import io
 import re
 from typing import BinaryIO
 
+from diag.input.framing import frame_general
+
 PASTE_BYTES = 1 << 20
 
 _NCCL_HEADER = re.compile(rb"(?:[\w.-]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN|TRACE|ERROR) ")
 _TORCH_GLUED = re.compile(rb"(?<=[^\s\r\n])(?=\[rank\d+\]:\[[WEIF]\d{3,4} )")  # a warning glued to a progress bar
 
 
+def repair(data: bytes) -> bytes:
+    """All the repairs of a whole paste (what the sources apply to an input of at most PASTE_BYTES)."""
+    return rejoin_wrapped(unglue(data))
+
+
 def unglue(data: bytes) -> bytes:
-    """``data`` with every glued record starting a (not counted) line of its own."""
+    """``data`` with every glued record starting a (not counted) line of its own, and the markdown
+    around a line in inline code taken off. Line by line, so a growing file's blocks get what the
+    whole file would (diag.follow)."""
+    if b"`" in data:
+        data = _CODE_LINE.sub(rb"\g<code>", data)
     if b"NCCL " not in data and b"[rank" not in data:
         return data
     lines = data.split(b"\n")
@@ -31,6 +45,62 @@ def unglue(data: bytes) -> bytes:
         if b"[rank" in line:
             lines[i] = _TORCH_GLUED.sub(b"\r", lines[i])
     return b"\n".join(lines)
+
+
+# A line that is one inline-code span, maybe in a quote or a list item: "> - `text`" or "1. ``text``".
+_CODE_LINE = re.compile(
+    rb"(?m)^[ \t]*(?:>[ \t]?)*(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?P<tick>`+)(?P<code>[^`\n]*?[^`\s])(?P=tick)[ \t]*(?=\r?$)"
+)
+
+# What a terminal wraps: its rows are at least this wide, and at most this wide.
+_MIN_WIDTH, _MAX_WIDTH = 60, 400
+# The start of a record of its own: a row that starts so is never a wrapped record's continuation.
+_RECORD_START = re.compile(
+    rb"^(?:\s*$|#|\s+\d{1,5}: |([-=*#~_])\1{3}|\[|\d{1,5}: |[\w.-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[EWIF]\d{4} |Traceback |  File "
+    rb"|(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning)\b|(?:srun|sbatch|salloc|slurmstepd|pyxis|enroot)\b"
+    rb"|NCCL |[\w.-]+: (?:[\w.-]+: )?(?:\d+: )?\[|\*\*\* |> |```)"
+)
+
+
+def rejoin_wrapped(data: bytes) -> bytes:
+    """A paste copied from a terminal has every record longer than the window cut into rows of
+    exactly the window's width. When at least two rows are exactly as wide as the widest (and that
+    is as wide as a terminal can be), each such row gets back the rows that continue it (a row
+    that starts a record of its own never does), and those rows are left empty: every ``file:line`` still points at the row where the record
+    starts, and no cut-off part is read as a record of its own (a truncated library name, a path
+    cut in two)."""
+    if len(data) > PASTE_BYTES or b"\n" not in data:
+        return data
+    rows = data.split(b"\n")
+    widths = [_width(row) for row in rows]
+    width = max(widths)
+    if not _MIN_WIDTH <= width <= _MAX_WIDTH or widths.count(width) < 2:
+        return data
+    out = list(rows)
+    i = 0
+    while i < len(rows):
+        j = i
+        while j + 1 < len(rows) and widths[j] == width and not _starts_a_record(rows[j + 1]):
+            j += 1
+        if j > i:
+            out[i] = b"".join(row.rstrip(b"\r") for row in rows[i : j + 1]) + rows[j][len(rows[j].rstrip(b"\r")) :]
+            out[i + 1 : j + 1] = [b""] * (j - i)
+        i = j + 1
+    return b"\n".join(out)
+
+
+def _starts_a_record(row: bytes) -> bool:
+    """Whether ``row`` begins a record of its own: a known prefix, or a shape records start with."""
+    if _RECORD_START.match(row):
+        return True
+    frame = frame_general(row.decode("utf-8", "replace").rstrip("\r"))
+    return frame.payload != frame.text or frame.emitter is not None
+
+
+def _width(row: bytes) -> int:
+    """How many characters a terminal shows of ``row``: UTF-8 continuation bytes take no column."""
+    row = row.rstrip(b"\r")
+    return len(row) - sum(1 for b in row if 0x80 <= b < 0xC0) if max(row, default=0) >= 0x80 else len(row)
 
 
 def _split_nccl(line: bytes) -> bytes:
@@ -57,7 +127,7 @@ def repaired(stream: BinaryIO, size: int | None) -> BinaryIO:
         return stream
     head = stream.read(PASTE_BYTES + 1)
     if len(head) <= PASTE_BYTES:
-        return io.BytesIO(unglue(head))
+        return io.BytesIO(repair(head))
     return _Prefixed(head, stream)  # type: ignore[return-value]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from diag.input.paste import PASTE_BYTES, repaired, unglue
+from diag.input.paste import PASTE_BYTES, repair, repaired
 
 CHUNK_BYTES = 1 << 20
 MAX_LINE_BYTES = 64 * 1024
@@ -68,7 +68,7 @@ class MemorySource(Source):
 
     def open(self) -> BinaryIO:
         data = self.data  # type: ignore[attr-defined]
-        return io.BytesIO(unglue(data) if len(data) <= PASTE_BYTES else data)
+        return io.BytesIO(repair(data) if len(data) <= PASTE_BYTES else data)
 
 
 @dataclass

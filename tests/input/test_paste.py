@@ -6,7 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
-from diag.input.paste import PASTE_BYTES, unglue
+from diag.input.paste import PASTE_BYTES, rejoin_wrapped, unglue
+
+from .test_paste_damage import _rows
 
 GLUED = (
     b"> > [0] NCCL INFO NCCL_IB_HCA set to mlx5_9:1 [0] NCCL INFO NET/IB : No device found. "
@@ -47,3 +49,55 @@ def test_a_large_input_is_read_as_it_is(tmp_path, rules):
 
     report = diagnose([str(big)], rules=rules)
     assert "nccl-ib-hca-wrong" not in [f.id for f in report.findings]
+
+
+# A torchrun failure copied from a 64-column terminal: every record longer than the window is cut
+# into rows of exactly 80 characters.
+_UNWRAPPED = (
+    b"[rank3]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275,"
+    b" invalid usage, NCCL version 2.20.5\n"
+    b"[rank3]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+    b"[rank3]: Last error:\n"
+    b"[rank3]: Duplicate GPU detected : rank 3 and rank 2 both on CUDA device 41000\n"
+)
+
+
+def test_records_a_terminal_cut_at_its_width_are_read_whole(rules):
+    wrapped = _rows(_UNWRAPPED, 64)
+    assert max(len(r) for r in wrapped.split(b"\n")) == 64
+    whole = diagnose_bytes(_UNWRAPPED, rules)
+    report = diagnose_bytes(wrapped, rules)
+    assert [f.id for f in report.findings][:1] == [f.id for f in whole.findings][:1] == ["nccl-duplicate-gpu"]
+    rows = wrapped.split(b"\n")
+    for ev in report.findings[0].evidence:
+        assert rows[ev.line - 1].startswith(ev.text[:40].encode()), "file:line points at the row the user has"
+
+
+def test_rejoining_gives_back_each_record_on_its_first_row():
+    wrapped = _rows(_UNWRAPPED * 3, 72)
+    rejoined = rejoin_wrapped(wrapped)
+    assert rejoined.count(b"\n") == wrapped.count(b"\n")
+    assert [row for row in rejoined.split(b"\n") if row] == [row for row in (_UNWRAPPED * 3).split(b"\n") if row]
+
+
+def test_a_log_with_lines_of_equal_length_is_not_rejoined():
+    log = b"".join(b"n%d:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read aa\n" % i for i in range(3))
+    log += b"n1:1:1 [0] NCCL INFO Connected all rings\n" + b"RuntimeError: boom\n"
+    assert rejoin_wrapped(log) == log
+
+
+def test_markdown_around_each_line_is_taken_off(rules):
+    plain = b"srun: error: gpu-a12: task 3: Out Of Memory\nslurmstepd: error: Detected 1 oom_kill event in StepId=77.0.\n"
+    marked = b"".join(b"- `" + line + b"`\n" for line in plain.splitlines())
+    marked += b"> 1. ``slurmstepd: error: Detected 1 oom_kill event in StepId=78.0.``\r\n"
+    assert unglue(marked).splitlines()[:2] == plain.splitlines()
+    assert unglue(marked).split(b"\n")[2] == b"slurmstepd: error: Detected 1 oom_kill event in StepId=78.0.\r"
+    assert diagnose_bytes(marked, rules).findings[0].id == diagnose_bytes(plain, rules).findings[0].id == "job-oom"
+
+
+@given(st.lists(st.binary(max_size=120), max_size=30), st.integers(min_value=60, max_value=130))
+def test_rejoining_never_loses_a_byte_or_a_line_number(rows, width):
+    data = _rows(b"\n".join(rows), width)
+    out = rejoin_wrapped(data)
+    assert out.count(b"\n") == data.count(b"\n")
+    assert out.replace(b"\n", b"") == data.replace(b"\n", b"")
