@@ -608,3 +608,34 @@ def test_a_bare_qp_timeout_is_a_gid_suspect_unless_the_ports_are_infiniband(rule
     assert gid.confidence < 0.6 and "RoCE or InfiniBand" in gid.detail
     ib = ["n2:7:7 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.2<0>", line]
     assert "roce-gid-index" not in ids(diagnose(rules, ib))
+
+
+def test_libfabric_finding_no_provider_points_at_the_efa_device_not_the_plugin(rules):
+    line = [
+        "[2025-10-16 22:16:08] ip-10-0-3-9:19:37 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available"
+    ]
+    report = diagnose(rules, line)
+    assert top(report) == "ib-devices-not-mounted"
+    assert "nccl-net-plugin" in ids(report)
+    # With the verbs library itself missing, that is the likelier reason libfabric saw no device.
+    nolib = line + ["ip-10-0-3-9:19:19 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"]
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, nolib))
+
+
+def test_a_quoted_partial_modify_qp_line_on_a_roce_named_device_is_a_gid_question(rules):
+    paste = [
+        "both ranks died in `ncclCommInitRank` with `NCCL error: unhandled system error` and "
+        "`ibv_modify_qp failed with 110 Connection timed out, on dev rocep1s0f0:1` (head)"
+    ]
+    report = diagnose(rules, paste)
+    assert top(report) == "roce-gid-index"
+    assert "nccl-socket-ifname" not in ids(report)  # the failing call is named: no guess about sockets
+
+
+def test_channels_over_an_external_plugin_show_it_works(rules):
+    lines = [
+        "NCCL INFO P2P plugin IBext_v6",
+        "NCCL INFO Channel 01/0 : 6[4f000] -> 3[9d000] [receive] via NET/IBext_v6/1",
+        "NCCL INFO Channel 02/0 : 5[a4000] -> 6[4f000] [send] via NET/IBext_v6/1",
+    ]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, lines))

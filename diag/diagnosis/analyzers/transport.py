@@ -165,6 +165,13 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             "(/dev/infiniband/uverbs*) were not passed in, or the host has no RDMA driver loaded"
         )
         return [ctx.make_finding(rule, ["perftest_no_device"], detail=detail + ".", confidence=0.55)]
+    if ctx.stats(rule, ["ofi_no_provider"]) and not ctx.count("ib-verbs-library-missing"):
+        detail = (
+            "libfabric found no provider with a usable device for the aws-ofi-nccl plugin (FI_ENODATA): the EFA "
+            "device is not visible to the job (in a container /dev/infiniband was not passed in), or the host "
+            "has no EFA driver (fi_info -p efa shows which)"
+        )
+        return [ctx.make_finding(rule, ["ofi_no_provider"], detail=detail + ".", confidence=0.65)]
     ucx = [
         (ev, g)
         for ev, g in ctx.samples(rule, ["ucx_no_ib_transport"])
@@ -465,6 +472,9 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
     does not route to). A suspect to check first, not a proof: the finding says so."""
     if not ctx.stats(rule, ["system_error"]) or any(ctx.count(r) for r in SYSTEM_ERROR_EXPLAINED_BY):
         return []
+    gid = ctx.rules.get("roce-gid-index")
+    if gid and ctx.stats(gid, ["modify_qp_short"]):
+        return []  # the failing verbs call is quoted, if only in part
     detail = (
         'NCCL failed with "unhandled system error" and the logs hold no NCCL WARN saying which call failed; '
         "between nodes that is most often a socket to a peer over an interface it cannot reach (a container's "
@@ -627,6 +637,9 @@ def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Findi
     quietly uses its built-in IB or, on EFA nodes that have none, TCP sockets."""
     ofi = ctx.samples(rule, ["ofi_failed"])
     why = ofi[0][1].get("why", "").strip()
+    # FI_ENODATA ("No data available", v0.9's "Could not find any optimal provider"): no provider found a
+    # device, which ib-devices-not-mounted names as the likelier root; the plugin itself is not broken.
+    no_device = why.endswith("No data available") or "optimal provider" in why
     hosts = sorted({h for ev, _ in ofi if (h := ctx.host_for(ev))}, key=natural_key)
     nets = sorted(
         {n for h in ctx.facts.hosts.values() for n in h.nets if "ofi" not in n.lower() and "libfabric" not in n.lower()}
@@ -645,7 +658,7 @@ def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Findi
             detail=detail + ".",
             hosts=hosts or None,
             severity=severity,
-            confidence=0.8,
+            confidence=0.55 if no_device else 0.8,
             assumed=assumed,
             values={"what": "The aws-ofi-nccl plugin found no usable libfabric provider."},
         )
@@ -728,8 +741,9 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
     """An external plugin carries the traffic in an excerpt that never shows NCCL get going (no
     "Init COMPLETE") or shows the job failing: the plugin, not NCCL's built-in transport, is what
     chose the NICs, and NCCL_IB_DISABLE / NCCL_IB_HCA do not steer it. A suspect, not a proof."""
-    if ctx.stats(rule, ["init_complete"]) and not ctx.job_failed():
-        return []
+    connected = any(_external_net(h.channel_nets) for h in ctx.facts.hosts.values())
+    if (connected or ctx.stats(rule, ["init_complete"])) and not ctx.job_failed():
+        return []  # channels over the plugin or a completed init: it works
     others = [r for r in SYSTEM_ERROR_EXPLAINED_BY if r != rule.id] + ["nccl-socket-ifname", "nccl-ib-disabled"]
     if any(ctx.count(r) for r in others):
         return []  # the excerpt names a cause of its own
@@ -771,18 +785,31 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
 
 # ------------------------------------------------------------------------------------- RoCE GID index
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
-    names = ["modify_qp_gid", "modify_qp_old", "hint", "roce_version_unread"]
+    names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread"]
     if not ctx.stats(rule, names):
         return []
     facts = ctx.facts
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
     hint = bool(ctx.stats(rule, ["hint"]))
-    samples = ctx.samples(rule, ["modify_qp_gid", "modify_qp_old"])
+    samples = [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["modify_qp_gid", "modify_qp_old", "modify_qp_short"])
+        if "retrying" not in ev.text  # 2.24+ INFO before a retry that may succeed
+    ]
+    if not samples and not ctx.stats(rule, ["hint", "roce_version_unread"]):
+        return []
     errs = sorted({g.get("err", "").strip() for _, g in samples if g.get("err")})
     ib_ports = any(h.hcas and not h.roce for h in facts.hosts.values())
-    # An IPv4-mapped GID (::ffff:a.b.c.d) is a RoCE v2 GID: the port is RoCE even where no "NET/IB : Using" line says so.
-    roce = roce or (not ib_ports and any((g.get("lgid") or "").startswith("::ffff:") for _, g in samples))
+    # An IPv4-mapped GID (::ffff:a.b.c.d) is a RoCE v2 GID, and rdma-core names RoCE devices roce<pci>
+    # (InfiniBand ones ibp<pci>): the port is RoCE even where no "NET/IB : Using" line says so.
+    roce = roce or (
+        not ib_ports
+        and any(
+            (g.get("lgid") or "").startswith("::ffff:") or (g.get("hca") or "").lower().startswith("roce")
+            for _, g in samples
+        )
+    )
     # ENODEV from a QP transition: the GID the QP was given names no device/port. A timeout on an
     # IB fabric, by contrast, is not about GID indexes.
     no_device = any(e.startswith("No such device") for e in errs)
