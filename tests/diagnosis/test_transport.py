@@ -639,3 +639,18 @@ def test_channels_over_an_external_plugin_show_it_works(rules):
         "NCCL INFO Channel 02/0 : 5[a4000] -> 6[4f000] [send] via NET/IBext_v6/1",
     ]
     assert "nccl-net-plugin" not in ids(diagnose(rules, lines))
+
+
+def test_queue_pairs_that_cannot_reach_the_peer_with_several_listed_ports_blame_the_port_list(rules):
+    qp = (
+        "n1:7:7 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev "
+        "rocep1s0f1:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.1.1.1, remote GID ::ffff:10.2.2.2"
+    )
+    listed = ["export NCCL_IB_HCA=rocep1s0f0,rocep1s0f1,rocep2s0f0", qp]
+    assert top(diagnose(rules, listed)) == "nccl-ib-hca-wrong"
+    assert "roce-gid-index" in ids(diagnose(rules, listed))  # still a candidate
+    # A forced GID index is the likelier culprit, and one listed port is no pairing question.
+    forced = ["export NCCL_IB_GID_INDEX=1", *listed]
+    assert top(diagnose(rules, forced)) == "roce-gid-index"
+    single = ["export NCCL_IB_HCA=rocep1s0f1", qp]
+    assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, single))

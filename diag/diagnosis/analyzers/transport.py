@@ -240,7 +240,7 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         if "NCCL_IB_HCA" in h.env and (h.ib_no_device or (not h.hcas and h.uses_socket())) and h.host not in unopenable
     ]
     if not bad_hosts:
-        return _hca_set_by_script(rule, ctx, unopenable)
+        return _hca_set_by_script(rule, ctx, unopenable) or _hca_off_fabric(rule, ctx)
     values = sorted({facts.hosts[h].env["NCCL_IB_HCA"] for h in bad_hosts})
     seen_elsewhere = sorted({hca for h in facts.hosts.values() for hca in h.hcas})
     detail = f"NCCL_IB_HCA={' / '.join(values)} matched no usable HCA on {hosts_text(bad_hosts)}"
@@ -258,6 +258,61 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
             values={"value": ", ".join(values)},
             evidence=pick_evidence(evidence),
             confidence=0.85,
+        )
+    ]
+
+
+UNREACHABLE_QP_ERRORS = ("Connection timed out", "Network is unreachable", "No route to host")
+
+
+def hca_filter_values(ctx: Context) -> list[str]:
+    """NCCL_IB_HCA as the job set it (NCCL's echo, the script, an env dump)."""
+    rule = ctx.rules.get("nccl-ib-hca-wrong")
+    found = ctx.captures(rule, "value", ["hca_assign", "hca_set"]) if rule else []
+    return list(dict.fromkeys(found + ctx.facts.env_values("NCCL_IB_HCA")))
+
+
+def qp_unreachable(ctx: Context) -> list:
+    """Failed QP transitions (the final WARN, not 2.24+'s retries) whose error says the peer cannot be reached."""
+    rule = ctx.rules.get("roce-gid-index")
+    if rule is None:
+        return []
+    return [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["modify_qp_gid", "modify_qp_old", "modify_qp_short"])
+        if "retrying" not in ev.text and (g.get("err") or "").strip().startswith(UNREACHABLE_QP_ERRORS)
+    ]
+
+
+def _hca_off_fabric(rule: Rule, ctx: Context) -> list[Finding]:
+    """The job lists several HCA ports in NCCL_IB_HCA and queue pairs then cannot reach the peer: a listed
+    port that is not on the other nodes' network (a direct-connect or unwired port) gets paired with one
+    that is. Nothing forced the GID index, so the port list is the setting to check first."""
+    values = [v for v in hca_filter_values(ctx) if not v.startswith("^")]
+    ports = [p for v in values[:1] for p in v.split(",") if p]
+    stuck = qp_unreachable(ctx)
+    if len(ports) < 2 or not stuck or ctx.facts.env_values("NCCL_IB_GID_INDEX"):
+        return []
+    gid = ctx.rules.get("roce-gid-index")
+    if gid and ctx.captures(gid, "gid", ["gid_env", "gid_export"]):
+        return []
+    devs = sorted({g["hca"] for _, g in stuck if g.get("hca")})
+    detail = (
+        f"NCCL_IB_HCA={values[0]} lists {len(ports)} ports and connecting queue pairs then failed "
+        f"({stuck[0][1].get('err', '').strip()}{' on ' + ', '.join(devs) if devs else ''}): a listed port that is not on "
+        "the network the other nodes share (a direct-connect or unwired port, a link-local address) is paired "
+        "with one that is; list only the ports every node reaches"
+    )
+    return [
+        ctx.make_finding(
+            rule,
+            ["hca_assign", "hca_set"],
+            detail=detail + ".",
+            values={"value": values[0]},
+            confidence=0.6,
+            evidence=pick_evidence(
+                [ev for ev, _ in ctx.samples(rule, ["hca_assign", "hca_set"])] + [ev for ev, _ in stuck]
+            ),
         )
     ]
 
@@ -858,6 +913,19 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         detail += (
             "; NCCL could not read the GIDs' RoCE version from sysfs (gid_attrs), so it cannot pick the RoCE v2 entry"
         )
+    if (
+        unresolved
+        and len([p for v in hca_filter_values(ctx)[:1] for p in v.split(",") if p]) > 1
+        and not (forced or hint)
+    ):
+        # The port list is the likelier suspect (nccl-ib-hca-wrong says so); the GID stays a candidate.
+        detail += "; NCCL_IB_HCA lists several ports, which nccl-ib-hca-wrong checks first"
+        # Weighed like that finding: an excerpt that shows neither several nodes nor a failed job
+        # makes both candidates warnings.
+        quiet = ctx.facts.nodes_known() is None and not ctx.job_failed()
+        return [
+            ctx.make_finding(rule, names, detail=detail + ".", confidence=0.45, severity="warning" if quiet else None)
+        ]
     if unresolved and not (forced or roce or hint or no_device or einval):
         detail += (
             "; on RoCE this step resolves the peer's GID address, so the GID NCCL used does not route to the peer "
