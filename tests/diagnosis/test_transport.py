@@ -654,3 +654,18 @@ def test_queue_pairs_that_cannot_reach_the_peer_with_several_listed_ports_blame_
     assert top(diagnose(rules, forced)) == "roce-gid-index"
     single = ["export NCCL_IB_HCA=rocep1s0f1", qp]
     assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, single))
+
+
+def test_an_empty_gid_entry_enodata_is_a_gid_index_finding(rules):
+    line = [
+        "w2:9:9 [0] misc/ibvwrap.cc:288 NCCL WARN Call to ibv_modify_qp failed with 61 No data available, on dev "
+        "mlx5_0:1, curr state INIT, next state RTR, local GID index 3"
+    ]
+    gid = found(diagnose(rules, line), "roce-gid-index")
+    assert "empty" in gid.detail and gid.severity == "error"
+
+
+def test_libibverbs_warnings_are_read_without_their_prefix(rules):
+    """A paste often keeps "Warning: ..." and loses or splits off the "libibverbs: " emitter."""
+    line = ["Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0"]
+    assert top(diagnose(rules, line)) == "ib-verbs-library-missing"

@@ -868,6 +868,8 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     # ENODEV from a QP transition: the GID the QP was given names no device/port. A timeout on an
     # IB fabric, by contrast, is not about GID indexes.
     no_device = any(e.startswith("No such device") for e in errs)
+    # ENODATA: the GID table entry at that index is empty on this port (often on one node only).
+    no_data = any(e.startswith("No data available") for e in errs)
     # EINVAL moving a QP to RTR: the address vector (GID index) is what the transition checks; NCCL
     # 2.30.7 prints its GID-index HINT for exactly this error.
     # (Unless the ports are known to be InfiniBand, which addresses peers by LID, not by GID.)
@@ -882,7 +884,7 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     unresolved = not ib_ports and any(
         e.startswith(("Connection timed out", "Network is unreachable", "No route to host")) for e in errs
     )
-    if not (forced or roce or hint or no_device or unread or einval or unresolved):
+    if not (forced or roce or hint or no_device or no_data or unread or einval or unresolved):
         return []
     if not samples and not hint:
         detail = (
@@ -907,6 +909,8 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         "local GID fe80" in ev.text for ev, _ in samples
     ):
         detail += "; the local GID is link-local (fe80::), which RoCE v2 cannot route between nodes"
+    if no_data:
+        detail += "; ENODATA means the GID entry at that index is empty on this port"
     if roce:
         detail += "; the HCAs are RoCE"
     if unread:
@@ -926,13 +930,13 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(rule, names, detail=detail + ".", confidence=0.45, severity="warning" if quiet else None)
         ]
-    if unresolved and not (forced or roce or hint or no_device or einval):
+    if unresolved and not (forced or roce or hint or no_device or no_data or einval):
         detail += (
             "; on RoCE this step resolves the peer's GID address, so the GID NCCL used does not route to the peer "
             "(nothing here says whether the ports are RoCE or InfiniBand)"
         )
         return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.55)]
-    return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint) else 0.7)]
+    return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint or no_data) else 0.7)]
 
 
 # --------------------------------------------------------------------------------------- GDR disabled
