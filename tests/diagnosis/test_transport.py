@@ -669,3 +669,13 @@ def test_libibverbs_warnings_are_read_without_their_prefix(rules):
     """A paste often keeps "Warning: ..." and loses or splits off the "libibverbs: " emitter."""
     line = ["Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0"]
     assert top(diagnose(rules, line)) == "ib-verbs-library-missing"
+
+
+def test_nccl_using_an_all_zero_gid_is_an_empty_gid_index(rules):
+    lines = [
+        "r2:5:9 [3] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1203 mtu 5 GID 3 (0/0) fifoRkey=0x1a fifoLkey=0x1a"
+    ]
+    gid = found(diagnose(rules, lines), "roce-gid-index")
+    assert "empty" in gid.detail and gid.hosts == ["r2"]
+    filled = ["r2:5:9 [3] NCCL INFO NET/IB: Dev 0 Port 1 qpn 1203 mtu 5 GID 3 (0/FFFF0A0A000C)"]
+    assert "roce-gid-index" not in ids(diagnose(rules, filled))

@@ -840,7 +840,7 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
 
 # ------------------------------------------------------------------------------------- RoCE GID index
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
-    names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread"]
+    names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread", "gid_empty"]
     if not ctx.stats(rule, names):
         return []
     facts = ctx.facts
@@ -852,6 +852,16 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         for ev, g in ctx.samples(rule, ["modify_qp_gid", "modify_qp_old", "modify_qp_short"])
         if "retrying" not in ev.text  # 2.24+ INFO before a retry that may succeed
     ]
+    empty = ctx.samples(rule, ["gid_empty"])
+    if empty and not samples:
+        gids = sorted({g["gid"] for _, g in empty})
+        hosts = sorted({h for ev, _ in empty if (h := ctx.host_for(ev))}, key=natural_key)
+        detail = (
+            f"NCCL's queue pairs use GID index {', '.join(gids)}, and the GID there is empty (0/0)"
+            + (f" on {hosts_text(hosts)}" if hosts else "")
+            + ": that index holds no address on this port, so peers cannot reach it"
+        )
+        return [ctx.make_finding(rule, ["gid_empty"], detail=detail + ".", hosts=hosts or None, confidence=0.8)]
     if not samples and not ctx.stats(rule, ["hint", "roce_version_unread"]):
         return []
     errs = sorted({g.get("err", "").strip() for _, g in samples if g.get("err")})
