@@ -679,3 +679,16 @@ def test_nccl_using_an_all_zero_gid_is_an_empty_gid_index(rules):
     assert "empty" in gid.detail and gid.hosts == ["r2"]
     filled = ["r2:5:9 [3] NCCL INFO NET/IB: Dev 0 Port 1 qpn 1203 mtu 5 GID 3 (0/FFFF0A0A000C)"]
     assert "roce-gid-index" not in ids(diagnose(rules, filled))
+
+
+def test_no_fallback_when_nccl_net_forces_a_network_or_the_failure_has_its_own_cause(rules):
+    forced = ["w:1:1 [0] NCCL INFO NET/IB : No device found.", "export NCCL_NET=IB"]
+    assert "nccl-tcp-fallback" not in ids(diagnose(rules, forced))
+    # A failed one-host excerpt whose failure NCCL explains (two ranks on one GPU): sockets stay context.
+    dup = [
+        *socket_node("vm"),
+        "vm:13:13 [0] init.cc:871 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1296, invalid usage, NCCL version 2.18.1",
+    ]
+    tcp = found(diagnose(rules, dup), "nccl-tcp-fallback")
+    assert tcp.severity == "info"

@@ -57,7 +57,7 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     shown = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact and s.name != "no_ib_device"])
     if _loopback_only(rule, ctx):
         return []  # sockets over lo reach no other node: this is a one-host run
-    if not shown and (plugin or not (no_device or ctx.stats(rule, ["no_ib_device"]))):
+    if not shown and (plugin or not (no_device or ctx.stats(rule, ["no_ib_device"])) or _net_forced(ctx)):
         return []
     reasons = ib_evidence(ctx)
     job = "this job" if assumed else f"a {facts.node_count()}-node job"
@@ -80,7 +80,8 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
                 severity=severity,
             )
         ]
-    if facts.nodes_known() is None and ctx.job_failed():
+    own_cause = any(ctx.count(r) for r in (*SYSTEM_ERROR_EXPLAINED_BY, "nccl-socket-ifname"))
+    if facts.nodes_known() is None and ctx.job_failed() and not own_cause:
         # An excerpt of a failed job that says neither how many nodes nor whether the cluster has IB:
         # unknown is not "Ethernet-only", so the fallback is still named, as an assumption.
         detail = (
@@ -106,6 +107,16 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
             rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None, assumed=assumed
         )
     ]
+
+
+def _net_forced(ctx: Context) -> bool:
+    """NCCL_NET names a network other than Socket (or NCCL could not start the one asked for): NCCL then
+    fails instead of falling back to sockets."""
+    plugin = ctx.rules.get("nccl-net-plugin")
+    named = ctx.facts.env_values("NCCL_NET") + (ctx.captures(plugin, "value", ["net_env"]) if plugin else [])
+    if any(v.strip().lower() != "socket" for v in named):
+        return True
+    return bool(plugin and ctx.stats(plugin, ["any_failed", "network_not_found"]))
 
 
 def _loopback_only(rule: Rule, ctx: Context) -> bool:
