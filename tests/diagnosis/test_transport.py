@@ -5,6 +5,11 @@ from __future__ import annotations
 from tests.diagnosis.logs import diagnose, found, ids, one_node
 
 
+def top(report) -> str | None:
+    """The finding a user reads first."""
+    return report.findings[0].id if report.findings else None
+
+
 def ib_node(host: str, pid: int = 12, gdr: bool = True) -> list[str]:
     """A node where NCCL found its HCAs and uses InfiniBand (with GPUDirect RDMA unless ``gdr`` is off)."""
     via = "NET/IB/0/GDRDMA" if gdr else "NET/IB/0"
@@ -310,3 +315,380 @@ def test_perftest_finding_no_rdma_device_points_at_the_container_devices(rules):
     ]
     finding = found(diagnose(rules, lines), "ib-devices-not-mounted")
     assert "uverbs" in finding.detail and finding.confidence < 0.6
+
+
+# ------------------------------------------------------------- message forms learned from upstream
+def test_nccl_2_3_socket_lines_are_a_fallback_too(rules):
+    """NCCL 2.3 said "Using internal Network Socket" and printed ring lines without [send]/[receive]."""
+    old = [
+        "gpu3:201:201 [0] INFO NET/IB : No device found.",
+        "gpu3:201:201 [0] INFO Using internal Network Socket",
+        "gpu3:201:201 [0] NCCL INFO Ring 01 : 3 -> 0 via NET/Socket/0",
+    ]
+    ib = ib_node("gpu4")
+    tcp = found(diagnose(rules, old, ib), "nccl-tcp-fallback")
+    assert tcp.severity == "error"
+    assert "gpu3" in tcp.hosts
+
+
+def test_no_ib_device_alone_is_read_as_the_start_of_a_fallback_unless_a_plugin_carries_traffic(rules):
+    paste = [
+        "n12:40:40 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.",
+        "n12:40:40 [0] NCCL INFO NET/IB : No device found.",
+    ]
+    assert "nccl-tcp-fallback" in ids(diagnose(rules, paste))
+    with_plugin = paste + ["n12:40:40 [0] NCCL INFO Using network AWS Libfabric"]
+    assert "nccl-tcp-fallback" not in ids(diagnose(rules, with_plugin))
+
+
+def test_loopback_only_sockets_mean_one_host(rules):
+    paste = [
+        "box:7:7 [0] NCCL INFO NET/IB : No device found.",
+        "box:7:7 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>",
+        "box:8:8 [1] NCCL INFO NET/IB : No device found.",
+    ]
+    assert "nccl-tcp-fallback" not in ids(diagnose(rules, paste))
+
+
+def test_a_failed_excerpt_without_ib_signs_still_names_the_fallback_as_an_assumption(rules):
+    paste = [
+        "[0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.4<0>",
+        "[0] NCCL INFO Using network Socket",
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, remote process exited or there was a network error",
+    ]
+    tcp = found(diagnose(rules, paste), "nccl-tcp-fallback")
+    assert tcp.severity == "warning"
+    assert any("InfiniBand" in a for a in tcp.assumed)
+
+
+def test_old_nccl_docker_interface_and_refused_connect_name_the_interface(rules):
+    old = [
+        "w1:9:9 [0] NCCL INFO NET : Using interface docker0:172.17.0.2<0>",
+        "w1:9:9 [0] include/socket.h:390 NCCL WARN Net : Connect to 172.17.0.3<40001> failed : No route to host",
+    ]
+    ifname = found(diagnose(rules, old), "nccl-socket-ifname")
+    assert "docker0" in ifname.detail
+
+
+def test_oob_interface_that_matches_nothing_is_an_ifname_problem(rules):
+    line = ["c7:5:5 [0] bootstrap.cc:410 NCCL WARN no device found after excluding ^eth, verify NCCL_OOB_NET_IFNAME"]
+    assert top(diagnose(rules, line)) == "nccl-socket-ifname"
+
+
+def test_a_bare_system_error_is_a_weak_socket_suspect_that_says_what_it_assumed(rules):
+    paste = [
+        "Traceback (most recent call last):",
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:290, unhanled system error",
+    ]
+    ifname = found(diagnose(rules, paste), "nccl-socket-ifname")
+    assert ifname.severity == "warning" and ifname.confidence < 0.4
+    assert any("socket" in a for a in ifname.assumed)
+    # The logs name the failing call: that cause, not a guess about sockets.
+    shm = paste + [
+        "n1:3:3 [0] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-Zx1 to 9637892 bytes"
+    ]
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, shm))
+    # One node shown: nothing between nodes to blame.
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, paste + one_node("n1")))
+
+
+def test_aws_ofi_plugin_failure_is_a_net_plugin_finding_but_its_info_probe_is_not(rules):
+    failed = [
+        "ip-10-0-0-5:8:8 [0] nccl_net_ofi_init:1405 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available"
+    ]
+    plugin = found(diagnose(rules, failed), "nccl-net-plugin")
+    assert "aws-ofi-nccl" in plugin.detail
+    probe = [
+        "ip-10-0-0-5:8:8 [0] NCCL INFO NET/OFI No eligible providers were found",
+        "ip-10-0-0-5:8:8 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)",
+        "ip-10-0-0-5:8:8 [0] NCCL INFO Using network AWS Libfabric",
+        "ip-10-0-0-5:8:8 [0] NCCL INFO comm 0x55 rank 0 nranks 16 cudaDev 0 busId 1000 - Init COMPLETE",
+    ]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, probe))
+
+
+def test_an_external_plugin_in_an_excerpt_that_never_starts_is_a_suspect_not_after_init(rules):
+    start = [
+        "g1:9:9 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+        "g1:9:9 [0] NCCL INFO P2P plugin IBext",
+        "g1:9:9 [0] NCCL INFO NET/IB : Using [0]mlx5_4:1/RoCE ; OOB eth0:10.0.0.9<0>",
+        "g1:9:9 [0] NCCL INFO Using network IBext",
+    ]
+    plugin = found(diagnose(rules, start), "nccl-net-plugin")
+    assert plugin.severity == "warning" and "NCCL_IB_DISABLE" in plugin.detail
+    assert any("IBext" in ev.text for ev in plugin.evidence)
+    done = start + ["g1:9:9 [0] NCCL INFO comm 0x5a rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE"]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, done))
+
+
+def test_completion_errors_from_open_mpi_ucx_and_perftest_are_link_faults(rules):
+    for line in (
+        "[a1][[4411,1],3][btl_openib_component.c:3644:handle_wc] from a1 to: a2 error polling HP CQ with status "
+        "RETRY EXCEEDED ERROR status number 12 for wr_id 1e3f opcode 0  vendor error 129 qp_idx 3",
+        "[1712000000.5] [a1:77:0]  ib_mlx5_log.c:179  UCX  ERROR Local protection error on mlx5_2:1/IB "
+        "(synd 0x4 vend 0x33 hw_synd 0/0)",
+        " Failed status 12: wr_id 0 syndrom 0x81",
+    ):
+        assert top(diagnose(rules, [line])) == "ib-link-fault", line
+
+
+def test_open_mpi_flush_status_alone_is_only_a_consequence(rules):
+    line = (
+        "[a1][[4411,1],3][btl_openib_component.c:3644:handle_wc] from a1 to: a2 error polling LP CQ with status "
+        "WORK REQUEST FLUSHED ERROR status number 5 for wr_id 1e3f opcode 0  vendor error 244 qp_idx 0"
+    )
+    fault = found(diagnose(rules, [line]), "ib-link-fault")
+    assert fault.confidence < 0.6 and "flush" in fault.detail.lower()
+
+
+def test_verbs_open_failures_outside_nccl_mean_devices_not_mounted(rules):
+    for line in (
+        "[1712000000.5] [a1:77:0]        ib_md.c:1001 UCX  ERROR ibv_open_device(mlx5_3) failed: Permission denied",
+        "ib_read_lat: Couldn't get context for mlx5_3",
+    ):
+        assert top(diagnose(rules, [line])) == "ib-devices-not-mounted", line
+
+
+def test_unreadable_roce_gid_version_is_a_gid_warning(rules):
+    line = ["r4:6:6 [1] NCCL WARN NET/IB: open failed in ncclIbRoceGetVersionNum: No such file or directory"]
+    gid = found(diagnose(rules, line), "roce-gid-index")
+    assert gid.severity == "warning" and "RoCE v2" in gid.detail
+
+
+def test_link_layer_merge_mismatch_names_the_nodes_problem(rules):
+    line = [
+        "m2:6:6 [0] NCCL WARN NET/IB : Can't merge net devices with different link_layer. i=1 remMeta.ndevs=2 link_layer=1 rem_link_layer=2"
+    ]
+    assert top(diagnose(rules, line)) == "ib-hca-mismatch-nodes"
+
+
+# ------------------------------------------------------------------------- damaged and thin pastes
+def test_fabric_lines_survive_launcher_prefixes_markdown_and_progress_bars(rules):
+    """The same NCCL records as users paste them: pdsh/DeepSpeed host prefix, Open MPI's rank tag,
+    srun --label stacked on PyTorch's [rankN]:, markdown emphasis, a tqdm bar ending in a carriage return."""
+    cases = {
+        "ib-devices-not-mounted": "[1,3]<stderr>:xxxxx:811:811 [3] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed",
+        "nccl-socket-ifname": "3: [rank3]: `c2:5:5 [0] bootstrap.cc:99 NCCL WARN Bootstrap : no socket interface found`",
+        "ib-link-fault": "  7%|▋         | 35/500 [00:41<09:10,  1.2s/it]\rb5:22:40 [3] transport/net_ib.cc:1295 NCCL WARN "
+        "NET/IB : Got async event : port error",
+        "roce-gid-index": "worker-2: **worker-2:61:90 [1] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with 22 "
+        "Invalid argument, on dev mlx5_1:1, curr state INIT, next state RTR, local GID index 2, local GID fe80::1, "
+        "remote GID fe80::2**",
+    }
+    for cause, line in cases.items():
+        assert top(diagnose(rules, [line])) == cause, line
+
+
+def test_a_pytorch_last_error_quoting_the_ib_search_is_read(rules):
+    """PyTorch glues NCCL's last WARN/INFO onto its own error line after "Last error:"."""
+    line = (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3 ncclSystemError: "
+        "System call (e.g. socket, malloc) or external library call failed or device error. Last error: "
+        "NET/IB : No device found."
+    )
+    assert "nccl-tcp-fallback" in ids(diagnose(rules, [line]))
+
+
+def test_host_and_loader_messages_name_their_fabric_causes(rules):
+    """Lines from outside NCCL that users paste next to it: the kernel, modprobe, the dynamic loader, ls."""
+    cases = {
+        "gdr-disabled": "modprobe: FATAL: Module nv_peer_mem not found in directory /lib/modules/5.4.0-150-generic",
+        "ib-link-fault": "[Tue Mar  4 10:11:12 2025] mlx5_core 0000:c1:00.0: Port module event: module 1, Cable unplugged",
+        "ib-verbs-library-missing": "ImportError: libibverbs.so.1: cannot open shared object file: No such file or directory",
+        "ib-devices-not-mounted": "ls: cannot access '/dev/infiniband': No such file or directory",
+    }
+    for cause, line in cases.items():
+        assert top(diagnose(rules, [line])) == cause, line
+
+
+def test_pyxis_failing_to_mount_a_missing_host_directory_is_not_a_container_mount_omission(rules):
+    line = "slurmstepd-n3: error: pyxis:     enroot-mount: failed to mount: /dev/infiniband at /run/pyxis/0/7.0/dev/infiniband: No such file or directory"
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, [line]))
+
+
+def test_nccl_socket_errors_that_mean_unreachable_point_at_the_interface_but_refused_does_not(rules):
+    no_route = [
+        "n1:5:9 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 10.3.4.5<41234> failed : No route to host"
+    ]
+    assert top(diagnose(rules, no_route)) == "nccl-socket-ifname"
+    # A peer that advertised loopback (a hostname resolving to 127.0.1.1): unreachable whatever the error.
+    loopback = [
+        "n1:5:9 [0] include/socket.h:403 NCCL WARN Net : Connect to 127.0.1.1<52311> failed : Connection refused"
+    ]
+    found_loopback = found(diagnose(rules, loopback), "nccl-socket-ifname")
+    assert "127.0.1.1" in found_loopback.detail
+    # Refused by a routable peer: it answered, nobody listened. Not an interface problem.
+    refused = [
+        "n1:5:9 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 10.3.4.5<41234> failed : Connection refused"
+    ]
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, refused))
+
+
+def test_port_state_dumps_are_a_weak_link_warning_and_firmware_health_a_fault(rules):
+    ibstat = ["CA 'mlx5_2'", "\tPort 1:", "\t\tState: Down", "\t\tPhysical state: Polling"]
+    down = found(diagnose(rules, ibstat), "ib-link-fault")
+    assert down.severity == "warning" and "Polling" in down.detail
+    healthy = ["CA 'mlx5_2'", "\tPort 1:", "\t\tState: Active", "\t\tPhysical state: LinkUp"]
+    assert "ib-link-fault" not in ids(diagnose(rules, healthy))
+    health = ["mlx5_core 0000:5e:00.0: poll_health:801:(pid 0): Fatal error 1 detected"]
+    assert found(diagnose(rules, health), "ib-link-fault").severity == "error"
+
+
+def test_gdr_level_that_allows_no_pair_is_gdr_off_unless_one_node_or_sockets(rules):
+    env = ["g5:3:3 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to LOC"]
+    assert "LOC" in found(diagnose(rules, env), "gdr-disabled").detail
+    assert "gdr-disabled" not in ids(diagnose(rules, env + one_node("g5")))
+    wide = ["g5:3:3 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to SYS"]
+    assert "gdr-disabled" not in ids(diagnose(rules, wide))
+
+
+def test_sockets_over_ipoib_are_tcp_on_a_cluster_that_has_infiniband(rules):
+    nodes = [
+        line
+        for host in ("n3", "n4")
+        for line in (
+            f"{host}:5:5 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.50.{host[1]}<0>",
+            f"{host}:5:5 [0] NCCL INFO Using network Socket",
+        )
+    ]
+    tcp = found(diagnose(rules, nodes), "nccl-tcp-fallback")
+    assert tcp.severity == "error" and "IPoIB" in tcp.detail
+
+
+def test_sharp_that_cannot_start_is_a_plugin_warning(rules):
+    line = ["n2:5:5 [0] sharp_plugin.c:310 NCCL WARN NET/IB : SHARP coll init error: Cannot connect to SHARPD(-4)"]
+    plugin = found(diagnose(rules, line), "nccl-net-plugin")
+    assert plugin.severity == "warning" and "SHARPD" in plugin.detail
+
+
+def test_open_mpi_fabric_help_texts(rules):
+    event = [
+        "The OpenFabrics stack has reported a network error event.  Open MPI",
+        "will try to continue, but your job may end up failing.",
+        "  Local host:        n7",
+        "  Error number:      10 (IBV_EVENT_PORT_ERR)",
+    ]
+    assert top(diagnose(rules, event)) == "ib-link-fault"
+    no_ports = [
+        "WARNING: There is at least non-excluded one OpenFabrics device found,",
+        "but there are no active ports detected (or Open MPI was unable to use",
+        "them).  This is most certainly not what you wanted.",
+    ]
+    down = found(diagnose(rules, no_ports), "ib-link-fault")
+    assert down.severity == "warning"
+
+
+def test_ib_disable_set_from_python_or_a_yaml_env_map_is_read(rules):
+    for line in ('os.environ["NCCL_IB_DISABLE"] = "1"', '      NCCL_IB_DISABLE: "1"'):
+        assert "nccl-ib-disabled" in ids(diagnose(rules, [line, *socket_node("w1"), *socket_node("w2", 14)])), line
+
+
+def test_a_qp_timeout_with_ipv4_mapped_gids_is_read_as_roce(rules):
+    line = (
+        "h1:1:1 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev "
+        "mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.1.1.1, remote GID ::ffff:10.2.2.2"
+    )
+    assert top(diagnose(rules, [line])) == "roce-gid-index"
+    # The same timeout between InfiniBand ports (known from NCCL's device line) is no GID question.
+    ib = ["h1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>", line]
+    assert "roce-gid-index" not in ids(diagnose(rules, ib))
+
+
+def test_ucx_offering_no_verbs_transport_points_at_invisible_devices(rules):
+    none = "[1712] [n1:4:0] ucp_context.c:1078 UCX  WARN  transports 'rc','ud' are not available, please use one or more of: cma, mm, posix, self, sysv, tcp"
+    assert top(diagnose(rules, [none])) == "ib-devices-not-mounted"
+    other_verbs = "[1712] [n1:4:0] ucp_context.c:1078 UCX  WARN  transports 'rc_x' are not available, please use one or more of: posix, self, tcp, rc_verbs, ud_verbs"
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, [other_verbs]))
+
+
+def test_a_bare_qp_timeout_is_a_gid_suspect_unless_the_ports_are_infiniband(rules):
+    line = "n2:7:7 [0] misc/ibvwrap.cc:262 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out"
+    gid = found(diagnose(rules, [line]), "roce-gid-index")
+    assert gid.confidence < 0.6 and "RoCE or InfiniBand" in gid.detail
+    ib = ["n2:7:7 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.2<0>", line]
+    assert "roce-gid-index" not in ids(diagnose(rules, ib))
+
+
+def test_libfabric_finding_no_provider_points_at_the_efa_device_not_the_plugin(rules):
+    line = [
+        "[2025-10-16 22:16:08] ip-10-0-3-9:19:37 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available"
+    ]
+    report = diagnose(rules, line)
+    assert top(report) == "ib-devices-not-mounted"
+    assert "nccl-net-plugin" in ids(report)
+    # With the verbs library itself missing, that is the likelier reason libfabric saw no device.
+    nolib = line + ["ip-10-0-3-9:19:19 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"]
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, nolib))
+
+
+def test_a_quoted_partial_modify_qp_line_on_a_roce_named_device_is_a_gid_question(rules):
+    paste = [
+        "both ranks died in `ncclCommInitRank` with `NCCL error: unhandled system error` and "
+        "`ibv_modify_qp failed with 110 Connection timed out, on dev rocep1s0f0:1` (head)"
+    ]
+    report = diagnose(rules, paste)
+    assert top(report) == "roce-gid-index"
+    assert "nccl-socket-ifname" not in ids(report)  # the failing call is named: no guess about sockets
+
+
+def test_channels_over_an_external_plugin_show_it_works(rules):
+    lines = [
+        "NCCL INFO P2P plugin IBext_v6",
+        "NCCL INFO Channel 01/0 : 6[4f000] -> 3[9d000] [receive] via NET/IBext_v6/1",
+        "NCCL INFO Channel 02/0 : 5[a4000] -> 6[4f000] [send] via NET/IBext_v6/1",
+    ]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, lines))
+
+
+def test_queue_pairs_that_cannot_reach_the_peer_with_several_listed_ports_blame_the_port_list(rules):
+    qp = (
+        "n1:7:7 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev "
+        "rocep1s0f1:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.1.1.1, remote GID ::ffff:10.2.2.2"
+    )
+    listed = ["export NCCL_IB_HCA=rocep1s0f0,rocep1s0f1,rocep2s0f0", qp]
+    assert top(diagnose(rules, listed)) == "nccl-ib-hca-wrong"
+    assert "roce-gid-index" in ids(diagnose(rules, listed))  # still a candidate
+    # A forced GID index is the likelier culprit, and one listed port is no pairing question.
+    forced = ["export NCCL_IB_GID_INDEX=1", *listed]
+    assert top(diagnose(rules, forced)) == "roce-gid-index"
+    single = ["export NCCL_IB_HCA=rocep1s0f1", qp]
+    assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, single))
+
+
+def test_an_empty_gid_entry_enodata_is_a_gid_index_finding(rules):
+    line = [
+        "w2:9:9 [0] misc/ibvwrap.cc:288 NCCL WARN Call to ibv_modify_qp failed with 61 No data available, on dev "
+        "mlx5_0:1, curr state INIT, next state RTR, local GID index 3"
+    ]
+    gid = found(diagnose(rules, line), "roce-gid-index")
+    assert "empty" in gid.detail and gid.severity == "error"
+
+
+def test_libibverbs_warnings_are_read_without_their_prefix(rules):
+    """A paste often keeps "Warning: ..." and loses or splits off the "libibverbs: " emitter."""
+    line = ["Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0"]
+    assert top(diagnose(rules, line)) == "ib-verbs-library-missing"
+
+
+def test_nccl_using_an_all_zero_gid_is_an_empty_gid_index(rules):
+    lines = [
+        "r2:5:9 [3] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1203 mtu 5 GID 3 (0/0) fifoRkey=0x1a fifoLkey=0x1a"
+    ]
+    gid = found(diagnose(rules, lines), "roce-gid-index")
+    assert "empty" in gid.detail and gid.hosts == ["r2"]
+    filled = ["r2:5:9 [3] NCCL INFO NET/IB: Dev 0 Port 1 qpn 1203 mtu 5 GID 3 (0/FFFF0A0A000C)"]
+    assert "roce-gid-index" not in ids(diagnose(rules, filled))
+
+
+def test_no_fallback_when_nccl_net_forces_a_network_or_the_failure_has_its_own_cause(rules):
+    forced = ["w:1:1 [0] NCCL INFO NET/IB : No device found.", "export NCCL_NET=IB"]
+    assert "nccl-tcp-fallback" not in ids(diagnose(rules, forced))
+    # A failed one-host excerpt whose failure NCCL explains (two ranks on one GPU): sockets stay context.
+    dup = [
+        *socket_node("vm"),
+        "vm:13:13 [0] init.cc:871 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1296, invalid usage, NCCL version 2.18.1",
+    ]
+    tcp = found(diagnose(rules, dup), "nccl-tcp-fallback")
+    assert tcp.severity == "info"

@@ -38,7 +38,11 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     frameworks = ctx.captures(rule, "framework", ["component_missing"])
     if frameworks and not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"]):
         # PMIx stops at the first plugin it cannot open: the help box is the whole story.
-        what = "its security plugin (psec, e.g. munge)" if "psec" in frameworks else f"a plugin of its {frameworks[0]} framework"
+        what = (
+            "its security plugin (psec, e.g. munge)"
+            if "psec" in frameworks
+            else f"a plugin of its {frameworks[0]} framework"
+        )
         detail = (
             f"PMIx could not open {what} on this node: the component or the library it needs is not "
             "installed where the task runs (often a container image)"

@@ -20,6 +20,30 @@ WC_STATUS = {
     13: "RNR retry counter exceeded",
 }
 
+# Failed work completions and device failures as NCCL, UCX, Open MPI, perftest and the verbs provider print them.
+CQE_SIGNATURES = [
+    "cqe_v1",
+    "cqe_v2",
+    "cqe_v3",
+    "cqe_v4",
+    "cqe_resilient",
+    "fatal_error",
+    "fatal_devices",
+    "ucx_retry",
+    "ucx_wc_error",
+    "ompi_cq",
+    "ompi_retry",
+    "verbs_wc",
+    "perftest_cqe",
+    "mlx5_cqe",
+    "cable_event",
+    "mlx5_link_down",
+    "mlx5_health",
+    "ompi_async",
+    "query_failed",
+    "device_failed",
+]
+
 FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
 
 
@@ -112,14 +136,14 @@ def _table_text(table: dict[str, str]) -> str:
 
 # ------------------------------------------------------------------------------------------- IB faults
 def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
-    cqe = ctx.samples(rule, ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4", "ucx_retry", "device_failed"])
+    cqe = ctx.samples(rule, CQE_SIGNATURES)
     events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal"])
     faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
     faults += [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
     real = [(ev, g) for ev, g in cqe if g.get("status") != "5"]
     flushes = [(ev, g) for ev, g in cqe if g.get("status") == "5"]
     if not real and not faults and not flushes:
-        return _speed_drop(rule, ctx)
+        return _speed_drop(rule, ctx) or _port_down(rule, ctx)
     ordered = sorted(real + faults, key=lambda s: timeline_key(s[0])) or sorted(
         flushes, key=lambda s: timeline_key(s[0])
     )
@@ -165,6 +189,31 @@ def _hca_of_host_events(ctx: Context, events: list, host: str) -> str | None:
         if ctx.host_for(ev) == host and g.get("hca"):
             return g["hca"]
     return None
+
+
+def _port_down(rule: Rule, ctx: Context) -> list[Finding]:
+    """ibv_devinfo/ibstat output with a port that is not up, and no error of the fabric's own: worth a
+    look (a port NCCL or UCX wanted may be down), but unused ports are down on healthy nodes too."""
+    down = ctx.samples(rule, ["port_down", "ompi_no_active_ports"])
+    if not down:
+        return []
+    states = sorted({g.get("state") or g.get("phys") for _, g in down} - {None})
+    if states:
+        detail = f"An HCA port is not up ({', '.join(states)}, as ibv_devinfo/ibstat show it)"
+    else:
+        detail = "Open MPI found OpenFabrics devices but no active port on them"
+    detail += "; if it is a port the job uses, its link (cable, switch port, subnet manager) is down"
+    return [
+        ctx.make_finding(
+            rule,
+            ["port_down", "ompi_no_active_ports"],
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.4,
+            evidence=[e for e, _ in down[:4]],
+            assumed=["the port that is down is one the job uses"],
+        )
+    ]
 
 
 def _speed_drop(rule: Rule, ctx: Context) -> list[Finding]:

@@ -125,7 +125,8 @@ def _index_built_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
         return []
     builders = {ctx.host_for(ev) for ev, _ in built}
     failed = [
-        ev for ev, _ in ctx.samples(failures, ["traceback", "exception", "exception_other"])
+        ev
+        for ev, _ in ctx.samples(failures, ["traceback", "exception", "exception_other"])
         if ctx.host_for(ev) not in builders
     ]
     if not failed:
