@@ -48,6 +48,7 @@ class Case:
     expect_busbw: float | None = None
     source: str | None = None
     confirmed: bool = False
+    seen: bool = False  # a holdout case someone read while tuning: from then on it counts as dev
 
     @property
     def name(self) -> str:
@@ -58,7 +59,8 @@ class Case:
         if not self.source:
             return "corpus"
         url = self.source.split("#", 1)[0].rstrip("/")
-        return "holdout" if int(hashlib.sha1(url.encode()).hexdigest()[:8], 16) % 3 == 0 else "dev"
+        holdout = int(hashlib.sha1(url.encode()).hexdigest()[:8], 16) % 3 == 0
+        return "holdout" if holdout and not self.seen else "dev"
 
     def logs(self) -> list[Path]:
         return sorted(
@@ -157,6 +159,7 @@ def _from_case_yaml(folder: Path, data: dict, path: Path) -> Case:
         healthy=label == HEALTHY,
         source=source,
         confirmed=bool(data.get("confirmed")),
+        seen=bool(data.get("seen")),
     )
 
 

@@ -94,6 +94,15 @@ def test_split_is_fixed_by_the_source_url_not_by_the_anchor():
     assert splits == {"dev", "holdout"}
 
 
+def test_a_holdout_case_read_while_tuning_counts_as_dev():
+    url = next(
+        f"https://github.com/o/r/issues/{i}"
+        for i in range(30)
+        if Case(Path("x"), None, source=f"https://github.com/o/r/issues/{i}").split == "holdout"
+    )
+    assert Case(path=Path("x"), label=None, source=url, seen=True).split == "dev"
+
+
 def test_the_bundled_corpus_passes_through_the_harness(rules):
     cases = [c for c in find_cases([CORPUS]) if c.source is None]
     results = [check_case(c, rules) for c in cases[:40]]
