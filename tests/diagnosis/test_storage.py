@@ -189,3 +189,65 @@ def test_container_seccomp_and_shell_less_images(rules):
         "container-runtime-error",
     )
     assert "no shell" in shell.detail
+
+
+# ------------------------------------------------------- node_local_path: framework words, thin pastes
+SHARDS_GONE = "FileNotFoundError: [Errno 2] No such file or directory: '/opt/ckpt/global_step500/mp_rank_00_model_states.pt'"
+
+
+def test_a_missing_file_in_a_hostless_excerpt_is_reported_and_says_what_it_assumed(rules):
+    finding = found(diagnose(rules, [SHARDS_GONE] + task_failed(2)), "node-local-path")
+    assert finding.severity == "error"
+    assert any("another node" in a for a in finding.assumed)
+    on_rank_5 = found(diagnose(rules, FOUR_NODES + ["[rank9]: " + SHARDS_GONE] + task_failed(1)), "node-local-path")
+    assert finding.confidence < on_rank_5.confidence
+
+
+def test_a_missing_file_on_a_job_known_to_be_one_node_is_not_node_local(rules):
+    assert "node-local-path" not in ids(diagnose(rules, one_node() + [SHARDS_GONE] + task_failed(1)))
+
+
+def test_a_missing_file_on_a_named_shared_file_system_is_left_to_shared_storage(rules):
+    line = "FileNotFoundError: [Errno 2] No such file or directory: '/lustre/proj/ckpt/step_10.pt'"
+    assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(2)))
+
+
+def test_framework_words_for_a_path_this_node_lacks_name_node_local_storage(rules):
+    for line in (
+        "FileNotFoundError: Checkpoint at /tmp/pl/last.ckpt not found. Aborting training.",
+        "FileNotFoundError: Directory /tmp/tok/train is neither a `Dataset` directory nor a `DatasetDict` directory.",
+        "OSError: /local/u/sft-out is not a local folder and is not a valid model identifier listed on "
+        "'https://huggingface.co/models'",
+        "OSError: Unable to open file (unable to open file: name = '/tmp/f/x.h5', errno = 2, error message = 'No such "
+        "file or directory', flags = 0, o_flags = 0)",
+        "/usr/bin/python: can't open file '/tmp/job7/train.py': [Errno 2] No such file or directory",
+        "enroot-load: [ERROR] No such file or directory: /raid/images/run.sqsh",
+    ):
+        report = diagnose(rules, ["**Error:** `" + line + "`"] + task_failed(1))
+        assert report.findings[0].id == "node-local-path", (line, [f.id for f in report.findings])
+
+
+def test_a_hub_model_id_that_does_not_exist_is_a_typo_not_storage(rules):
+    line = "OSError: meta-llama/Llama-2-7b-hff is not a local folder and is not a valid model identifier listed on 'x'"
+    assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(1)))
+
+
+def test_a_resume_that_found_nothing_is_a_warning_and_only_on_node_local_paths(rules):
+    warn = "[WARNING] [engine.py:2800:load_checkpoint] Unable to find latest file at {}/latest, if trying to load"
+    finding = found(diagnose(rules, [warn.format("/tmp/ds")]), "node-local-path")
+    assert finding.severity == "warning"
+    assert "node-local-path" not in ids(diagnose(rules, [warn.format("/lustre/u/ds")]))
+
+
+def test_sge_failing_to_enter_a_tmp_working_directory_is_node_local(rules):
+    qacct = ["hostname     node7", "cwd          /tmp/pipeline/wd3", "failed       28  : changing into working directory"]
+    finding = found(diagnose(rules, qacct), "node-local-path")
+    assert "/tmp/pipeline/wd3" in finding.detail
+
+
+def test_a_container_mount_target_is_not_a_node_local_path(rules):
+    line = (
+        "slurmstepd: error: pyxis:     enroot-mount: failed to mount: /srv/a b at "
+        "/tmp/enroot-data/user-1/pyxis_9.0/b: No such file or directory"
+    )
+    assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(1)))

@@ -6,8 +6,28 @@ import re
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, first_or, node_local
-from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.diagnosis.context import MULTI_NODE_ASSUMED, Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
+
+# Signatures whose ``path`` is a file or directory this node could not find.
+_MISSING_PATHS = [
+    "missing",
+    "missing_arrow",
+    "missing_unquoted",
+    "missing_before",
+    "h5py_missing",
+    "lightning_missing",
+    "ds_invalid",
+    "nemo_cannot_resume",
+    "datasets_dir",
+    "datasets_find",
+    "datasets_script",
+    "chdir",
+    "chdir_other",
+]
+# Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
+_CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
+UNKNOWN_WHERE = "the file was made on another node: the excerpt does not show which ranks or nodes lack it"
 
 
 def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
@@ -15,43 +35,60 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     if not spans:
         return []
     rank0_host = ctx.facts.host_of_rank.get(0)
-    local: list = []  # (evidence, what is missing, why it is node-local, confidence)
-    elsewhere: list = []  # (evidence, path): missing files on storage that may be shared
-    for ev, g in ctx.samples(rule, ["missing", "missing_arrow", "pyxis_name", "chdir"]):
-        path = g.get("path")
-        if "name" in g:
-            local.append(
-                (ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85)
-            )
-        elif path and node_local(path):
-            local.append((ev, path, "node-local storage", 0.85))
-        elif path and not path.startswith(SHARED_PREFIXES):  # a shared mount missing is shared-storage-missing
-            elsewhere.append((ev, path))
-    # A shared path missing for the other ranks while rank 0 (which wrote it) had it: rank 0's disk.
-    on_rank0 = {path for ev, path in elsewhere if not _not_rank0(ctx, ev, rank0_host)}
-    for ev, path in elsewhere:
-        if path not in on_rank0:
-            local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6))
+    # (evidence, what is missing, why it is node-local, confidence, what it assumed or None)
+    local: list = []
+    elsewhere: list = []  # (evidence, path, confidence when unknown): missing files on storage that may be shared
+    for ev, g in ctx.samples(rule, ["pyxis_name"]):
+        local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
+    for ev, g in ctx.samples(rule, _MISSING_PATHS):
+        path = _clean_path(g.get("path") or g.get("pbs") or "")
+        if not path or any(word in ev.text for word in _CONTAINER_WORDS):
+            continue
+        if node_local(path):
+            local.append((ev, path, "node-local storage", 0.85, None))
+        elif not path.startswith("/"):
+            if "/" in path:
+                why = "a relative path, resolved in each node's own working directory"
+                local.append((ev, path, why, 0.5, None))
+        elif path.startswith(SHARED_FS_PREFIXES):
+            continue  # a shared file system missing is shared-storage-missing
+        else:
+            # /home, /data, /mnt, ... are shared on most clusters but local disks on many cloud VMs.
+            elsewhere.append((ev, path, 0.35 if path.startswith(SHARED_PREFIXES) else 0.45))
+    # A path missing where rank 0 (which wrote it) runs too is a wrong path; missing only away from
+    # rank 0 means it was written on rank 0's node alone; where the excerpt does not say, assume so.
+    on_rank0 = {path for ev, path, _ in elsewhere if _away_from_rank0(ctx, ev, rank0_host) is False}
+    for ev, path, unknown_conf in elsewhere:
+        if path in on_rank0:
+            continue
+        if _away_from_rank0(ctx, ev, rank0_host):
+            local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6, None))
+        else:
+            local.append((ev, path, "not found here, and nothing shows it on this node's storage", unknown_conf, UNKNOWN_WHERE))
     for ev, g in ctx.samples(rule, ["missing_relative"]):
-        local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6))
+        local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6, None))
     for ev, _g in ctx.samples(rule, ["zero_missing"]):
-        local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8))
+        local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8, None))
     for ev, g in ctx.samples(rule, ["ray_storage"]):
-        local.append((ev, g["path"], "Ray needs a storage path every node can read and write", 0.75))
+        local.append((ev, g["path"], "Ray needs a storage path every node can read and write", 0.75, None))
     for ev, _g in ctx.samples(rule, ["cannot_see"]):
-        local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8))
+        local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8, None))
     local += _framework_signs(rule, ctx)
+    local += _working_dir_elsewhere(rule, ctx)
     written = [(ev, g) for ev, g in ctx.samples(rule, ["written", "written_dir"]) if node_local(g.get("path", ""))]
     if local:
-        paths = list(dict.fromkeys(what for _, what, _, _ in local))
-        why = list(dict.fromkeys(reason for _, _, reason, _ in local))
+        paths = list(dict.fromkeys(what for _, what, *_ in local))
+        why = list(dict.fromkeys(reason for _, _, reason, *_ in local))
+        best = max(c for _, _, _, c, _ in local)
+        # Say what the finding assumed when its best sign rests on an assumption.
+        assumed = assumed + list(dict.fromkeys(a for *_, c, a in local if a and c == best))
         evidence = pick_evidence([ev for ev, *_ in local] + [ev for ev, _ in written])
         hosts = sorted({h for ev, *_ in local if (h := ctx.host_for(ev))}, key=natural_key)
-        if not hosts and any(what.startswith("container ") for _, what, _, _ in local):
+        if not hosts and any(what.startswith("container ") for _, what, *_ in local):
             # pyxis' line names no node; the tasks that then failed say which nodes lack the container.
             hosts = sorted(ctx.facts.slurm_task_hosts)
         ranks = sorted({ev.rank for ev, *_ in local if ev.rank is not None})
-        job = "this job" if assumed else f"this {ctx.facts.node_count()}-node job"
+        job = "this job" if MULTI_NODE_ASSUMED in assumed or not ctx.facts.node_count() else f"this {ctx.facts.node_count()}-node job"
         where = hosts_text(hosts) if hosts else "other nodes"
         detail = f"{', '.join(paths[:4])} was not found on {where} of {job}: {'; '.join(why[:3])}"
         return [
@@ -63,26 +100,57 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"path": ", ".join(paths[:4])},
                 hosts=hosts or None,
                 ranks=ranks or None,
-                confidence=max(c for *_, c in local),
+                confidence=best,
                 assumed=assumed,
             )
         ]
-    if written:
-        paths = sorted({g["path"] for _, g in written})
+    resumed = _resume_found_nothing(rule, ctx)
+    if written or resumed:
+        paths = sorted({g["path"] for _, g in written}) or resumed
         job = "this job" if assumed else f"a {ctx.facts.node_count()}-node job"
-        detail = f"{', '.join(paths[:4])} is on node-local storage in {job}: other nodes cannot read it"
+        if written:
+            detail = f"{', '.join(paths[:4])} is on node-local storage in {job}: other nodes cannot read it"
+        else:
+            detail = (
+                f"a resume found no checkpoint at {', '.join(paths[:2])} in {job}: harmless on a first run, "
+                "the sign of node-local storage when another node saved it"
+            )
         return [
             ctx.make_finding(
                 rule,
-                ["written", "written_dir"],
+                ["written", "written_dir", "resume_latest", "resume_tracker", "resume_scratch"],
                 severity="warning",
-                confidence=0.5,
+                confidence=0.5 if written else 0.35,
                 detail=detail,
                 values={"path": ", ".join(paths[:4])},
                 assumed=assumed,
             )
         ]
     return []
+
+
+def _clean_path(path: str) -> str:
+    """A captured path without the quotes, backticks and trailing punctuation pastes leave on it."""
+    return path.strip("'\"`").rstrip(".,;:)")
+
+
+def _resume_found_nothing(rule: Rule, ctx: Context) -> list[str]:
+    """Node-local checkpoint paths that a resume (DeepSpeed ``latest``, Megatron's tracker file,
+    NeMo's checkpoint_dir) found empty: only a sign when the path is node-local by its name."""
+    paths = ctx.captures(rule, "path", ["resume_latest", "resume_tracker", "resume_scratch"])
+    return [p for p in (_clean_path(p) for p in paths) if node_local(p)]
+
+
+def _working_dir_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
+    """SGE's qacct ``failed 28 : changing into working directory``: the execution host could not
+    enter the job's cwd, which exists on the submit host only."""
+    failed = ctx.samples(rule, ["sge_cwd_failed"])
+    if not failed:
+        return []
+    cwd = first_or([_clean_path(p) for p in ctx.captures(rule, "path", ["sge_cwd"])], "the working directory")
+    local_cwd = node_local(cwd)
+    why = "the execution host could not enter the working directory the job was submitted from"
+    return [(failed[0][0], cwd, why + (" (node-local storage)" if local_cwd else ""), 0.8 if local_cwd else 0.5, None)]
 
 
 def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
@@ -93,19 +161,30 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
         path = g.get("path")
         why = "Hugging Face found no such directory on this node and read the path as a Hub repo id"
         if path and node_local(path):
-            signs.append((ev, path, why + "; it is on node-local storage", 0.7))
+            signs.append((ev, path, why + "; it is on node-local storage", 0.7, None))
         elif not path:
-            signs.append((ev, "a local model directory", why, 0.45))
+            signs.append((ev, "a local model directory", why, 0.45, None))
+    for ev, g in ctx.samples(rule, ["hub_not_local", "hub_not_dir", "hub_no_file"]):
+        path = _clean_path(g.get("path", ""))
+        if not _path_like(path):
+            continue  # a Hub id (org/name) that does not exist: a typo, not storage
+        if "does not appear to have a file named" in ev.text:
+            why = f"the directory is there but without {g['file']}: saved in part, or by another node into its own copy"
+            conf = 0.7 if node_local(path) else 0.4
+        else:
+            why = "Hugging Face found no such directory on this node and read the path as a Hub model id"
+            conf = 0.75 if node_local(path) else 0.45
+        signs.append((ev, path, why, conf, None if node_local(path) else UNKNOWN_WHERE))
     for ev, _g in ctx.samples(rule, ["index_build"]):
         why = "it is built by one rank on its own node and read by the others from the data path"
-        signs.append((ev, "the dataset index", why, 0.55 if ev.rank else 0.45))
+        signs.append((ev, "the dataset index", why, 0.55 if ev.rank else 0.45, None))
     for ev, g in ctx.samples(rule, ["no_valid_checkpoint"]):
         local_path = node_local(g["path"])
         why = "the checkpoint was saved on one node's disk" + (" (node-local storage)" if local_path else "")
-        signs.append((ev, g["path"], why, 0.8 if local_path else 0.5))
+        signs.append((ev, g["path"], why, 0.8 if local_path else 0.5, None))
     for ev, _g in ctx.samples(rule, ["best_model_frame"]):
         why = "the Trainer reloads the best checkpoint from output_dir on every node, and only the main node saved it"
-        signs.append((ev, "the best checkpoint", why, 0.5))
+        signs.append((ev, "the best checkpoint", why, 0.5, None))
     signs += _index_built_elsewhere(rule, ctx)
     frames = ctx.samples(rule, ["file_init_frame"])
     if frames:
@@ -113,7 +192,7 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
         local_paths = [p for p in paths if node_local(p)]
         what = f"the file:// rendezvous file {(local_paths or paths)[0]}" if paths else "the file:// rendezvous file"
         why = "file:// init needs one file every node sees; each node waited on its own copy"
-        signs.append((frames[0][0], what, why, 0.75 if local_paths else 0.5))
+        signs.append((frames[0][0], what, why, 0.75 if local_paths else 0.5, None))
     return signs
 
 
@@ -131,7 +210,7 @@ def _index_built_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
     if not failed:
         return []
     why = "rank 0 built them into its data directory and another node failed right after: that node does not see it"
-    return [(failed[0], "the dataset index maps", why, 0.6)]
+    return [(failed[0], "the dataset index maps", why, 0.6, None)]
 
 
 # ---------------------------------------------------------------------------------- containers
@@ -184,6 +263,9 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     image = first_or(images, "the image")
     if ctx.count("container-runtime-error", ["runtime_dir"]):
         return []  # the import failed because enroot could not make its own directories: not the image
+    squashes = ctx.captures(rule, "path", ["squash_missing"])
+    if chosen - {"importing"} == {"squash_missing"} and all(node_local(p) for p in squashes) and ctx.spans_nodes()[0]:
+        return []  # a squash file on one node's local disk, missing on the others: node-local-path says so
     reason = _import_reason(rule, ctx, chosen)
     registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
     if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
@@ -293,6 +375,23 @@ SHARED_PREFIXES = (
     "/groups",
 )
 
+# Names that only a shared file system carries; /home, /data, /mnt, /scratch may be either.
+SHARED_FS_PREFIXES = (
+    "/lustre",
+    "/gpfs",
+    "/nfs",
+    "/fsx",
+    "/weka",
+    "/pfs",
+    "/sfs",
+    "/shared",
+    "/beegfs",
+    "/cephfs",
+    "/vast",
+    "/efs",
+    "/net/",
+)
+
 _PATH_RE = re.compile(r"""(/[^\s'"`:,;()]+)""")
 
 
@@ -348,10 +447,19 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-def _not_rank0(ctx: Context, ev, rank0_host: str | None) -> bool:
-    """Whether a missing-file line came from a rank other than 0, on a node other than rank 0's."""
-    if ev.rank is not None and ev.rank != 0:
-        host = ctx.host_for(ev)
-        return host is None or rank0_host is None or host != rank0_host
+def _away_from_rank0(ctx: Context, ev, rank0_host: str | None) -> bool | None:
+    """Whether a missing-file line came from a node other than rank 0's: True, False (rank 0 or its
+    node: the file is missing where it was written, a wrong path), or None when the logs do not say."""
     host = ctx.host_for(ev)
-    return bool(host and rank0_host and host != rank0_host)
+    if ev.rank == 0:
+        return False
+    if host and rank0_host:
+        return host != rank0_host
+    if ev.rank is not None:
+        return True
+    return None
+
+
+def _path_like(text: str) -> bool:
+    """A filesystem path rather than a Hub id (``org/name``): absolute, relative with ./ or ~, or deeper."""
+    return text.startswith(("/", "./", "../", "~")) or text.count("/") >= 2
