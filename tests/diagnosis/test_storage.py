@@ -251,3 +251,10 @@ def test_a_container_mount_target_is_not_a_node_local_path(rules):
         "/tmp/enroot-data/user-1/pyxis_9.0/b: No such file or directory"
     )
     assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(1)))
+
+
+def test_per_job_local_scratch_and_cloud_instance_disks_are_node_local(rules):
+    for path in ("/localscratch/u.4411/data/shard-0.bin", "/mnt/resource/ckpt/step_5.pt", "$SLURM_TMPDIR/ds/x.arrow"):
+        line = f"[rank9]: FileNotFoundError: [Errno 2] No such file or directory: '{path}'"
+        finding = found(diagnose(rules, FOUR_NODES + [line]), "node-local-path")
+        assert "node-local storage" in finding.detail, path

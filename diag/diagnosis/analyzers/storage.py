@@ -66,7 +66,10 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         else:
             local.append((ev, path, "not found here, and nothing shows it on this node's storage", unknown_conf, UNKNOWN_WHERE))
     for ev, g in ctx.samples(rule, ["missing_relative"]):
-        local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6, None))
+        if node_local(g["relpath"]):  # an unexpanded $TMPDIR / $SLURM_TMPDIR
+            local.append((ev, g["relpath"], "node-local storage", 0.85, None))
+        else:
+            local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6, None))
     for ev, _g in ctx.samples(rule, ["zero_missing"]):
         local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8, None))
     for ev, g in ctx.samples(rule, ["ray_storage"]):
