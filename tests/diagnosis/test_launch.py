@@ -165,3 +165,22 @@ def test_launchers_and_layouts_that_disagree_on_the_world_size(rules):
         "ValueError: ('The number of process requires to run all replicas (8)', 'must be equal to the world size (4).')"
     )
     assert "needs 8 processes, but 4" in found(diagnose(rules, [layout]), "world-size-mismatch").detail
+
+
+def test_framework_and_launcher_words_for_a_layout_the_started_processes_do_not_fit(rules):
+    for line, says in (
+        ("[rank3]: RuntimeError: world_size (12) is not divisible by tensor_model_parallel_size (8) x "
+         "pipeline_model_parallel_size (1)", "12 processes"),
+        ("ValueError: You set `devices=4` in Lightning, but the number of tasks per node configured in SLURM "
+         "`--ntasks-per-node=1` does not match. HINT: Set `devices=1`.", "--ntasks-per-node=1"),
+        ("There are not enough slots available in the system to satisfy the 32", "32"),
+        ("node3:771:771 [2] NCCL WARN Invalid rank requested : 16/16", "rank 16"),
+    ):
+        report = diagnose(rules, [line, "srun: error: node3: task 2: Exited with exit code 1"])
+        assert report.findings[0].id == "world-size-mismatch", (line, [f.id for f in report.findings])
+        assert says in report.findings[0].detail
+
+
+def test_a_batch_that_is_not_divisible_is_not_about_the_world_size(rules):
+    line = "ValueError: global batch 12 is not divisible by 5 micro-batches"
+    assert "world-size-mismatch" not in ids(diagnose(rules, [line]))

@@ -193,6 +193,17 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         )
     for _ev, g in ctx.samples(rule, ["layout_needs"])[:1]:
         parts.append(f"the parallel layout in the config needs {g['a']} processes, but {g['b']} were started")
+    for _ev, g in ctx.samples(rule, ["not_divisible"])[:1]:
+        parts.append(f"{g['a']} processes were started, which the parallel layout ({g['by'].rstrip('.')}) does not divide")
+    for _ev, g in ctx.samples(rule, ["batch_world"])[:1]:
+        parts.append(f"the DeepSpeed batch sizes were set for another number of processes ({g['a']} != {g['b']})")
+    for _ev, g in ctx.samples(rule, ["lightning_slurm"])[:1]:
+        parts.append(f"Lightning's {g['what']}={g['a']} does not match Slurm's --{g['opt']}={g['b']}")
+    for _ev, g in ctx.samples(rule, ["mpi_slots"])[:1]:
+        want = f" {g['want']}" if g.get("want") else ""
+        parts.append(f"mpirun asked for{want} more processes than the allocation has slots (tasks)")
+    for _ev, g in ctx.samples(rule, ["nccl_invalid_rank"])[:1]:
+        parts.append(f"a process asked NCCL for rank {g['rank']} in a world of {g['nranks']}: RANK and WORLD_SIZE disagree")
     if "device_ordinal" in chosen:
         parts.append("a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")
     detail = "Launch layout does not match: " + "; ".join(parts) + "."
