@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers import transport
 from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence, time_key
@@ -251,3 +252,31 @@ def _expected_busbw(ctx: Context) -> tuple[float | None, str]:
         if any(name in gpu for gpu in facts.tests_gpus):
             return bw, f"inferred: NVLink on one node of {name} GPUs"
     return None, ""
+
+
+# ----------------------------------------------------------------------------------- /dev/shm
+def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL's own shared-memory failures (transport.shm_too_small), then the same full /dev/shm as
+    PyTorch's shared tensors and Ray's object store word it."""
+    found = transport.shm_too_small(rule, ctx)
+    if found:
+        return found
+    torch = ctx.samples(rule, ["torch_shm", "shm_enospc"])
+    if torch:
+        errs = [g["err"] for _, g in torch if g.get("err")]
+        full = any("No space left" in e or "(28)" in e for e in errs) or any("path" in g for _, g in torch)
+        detail = "PyTorch could not put a shared tensor in /dev/shm (DataLoader workers or torch.multiprocessing)"
+        if errs:
+            detail += f": {errs[0][:80]}"
+        if not full:
+            detail += "; /dev/shm is full or capped below what the workers need"
+        return [ctx.make_finding(rule, ["torch_shm", "shm_enospc"], detail=detail + ".", confidence=0.75)]
+    ray = ctx.samples(rule, ["ray_object_store"])
+    if ray:
+        size = int(ray[0][1]["size"])
+        detail = (
+            f"/dev/shm has only {size / (1 << 20):.0f} MiB: Ray put its object store in /tmp, "
+            "and anything else sharing memory through /dev/shm (NCCL, DataLoader workers) may not fit"
+        )
+        return [ctx.make_finding(rule, ["ray_object_store"], detail=detail + ".", severity="warning", confidence=0.4)]
+    return []
