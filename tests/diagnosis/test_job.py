@@ -158,3 +158,16 @@ def test_submitit_catching_the_preemption_signal(rules):
     ]
     finding = found(diagnose(rules, lines), "preempted")
     assert finding.hosts == ["learnfair0293"] and "SIGHUP" in finding.detail
+
+
+def test_host_memory_exhaustion_in_the_words_of_ray_kubernetes_sacct_and_numpy(rules):
+    for line, says in (
+        ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "Ray"),
+        ("  Last State:  Terminated  Reason: OOMKilled  Exit Code: 137", "OOMKilled"),
+        ("4412.0  python  lab  16  OUT_OF_ME+  0:125", "OUT_OF_MEMORY"),
+        ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 12.5 GiB for an array with shape (9, 9)", "12.5 GiB"),
+        ("slurmstepd: error: Job 4412 exceeded memory limit (9000000 > 8000000), being killed", "4412"),
+    ):
+        report = diagnose(rules, [line, "srun: error: n3: task 0: Killed"])
+        assert report.findings[0].id == "job-oom", (line, [f.id for f in report.findings])
+        assert says in report.findings[0].detail, report.findings[0].detail

@@ -162,6 +162,16 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if "ray_memory_monitor" in names:
         workers = ctx.captures(rule, "workers", ["ray_memory_monitor"])
         parts.append(f"Ray's memory monitor killed {', '.join(workers[:3])} worker(s) under host memory pressure")
+    if names & {"ray_task_oom", "ray_threshold"} and "ray_memory_monitor" not in names:
+        parts.append("Ray's memory monitor killed a task: the node ran low on host memory")
+    if "k8s_oomkilled" in names:
+        parts.append("Kubernetes killed the container at its memory limit (OOMKilled)")
+    if "kernel_invoked" in names and "kernel_oom" not in names:
+        parts.append(f"{', '.join(ctx.captures(rule, 'comm', ['kernel_invoked'])[:3])} invoked the kernel's OOM killer")
+    if "sacct_state" in names and not parts:
+        parts.append("Slurm recorded the job as OUT_OF_MEMORY")
+    for _ev, groups in ctx.samples(rule, ["host_alloc"])[:1]:
+        parts.append(f"the program could not allocate {groups['size']} of host memory")
     if "exceeded_at_some_point" in names and not parts:
         parts.append("Slurm says the job exceeded its memory limit")
     confidence = None
