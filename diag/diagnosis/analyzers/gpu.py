@@ -35,7 +35,7 @@ ERROR_ONLY_XIDS = {63, 92, 94}  # hardware, but the GPU keeps working: error rat
 def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
-        return []
+        return _launch_failure_only(rule, ctx)
     xids: dict[int, list[str]] = {}
     order: list[int] = []
     for ev, g in ctx.samples(rule, ["xid"]):
@@ -68,6 +68,13 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     if "gpu_lost" in chosen:
         parts.append("the GPU is lost (reboot required) [hardware]")
         classes.add("hardware")
+    if "handle_unknown" in chosen and "gpu_lost" not in chosen:
+        parts.append("nvidia-smi cannot reach the GPU (Unknown Error): it dropped out, usually off the bus [hardware]")
+        classes.add("hardware")
+    for _ev, g in ctx.samples(rule, ["rm_init_failed"])[:1]:
+        code = f" ({g['code']})" if g.get("code") else ""
+        parts.append(f"the driver could not initialise the GPU (RmInitAdapter failed{code}) [hardware]")
+        classes.add("hardware")
     if "nvml_mismatch" in chosen:
         parts.append(
             "NVML: driver/library version mismatch (driver upgraded without reboot, or the image ships its own)"
@@ -87,6 +94,21 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     values = {"xid": ", ".join(str(n) for n in order) or "<n>"}
     confidence = 0.9 if severity in ("critical", "error") else 0.5
     return [ctx.make_finding(rule, detail=detail, severity=severity, confidence=confidence, values=values)]
+
+
+def _launch_failure_only(rule: Rule, ctx: Context) -> list[Finding]:
+    """``CUDA error: unspecified launch failure`` with no Xid in the logs: a kernel died on the GPU,
+    which the driver logs as an Xid (13/31/43 for the program, 48/79/94/95 for the hardware) in
+    dmesg, not in the job's output. Worth naming only when the job failed of it."""
+    if not ctx.stats(rule, ["launch_failure"]) or not ctx.job_failed():
+        return []
+    detail = (
+        "A CUDA kernel died (unspecified launch failure) and the job failed; the logs carry no Xid line: "
+        "look in the node's dmesg for the Xid, which says whether the GPU (ECC, fallen off the bus) or the "
+        "program (illegal address) caused it."
+    )
+    assumed = ["the kernel fault was the GPU's: the logs show no Xid to tell the GPU's fault from the program's"]
+    return [ctx.make_finding(rule, ["launch_failure"], detail=detail, confidence=0.45, assumed=assumed)]
 
 
 def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
