@@ -171,3 +171,23 @@ def test_host_memory_exhaustion_in_the_words_of_ray_kubernetes_sacct_and_numpy(r
         report = diagnose(rules, [line, "srun: error: n3: task 0: Killed"])
         assert report.findings[0].id == "job-oom", (line, [f.id for f in report.findings])
         assert says in report.findings[0].detail, report.findings[0].detail
+
+
+def test_how_the_job_ended_in_other_schedulers_and_in_slurms_own_record(rules):
+    for lines, cause in (
+        (["=>> PBS: job killed: walltime 3630 exceeded limit 3600"], "job-time-limit"),
+        (["TERM_RUNLIMIT: job killed after reaching LSF run time limit."], "job-time-limit"),
+        (["JobId=812 JobName=pretrain JobState=TIMEOUT Reason=TimeLimit"], "job-time-limit"),
+        (["812.batch    batch   lab   8   OUT_OF_ME+   0:125"], "job-oom"),
+        (["812          pretrain   gpu   lab   64  NODE_FAIL    0:0"], "node-failure"),
+        (["Message[1] job cancelled - job preempted (node failure)"], "node-failure"),
+        (["JobId=812 JobName=pretrain JobState=PREEMPTED Reason=None"], "preempted"),
+        (["EC2 Spot Instance interruption notice: i-0abc terminates in 2 minutes"], "preempted"),
+    ):
+        report = diagnose(rules, lines + ["Traceback (most recent call last):"])
+        assert report.findings and report.findings[0].id == cause, (lines, [f.id for f in report.findings])
+        assert "preempted" not in ids(report) or cause == "preempted"
+
+
+def test_a_timeout_word_in_prose_is_no_time_limit(rules):
+    assert "job-time-limit" not in ids(diagnose(rules, ["store get TIMEOUT 30 s, retrying"]))
