@@ -184,3 +184,16 @@ def test_framework_and_launcher_words_for_a_layout_the_started_processes_do_not_
 def test_a_batch_that_is_not_divisible_is_not_about_the_world_size(rules):
     line = "ValueError: global batch 12 is not divisible by 5 micro-batches"
     assert "world-size-mismatch" not in ids(diagnose(rules, [line]))
+
+
+def test_pytorch_1x_store_barrier_and_connect_timeouts_are_rendezvous_failures(rules):
+    barrier = (
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 5, for key: "
+        "store_based_barrier_key:1 (world_size=16, worker_count=8, timeout=0:30:00)"
+    )
+    finding = found(diagnose(rules, [barrier]), "rendezvous-failure")
+    assert "only 8 of 16" in finding.detail
+    crowded = barrier.replace("worker_count=8", "worker_count=32")
+    assert "another job" in found(diagnose(rules, [crowded]), "rendezvous-failure").detail
+    old = "RuntimeError: connect() timed out. Original timeout was 1800000 ms."
+    assert diagnose(rules, [old]).findings[0].id == "rendezvous-failure"

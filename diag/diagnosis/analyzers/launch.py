@@ -100,7 +100,7 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"{', '.join(ctx.captures(rule, 'addr', ['gai'])[:3])} cannot be resolved{where} ({reason})")
     if "connect_refused" in chosen:
         parts.append(f"nothing listened at {target} (connection refused): the store on rank 0 was not up")
-    if chosen & {"client_timeout", "connect_any"}:
+    if chosen & {"client_timeout", "connect_any", "connect_timed_out"}:
         timeout = first_or(ctx.captures(rule, "timeout", ["client_timeout"]))
         parts.append(f"no connection to {target}" + (f" within {timeout}" if timeout else ""))
     for _ev, g in ctx.samples(rule, ["clients_joined"])[:1]:
@@ -109,6 +109,18 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
             f"rank 0's store waited {g['secs']} s and only {g['joined']} of {g['world']} processes joined: "
             f"{missing} never started, crashed first, or used another MASTER_ADDR/PORT or --nnodes"
         )
+    for _ev, g in ctx.samples(rule, ["store_barrier"])[:1]:
+        world, joined = int(g["world"]), int(g["joined"])
+        if joined > world:
+            parts.append(
+                f"{joined} processes joined a store barrier meant for {world}: another job uses the same "
+                "MASTER_ADDR:MASTER_PORT, or the processes disagree on the world size"
+            )
+        else:
+            parts.append(
+                f"init_process_group waited {g['timeout']} and only {joined} of {world} processes reached rank 0's "
+                "store: the others never started, crashed first, or were given another MASTER_ADDR/PORT"
+            )
     if "env_missing" in chosen:
         var = ", ".join(ctx.captures(rule, "var", ["env_missing"]))
         parts.append(f"{var} not set: the script uses env:// but was not started by torchrun (or the job script)")
@@ -123,7 +135,7 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     detail = "Rendezvous failed: " + "; ".join(parts) + "."
     first = min((ev.order for ev, _ in ctx.samples(rule, list(chosen))), default=(1 << 30, 0))
     values = {"addr": target}
-    if chosen <= {"store_get", "store_connection", "connect_refused", "client_timeout", "connect_any"} and any(
+    if chosen <= {"store_get", "store_connection", "connect_refused", "client_timeout", "connect_any", "connect_timed_out"} and any(
         _earlier_roots(ctx, (1 << 62, 0), rule.id)
     ):
         # Rank 0 died of something else: the others then cannot reach its store. Whether the store
