@@ -258,3 +258,27 @@ def test_per_job_local_scratch_and_cloud_instance_disks_are_node_local(rules):
         line = f"[rank9]: FileNotFoundError: [Errno 2] No such file or directory: '{path}'"
         finding = found(diagnose(rules, FOUR_NODES + [line]), "node-local-path")
         assert "node-local storage" in finding.detail, path
+
+
+# ----------------------------------------------------------------- containers in other runtimes' words
+def test_container_start_failures_in_pyxis_enroot_docker_and_apptainer_words(rules):
+    for line in (
+        "slurmstepd: error: pyxis: container start error: /usr/bin/enroot exited with code 1",
+        "slurmstepd: error: pyxis:     enroot-nsenter: failed to create user namespace: Operation not permitted",
+        "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
+        "FATAL:   container creation failed: mount hook function failure: no loop devices available",
+    ):
+        report = diagnose(rules, [line, "srun: error: n4: task 0: Exited with exit code 1"])
+        assert report.findings[0].id == "container-runtime-error", (line, [f.id for f in report.findings])
+
+
+def test_image_pulls_refused_by_docker_registries_and_apptainer_are_import_failures(rules):
+    for line, says in (
+        ("Error response from daemon: manifest for nvcr.io/nvidia/pytorch:99.01-py3 not found: manifest unknown",
+         "manifest unknown"),
+        ("Error response from daemon: toomanyrequests: You have reached your pull rate limit.", "rate limit"),
+        ("FATAL:   While making image from oci registry: error fetching image to cache: unauthorized", "Apptainer"),
+    ):
+        report = diagnose(rules, [line, "srun: error: n4: task 0: Exited with exit code 1"])
+        assert report.findings[0].id == "container-import-failure", (line, [f.id for f in report.findings])
+        assert says in report.findings[0].detail

@@ -251,6 +251,16 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         )
     if chosen & {"disk_full", "squashfs_write"}:
         reasons.append("the disk filled up while converting the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
+    for image in ctx.captures(rule, "image", ["pull_denied"])[:1]:
+        reasons.append(f"pull access denied for {image}: the repository does not exist or needs a login")
+    if "manifest_unknown" in chosen:
+        reasons.append("the tag or manifest does not exist in the registry (manifest unknown)")
+    if "rate_limited" in chosen:
+        reasons.append(_HTTP_MEANING["429"])
+    for _ev, g in ctx.samples(rule, ["apptainer_pull"])[:1]:
+        reasons.append(f"Apptainer could not build the image from the registry{g.get('rest', '')[:120]}")
+    for d in ctx.captures(rule, "dir", ["no_space"])[:1]:
+        reasons.append(f"not enough space in {d} to convert the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
     if "command_missing" in chosen:
         reasons.append(f"enroot lacks {', '.join(ctx.captures(rule, 'cmd', ['command_missing']))}")
     return "; ".join(dict.fromkeys(reasons))
@@ -287,7 +297,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
         return []
-    generic = {"start_failed", "couldnt_start"}
+    generic = {"start_failed", "couldnt_start", "pyxis_other"}
     if chosen <= generic and "container-import-failure" in ctx.findings:
         return []  # pyxis <= 0.23 prints "couldn't start container" after a failed import too
     parts = []
@@ -334,6 +344,18 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             f"enroot could not run {g['cmd']} in the image ({g['reason']}): the image has no shell "
             "(a FROM-scratch or distroless image); use an image that has /bin/sh"
         )
+    for _ev, g in ctx.samples(rule, ["pyxis_other"])[:1]:
+        parts.append(f"pyxis: {g['what']}{g.get('rest', '')[:120]}")
+    for _ev, g in ctx.samples(rule, ["enroot_start"])[:1]:
+        parts.append(f"enroot: {g['what']}")
+    for _ev, g in ctx.samples(rule, ["enroot_ns"])[:1]:
+        why = f" ({g['reason']})" if g.get("reason") else ""
+        hint = ": user namespaces are disabled or limited on this node" if "namespace" in g["op"] else ""
+        parts.append(f"enroot-{g['tool']} could not {g['op']}{why}{hint}")
+    for _ev, g in ctx.samples(rule, ["oci_runtime", "apptainer_start"])[:1]:
+        parts.append(f"the container runtime could not create the container: {g['reason'][:160]}")
+    if "no_gpu_driver" in chosen:
+        parts.append("Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")
     if "exited_too_soon" in chosen:
         parts.append("the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")
     for _ev, g in ctx.samples(rule, ["namespace"])[:1]:
