@@ -197,3 +197,24 @@ def test_pytorch_1x_store_barrier_and_connect_timeouts_are_rendezvous_failures(r
     assert "another job" in found(diagnose(rules, [crowded]), "rendezvous-failure").detail
     old = "RuntimeError: connect() timed out. Original timeout was 1800000 ms."
     assert diagnose(rules, [old]).findings[0].id == "rendezvous-failure"
+
+
+def test_mpi_libraries_started_without_a_pmi_server_in_their_own_words(rules):
+    for line in (
+        "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case.",
+        "[unset]: write_line error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1",
+    ):
+        report = diagnose(rules, ["0: " + line, "1: " + line])
+        assert report.findings[0].id == "pmix-not-used", (line, [f.id for f in report.findings])
+
+
+def test_mpirun_losing_a_daemon_is_a_launch_runtime_failure_even_in_a_bare_excerpt(rules):
+    box = [
+        "--------------------------------------------------------------------------",
+        "ORTE has lost communication with a remote daemon.",
+        "",
+        "  HNP daemon   : [[40321,0],0] on node gpu01",
+        "  Remote daemon: [[40321,0],3] on node gpu04",
+    ]
+    finding = found(diagnose(rules, box), "pmix-runtime-error")
+    assert finding.severity == "error" and "daemon" in finding.detail

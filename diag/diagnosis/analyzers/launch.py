@@ -46,6 +46,14 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         if "psec" in frameworks:
             detail += "; PMIX_MCA_psec=native avoids munge"
         return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", confidence=0.65)]
+    daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "daemon_failed_early"])]
+    if daemons and not ctx.stats(rule, [s.name for s in rule.signatures if s.name not in daemons and not s.fact]):
+        # mpirun ends the whole job when it loses a daemon: fatal even when the excerpt shows nothing else.
+        detail = (
+            "Open MPI's launcher lost (or could not start) the daemon of a node: the TCP connection to it broke "
+            "(firewall, wrong interface, the node went down) or the daemon died"
+        )
+        return [ctx.make_finding(rule, daemons, detail=detail + ".", confidence=0.7)]
     if ctx.job_failed():
         hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
