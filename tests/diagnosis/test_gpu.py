@@ -91,3 +91,15 @@ def test_a_kernel_that_died_without_an_xid_in_the_log_is_a_gpu_fault_that_says_w
     finding = found(diagnose(rules, [crash, "srun: error: n5: task 3: Exited with exit code 1"]), "gpu-xid")
     assert finding.assumed and finding.confidence < 0.5
     assert "gpu-xid" not in ids(diagnose(rules, ["kernel test: expecting 'CUDA error: unspecified launch failure'"]))
+
+
+def test_gpu_memory_exhaustion_in_jax_tensorflow_cupy_and_vllm_words(rules):
+    for line in (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7.1GiB.",
+        "ResourceExhaustedError: OOM when allocating tensor with shape[4096,4096] and type float on GPU:0",
+        "cupy.cuda.memory.OutOfMemoryError: cudaErrorMemoryAllocation: out of memory",
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.",
+    ):
+        report = diagnose(rules, [line, "srun: error: n2: task 1: Exited with exit code 1"])
+        assert report.findings[0].id == "cuda-oom", (line, [f.id for f in report.findings])
+    assert "cuda-oom" not in ids(diagnose(rules, ["host RAM: RESOURCE_EXHAUSTED quota on the API, retrying"]))

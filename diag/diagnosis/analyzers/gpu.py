@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import first_or
 from diag.diagnosis.context import Context, hosts_text
 from diag.report import Finding
 
@@ -135,6 +136,11 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
             detail += "; the request alone is larger than the GPU"
     elif "nccl_oom" in chosen or "nccl_calloc" in chosen:
         detail = f"{who}: NCCL could not allocate its buffers: the GPU was already full when the communicator started"
+    elif "kv_cache" in chosen:
+        detail = f"{who}: the model's weights left no GPU memory for vLLM's KV cache"
+    elif chosen & {"xla_oom", "tf_oom"}:
+        size = first_or(ctx.captures(rule, "alloc", ["xla_oom"]) + ctx.captures(rule, "req", ["xla_oom"]))
+        detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")
     else:
         detail = f"{who} ran out of GPU memory (CUDA error: out of memory)"
     return [ctx.make_finding(rule, detail=detail + ".")]
