@@ -282,3 +282,14 @@ def test_image_pulls_refused_by_docker_registries_and_apptainer_are_import_failu
         report = diagnose(rules, [line, "srun: error: n4: task 0: Exited with exit code 1"])
         assert report.findings[0].id == "container-import-failure", (line, [f.id for f in report.findings])
         assert says in report.findings[0].detail
+
+
+def test_the_rank_that_died_of_a_missing_file_outranks_its_peers_watchdog_timeouts(rules):
+    watchdog = (
+        "[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for "
+        "600042 milliseconds before timing out."
+    )
+    report = diagnose(rules, FOUR_NODES + [TMP_CKPT, watchdog] + task_failed(1))
+    assert report.findings[0].id == "node-local-path"
+    assert found(report, "nccl-timeout").explained_by == "node-local-path"
