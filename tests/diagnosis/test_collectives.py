@@ -129,3 +129,16 @@ def test_rays_object_store_in_tmp_is_a_warning_not_a_failure(rules):
     )
     finding = found(diagnose(rules, [line]), "shm-too-small")
     assert finding.severity == "warning" and "64 MiB" in finding.detail
+
+
+def test_collective_waits_outside_the_nccl_watchdog_name_who_never_came_when_they_can(rules):
+    barrier = "RuntimeError: [Rank 0]: Ranks 5, 6 failed to pass monitoredBarrier in 300000 ms"
+    finding = found(diagnose(rules, [barrier]), "nccl-timeout")
+    assert finding.ranks == [5, 6]
+    for line in (
+        "RuntimeError: [gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 1800000ms for send operation to "
+        "complete",
+        "W horovod/common/stall_inspector.cc:107] One or more tensors were submitted to be reduced, gathered or "
+        "broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds.",
+    ):
+        assert "nccl-timeout" in ids(diagnose(rules, [line])), line
