@@ -293,3 +293,14 @@ def test_the_rank_that_died_of_a_missing_file_outranks_its_peers_watchdog_timeou
     report = diagnose(rules, FOUR_NODES + [TMP_CKPT, watchdog] + task_failed(1))
     assert report.findings[0].id == "node-local-path"
     assert found(report, "nccl-timeout").explained_by == "node-local-path"
+
+
+def test_a_shared_file_system_client_that_broke_is_named_even_without_a_path(rules):
+    for line, says in (
+        ("[Tue Mar  4 10:01:02 2025] nfs: server fs01 not responding, still trying", "NFS server"),
+        ("LustreError: 167-0: scratch-OST0012-osc: This client was evicted by scratch-OST0012; in progress "
+         "operations using this service will fail.", "evicted"),
+        ("OSError: [Errno 108] Cannot send after transport endpoint shutdown: '/lustre/p/ckpt/s.pt'", "errno 108"),
+    ):
+        finding = found(diagnose(rules, [line]), "shared-storage-missing")
+        assert says in finding.detail, finding.detail

@@ -417,6 +417,18 @@ SHARED_FS_PREFIXES = (
     "/net/",
 )
 
+# Messages that mean the mount itself is broken (not a path that is missing).
+_BROKEN_WORDS = (
+    "Stale file handle",
+    "Transport endpoint is not connected",
+    "Input/output error",
+    "Cannot send after transport endpoint shutdown",
+    "nfs: server",
+    "LustreError",
+    "Lustre:",
+)
+_FS_CLIENT_WORDS = ("LustreError", "Lustre:")
+
 _PATH_RE = re.compile(r"""(/[^\s'"`:,;()]+)""")
 
 
@@ -434,10 +446,14 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     broken, absent = [], []  # (evidence, path)
     for ev, g in ctx.samples(rule, chosen):
         path = g.get("path") if g.get("path", "").startswith(SHARED_PREFIXES) else _shared_path(ev.text)
+        if path is None and g.get("server"):
+            path = f"the NFS export of {g['server']}"
+        elif path is None and any(word in ev.text for word in _FS_CLIENT_WORDS):
+            path = "the Lustre file system"  # the client's own message names a target, not a path
         if path is None:
             continue
         text = ev.text
-        if "Stale file handle" in text or "Transport endpoint is not connected" in text or "Input/output error" in text:
+        if any(word in text for word in _BROKEN_WORDS):
             broken.append((ev, path))
         else:
             absent.append((ev, path))
@@ -458,6 +474,10 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             ("Stale file handle", "a stale NFS handle (the export or server was restarted)"),
             ("Transport endpoint is not connected", "a dead FUSE mount (the client process is gone)"),
             ("Input/output error", "I/O errors (client evicted or a storage target down)"),
+            ("Cannot send after transport endpoint shutdown", "the Lustre client was evicted (errno 108)"),
+            ("not responding", "the NFS server stopped answering"),
+            ("evicted", "the Lustre client was evicted by its servers"),
+            ("was lost", "the connection to a Lustre server was lost"),
         ):
             if needle in texts:
                 kinds.append(meaning)
