@@ -304,3 +304,23 @@ def test_a_shared_file_system_client_that_broke_is_named_even_without_a_path(rul
     ):
         finding = found(diagnose(rules, [line]), "shared-storage-missing")
         assert says in finding.detail, finding.detail
+
+
+def test_a_file_this_job_saved_and_another_node_then_missed_was_on_that_nodes_disk(rules):
+    lines = [
+        "slinky-0: [rank0]: Saving model checkpoint to /opt/out/checkpoint-500",
+        "slinky-1: [rank9]: FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/opt/out/checkpoint-500/trainer_state.json'",
+    ]
+    finding = found(diagnose(rules, lines), "node-local-path")
+    assert "saved it" in finding.detail
+    same_node = [lines[0], lines[1].replace("slinky-1: [rank9]", "slinky-0: [rank0]")]
+    assert "node-local-path" not in ids(diagnose(rules, same_node))
+
+
+def test_go_and_java_programs_word_a_missing_file_their_own_way(rules):
+    for line in (
+        "Error: open /tmp/job/cfg.yaml: no such file or directory",
+        "java.io.FileNotFoundException: /local/spark/blockmgr/shuffle_0_1_0.index (No such file or directory)",
+    ):
+        assert diagnose(rules, [line] + task_failed(2)).findings[0].id == "node-local-path", line

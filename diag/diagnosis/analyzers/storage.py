@@ -12,6 +12,8 @@ from diag.report import Finding
 # Signatures whose ``path`` is a file or directory this node could not find.
 _MISSING_PATHS = [
     "missing",
+    "missing_java",
+    "missing_go",
     "missing_arrow",
     "missing_unquoted",
     "missing_before",
@@ -58,10 +60,15 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     # A path missing where rank 0 (which wrote it) runs too is a wrong path; missing only away from
     # rank 0 means it was written on rank 0's node alone; where the excerpt does not say, assume so.
     on_rank0 = {path for ev, path, _ in elsewhere if _away_from_rank0(ctx, ev, rank0_host) is False}
+    saved = [_clean_path(p) for p in ctx.captures(rule, "path", ["saving", "saved"])]
     for ev, path, unknown_conf in elsewhere:
         if path in on_rank0:
             continue
-        if _away_from_rank0(ctx, ev, rank0_host):
+        where = _saved_under(path, saved)
+        if where and _saved_elsewhere(ctx, rule, ev, where):
+            why = f"this job saved it ({where}) and then could not find it: it went to one node's own disk"
+            local.append((ev, path, why, 0.7, None))
+        elif _away_from_rank0(ctx, ev, rank0_host):
             local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6, None))
         else:
             local.append((ev, path, "not found here, and nothing shows it on this node's storage", unknown_conf, UNKNOWN_WHERE))
@@ -132,6 +139,27 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     return []
 
 
+def _saved_under(path: str, saved: list[str]) -> str | None:
+    """The saved path that ``path`` is, or lies under (a checkpoint directory and its files)."""
+    for where in saved:
+        base = where.rstrip("/")
+        if len(base) > 4 and (path == base or path.startswith(base + "/") or base.startswith(path.rstrip("/") + "/")):
+            return base
+    return None
+
+
+def _saved_elsewhere(ctx: Context, rule: Rule, missing_ev, where: str) -> bool:
+    """Whether the save line came before the miss from another host or rank (or the logs name neither)."""
+    for ev, g in ctx.samples(rule, ["saving", "saved"]):
+        if _clean_path(g.get("path", "")).rstrip("/") != where or ev.order > missing_ev.order:
+            continue
+        save_host, miss_host = ctx.host_for(ev), ctx.host_for(missing_ev)
+        if save_host and miss_host and save_host == miss_host:
+            continue  # saved and missed on the same node: not a node-local path
+        return True
+    return False
+
+
 def _clean_path(path: str) -> str:
     """A captured path without the quotes, backticks and trailing punctuation pastes leave on it."""
     return path.strip("'\"`").rstrip(".,;:)")
@@ -167,6 +195,8 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
             signs.append((ev, path, why + "; it is on node-local storage", 0.7, None))
         elif not path:
             signs.append((ev, "a local model directory", why, 0.45, None))
+        elif _path_like(path):
+            signs.append((ev, path, why, 0.45, UNKNOWN_WHERE))
     for ev, g in ctx.samples(rule, ["hub_not_local", "hub_not_dir", "hub_no_file"]):
         path = _clean_path(g.get("path", ""))
         if not _path_like(path):
