@@ -209,7 +209,14 @@ def test_a_missing_file_on_a_job_known_to_be_one_node_is_not_node_local(rules):
 
 def test_a_missing_file_on_a_named_shared_file_system_is_left_to_shared_storage(rules):
     line = "FileNotFoundError: [Errno 2] No such file or directory: '/lustre/proj/ckpt/step_10.pt'"
-    assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(2)))
+    report = diagnose(rules, ["[rank6]: " + line] + task_failed(2))
+    assert "node-local-path" not in ids(report)
+    # One process of an excerpt that gives no node count: perhaps that node's mount, said as assumed.
+    finding = found(report, "shared-storage-missing")
+    assert finding.assumed and finding.confidence < 0.5
+    # Rank 0 lacking it too, or a known single node, make it a wrong path.
+    assert "shared-storage-missing" not in ids(diagnose(rules, ["[rank0]: " + line] + task_failed(2)))
+    assert "shared-storage-missing" not in ids(diagnose(rules, one_node() + ["[rank6]: " + line] + task_failed(1)))
 
 
 def test_framework_words_for_a_path_this_node_lacks_name_node_local_storage(rules):

@@ -493,6 +493,9 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     # Missing or refused on some nodes while the job has others: a mount problem, not a wrong path.
     partial = bool(failing) and facts.multi_node() and len(failing) < max(facts.node_count(), len(known))
     chosen_pairs = broken + (absent if partial else [])
+    assumed: list[str] = []
+    if not chosen_pairs:
+        chosen_pairs, assumed = _missing_in_an_excerpt(ctx, absent)
     if not chosen_pairs:
         return []
     hosts = sorted({h for ev, _ in chosen_pairs if (h := ctx.host_for(ev))}, key=natural_key)
@@ -515,11 +518,39 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         others = sorted(known - failing, key=natural_key) if known - failing else []
         seen = f", while {hosts_text(others)} read it" if others else ""
         kinds.append(f"missing or refused on {hosts_text(sorted(failing, key=natural_key))} only{seen}")
+    if assumed:
+        kinds.append("missing where this excerpt's process ran, on a file system every node should mount")
     detail = f"{', '.join(paths[:3])}: {'; '.join(kinds)}"
     evidence = pick_evidence(ev for ev, _ in chosen_pairs)
     return [
-        ctx.make_finding(rule, chosen, detail=detail + ".", hosts=hosts, evidence=evidence, values={"path": paths[0]})
+        ctx.make_finding(
+            rule,
+            chosen,
+            detail=detail + ".",
+            hosts=hosts,
+            evidence=evidence,
+            values={"path": paths[0]},
+            confidence=0.4 if assumed else None,
+            assumed=assumed,
+        )
     ]
+
+
+def _missing_in_an_excerpt(ctx: Context, absent: list) -> tuple[list, list[str]]:
+    """A path on a named shared file system missing for one process of a failed job whose node count
+    the logs do not give: the mount may be missing on that node. Only a known node count (one node,
+    or every node missing it: a wrong path) says otherwise."""
+    if ctx.facts.nodes_known() is not None or not ctx.job_failed():
+        return [], []
+    pairs = [
+        (ev, p)
+        for ev, p in absent
+        if p.startswith(SHARED_FS_PREFIXES) and ("No such file or directory" in ev.text or "chdir" in ev.text)
+    ]
+    where = {(ctx.host_for(ev), ev.rank) for ev, _ in pairs}
+    if not pairs or len(where) > 1 or any(ev.rank == 0 for ev, _ in pairs):
+        return [], []  # several processes, or rank 0 itself, lack it: a wrong path, not one node's mount
+    return pairs, ["the path exists on the job's other nodes: the excerpt shows one process"]
 
 
 def _away_from_rank0(ctx: Context, ev, rank0_host: str | None) -> bool | None:
