@@ -249,7 +249,7 @@ def test_a_resume_that_found_nothing_is_a_warning_and_only_on_node_local_paths(r
 def test_sge_failing_to_enter_a_tmp_working_directory_is_node_local(rules):
     qacct = ["hostname     node7", "cwd          /tmp/pipeline/wd3", "failed       28  : changing into working directory"]
     finding = found(diagnose(rules, qacct), "node-local-path")
-    assert "/tmp/pipeline/wd3" in finding.detail
+    assert "working directory" in finding.detail
 
 
 def test_a_container_mount_target_is_not_a_node_local_path(rules):

@@ -174,14 +174,13 @@ def _resume_found_nothing(rule: Rule, ctx: Context) -> list[str]:
 
 def _working_dir_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
     """SGE's qacct ``failed 28 : changing into working directory``: the execution host could not
-    enter the job's cwd, which exists on the submit host only."""
+    enter the job's working directory, which exists on the submit host only (qacct's ``cwd`` row
+    names it; its one short word is too common a literal to scan every line for)."""
     failed = ctx.samples(rule, ["sge_cwd_failed"])
     if not failed:
         return []
-    cwd = first_or([_clean_path(p) for p in ctx.captures(rule, "path", ["sge_cwd"])], "the working directory")
-    local_cwd = node_local(cwd)
     why = "the execution host could not enter the working directory the job was submitted from"
-    return [(failed[0][0], cwd, why + (" (node-local storage)" if local_cwd else ""), 0.8 if local_cwd else 0.5, None)]
+    return [(failed[0][0], "the job's working directory (qacct's cwd)", why, 0.5, None)]
 
 
 def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
