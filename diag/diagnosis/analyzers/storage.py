@@ -519,6 +519,9 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         kinds.append(f"missing or refused on {hosts_text(sorted(failing, key=natural_key))} only{seen}")
     if assumed:
         kinds.append("missing where this excerpt's process ran, on a file system every node should mount")
+    # Only the client's own complaint (NFS not responding, a Lustre eviction), no call that failed:
+    # often transient, so less certain than a path the job could not use.
+    client_only = all(not p.startswith("/") for _, p in chosen_pairs)
     detail = f"{', '.join(paths[:3])}: {'; '.join(kinds)}"
     evidence = pick_evidence(ev for ev, _ in chosen_pairs)
     return [
@@ -529,7 +532,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             hosts=hosts,
             evidence=evidence,
             values={"path": paths[0]},
-            confidence=0.4 if assumed else None,
+            confidence=0.4 if assumed else (0.6 if client_only else None),
             assumed=assumed,
         )
     ]
