@@ -331,3 +331,13 @@ def test_go_and_java_programs_word_a_missing_file_their_own_way(rules):
         "java.io.FileNotFoundException: /local/spark/blockmgr/shuffle_0_1_0.index (No such file or directory)",
     ):
         assert diagnose(rules, [line] + task_failed(2)).findings[0].id == "node-local-path", line
+
+
+def test_an_extension_built_into_one_nodes_cache_is_node_local_but_a_missing_system_library_is_not(rules):
+    ext = (
+        "[rank9]: ImportError: /home/u/.cache/torch_extensions/py311_cu124/fused_adam/fused_adam.so: cannot open "
+        "shared object file: No such file or directory"
+    )
+    assert diagnose(rules, FOUR_NODES + [ext]).findings[0].id == "node-local-path"
+    system = "ImportError: /usr/lib/x86_64-linux-gnu/libmlx5.so.1: cannot open shared object file: No such file or directory"
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [system] + task_failed(1)))

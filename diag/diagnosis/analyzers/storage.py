@@ -12,6 +12,7 @@ from diag.report import Finding
 # Signatures whose ``path`` is a file or directory this node could not find.
 _MISSING_PATHS = [
     "missing",
+    "megatron_idx",
     "missing_java",
     "missing_go",
     "missing_arrow",
@@ -72,6 +73,11 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6, None))
         else:
             local.append((ev, path, "not found here, and nothing shows it on this node's storage", unknown_conf, UNKNOWN_WHERE))
+    for ev, g in ctx.samples(rule, ["ext_so"]):
+        # Only a library in a per-node cache or scratch: a system library missing is the image's problem.
+        if node_local(g["path"]):
+            why = "a JIT-built extension in one node's cache directory; the other nodes never built it"
+            local.append((ev, g["path"], why, 0.75, None))
     for ev, g in ctx.samples(rule, ["missing_relative"]):
         if node_local(g["relpath"]):  # an unexpanded $TMPDIR / $SLURM_TMPDIR
             local.append((ev, g["relpath"], "node-local storage", 0.85, None))
@@ -479,8 +485,8 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             path = f"the NFS export of {g['server']}"
         elif path is None and any(word in ev.text for word in _FS_CLIENT_WORDS):
             path = "the Lustre file system"  # the client's own message names a target, not a path
-        if path is None:
-            continue
+        if path is None or node_local(path):
+            continue  # a per-node cache under /home is node-local-path's
         text = ev.text
         if any(word in text for word in _BROKEN_WORDS):
             broken.append((ev, path))
