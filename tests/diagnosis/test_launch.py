@@ -218,3 +218,26 @@ def test_mpirun_losing_a_daemon_is_a_launch_runtime_failure_even_in_a_bare_excer
     ]
     finding = found(diagnose(rules, box), "pmix-runtime-error")
     assert finding.severity == "error" and "daemon" in finding.detail
+
+
+def test_pytorchs_ipv6_lookups_failing_are_no_rendezvous_failure(rules):
+    benign = [
+        "[W socket.cpp:601] [c10d] The IPv6 network addresses of (gpu-node-1, 29500) cannot be retrieved (gai error: "
+        "-9 - Address family for hostname not supported).",
+        "[W socket.cpp:663] [c10d] The client socket cannot be initialized to connect to [gpu-node-1]:29500 (errno: "
+        "97 - Address family not supported by protocol).",
+        "Epoch 3 done",
+    ]
+    assert "rendezvous-failure" not in ids(diagnose(rules, benign))
+    unresolvable = "[c10d] The network addresses of (gpu-nod-1, 29500) cannot be retrieved (gai error: -2 - Name or service not known)."
+    assert "rendezvous-failure" in ids(diagnose(rules, [unresolvable]))
+
+
+def test_a_store_told_to_listen_on_another_hosts_address_is_a_rendezvous_failure(rules):
+    line = (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: 0, code: -99, name: EADDRNOTAVAIL, message: cannot assign requested address"
+    )
+    report = diagnose(rules, [line])
+    assert report.findings[0].id == "rendezvous-failure"
+    assert "port-in-use" not in ids(report)

@@ -92,8 +92,19 @@ def _earlier_roots(ctx: Context, first: tuple[int, int], exclude: str) -> list[F
     ]
 
 
+NO_SUCH_FAMILY = ("-9", "-5")
+
+
 def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
+    if "gai" in chosen and all(
+        "IPv6 network addresses" in ev.text and g.get("gai") in NO_SUCH_FAMILY for ev, g in ctx.samples(rule, ["gai"])
+    ):
+        # The name resolves, only not to an IPv6 address (EAI_ADDRFAMILY, EAI_NODATA): PyTorch warns
+        # and goes on with IPv4. A name that does not resolve at all (-2, -3) is the failure.
+        chosen.discard("gai")
+    if "cannot_init" in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, ["cannot_init"])):
+        chosen.discard("cannot_init")  # no IPv6 on this host: PyTorch then tries IPv4
     if not chosen:
         return []
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
@@ -106,6 +117,13 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         where = f" on {hosts_text(hosts)}" if hosts else ""
         reason = first_or(ctx.captures(rule, "reason", ["gai"]))
         parts.append(f"{', '.join(ctx.captures(rule, 'addr', ['gai'])[:3])} cannot be resolved{where} ({reason})")
+    if chosen & {"addr_not_avail", "addr_not_avail_uv"}:
+        parts.append(
+            "the store could not listen on MASTER_ADDR: that address is not one of this host's (rank 0 runs on "
+            "another node than MASTER_ADDR names, or it is a login/head node address)"
+        )
+    for _ev, g in [(e, g) for e, g in ctx.samples(rule, ["cannot_init"]) if "cannot_init" in chosen][:1]:
+        parts.append(f"no socket to {g['addr']}:{g['port']} could be opened ({g['reason']})")
     if "connect_refused" in chosen:
         parts.append(f"nothing listened at {target} (connection refused): the store on rank 0 was not up")
     if chosen & {"client_timeout", "connect_any", "connect_timed_out"}:
