@@ -341,3 +341,15 @@ def test_an_extension_built_into_one_nodes_cache_is_node_local_but_a_missing_sys
     assert diagnose(rules, FOUR_NODES + [ext]).findings[0].id == "node-local-path"
     system = "ImportError: /usr/lib/x86_64-linux-gnu/libmlx5.so.1: cannot open shared object file: No such file or directory"
     assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [system] + task_failed(1)))
+
+
+def test_missing_files_in_a_run_that_went_on_or_of_the_system_are_no_storage_finding(rules):
+    healthy = [
+        "/var/spool/slurmd/job4411/slurm_script: line 5: /etc/profile.d/lmod.sh: No such file or directory",
+        "cat: /opt/site/motd.txt: No such file or directory",
+        "Epoch 10/10 loss 0.71",
+        "Training completed.",
+    ]
+    assert "node-local-path" not in ids(diagnose(rules, healthy))
+    system = "bash: /usr/local/bin/nvidia-persistenced: No such file or directory"
+    assert "node-local-path" not in ids(diagnose(rules, [system] + task_failed(1)))

@@ -28,6 +28,8 @@ _MISSING_PATHS = [
     "chdir",
     "chdir_other",
 ]
+# The image's and the node's own files: missing ones are an environment problem, not storage layout.
+_SYSTEM_PREFIXES = ("/etc/", "/usr/", "/sys/", "/proc/", "/dev/", "/bin/", "/sbin/", "/lib", "/var/", "/run/", "/boot/")
 # Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
 _CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
 UNKNOWN_WHERE = "the file was made on another node: the excerpt does not show which ranks or nodes lack it"
@@ -55,6 +57,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
                 local.append((ev, path, why, 0.5, None))
         elif path.startswith(SHARED_FS_PREFIXES):
             continue  # a shared file system missing is shared-storage-missing
+        elif path.startswith(_SYSTEM_PREFIXES):
+            continue  # the image's or the node's own files (a module init script, a driver file)
         else:
             # /home, /data, /mnt, ... are shared on most clusters but local disks on many cloud VMs.
             elsewhere.append((ev, path, 0.35 if path.startswith(SHARED_PREFIXES) else 0.45))
@@ -71,8 +75,9 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             local.append((ev, path, why, 0.7, None))
         elif _away_from_rank0(ctx, ev, rank0_host):
             local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6, None))
-        else:
-            local.append((ev, path, "not found here, and nothing shows it on this node's storage", unknown_conf, UNKNOWN_WHERE))
+        elif ctx.job_failed():  # a file missing in a run that went on is no finding of its own
+            why = "not found here, and nothing shows it on this node's storage"
+            local.append((ev, path, why, unknown_conf, UNKNOWN_WHERE))
     for ev, g in ctx.samples(rule, ["ext_so"]):
         # Only a library in a per-node cache or scratch: a system library missing is the image's problem.
         if node_local(g["path"]):
