@@ -241,3 +241,8 @@ def test_a_store_told_to_listen_on_another_hosts_address_is_a_rendezvous_failure
     report = diagnose(rules, [line])
     assert report.findings[0].id == "rendezvous-failure"
     assert "port-in-use" not in ids(report)
+
+
+def test_one_process_run_alone_without_a_pmi_server_is_no_finding(rules):
+    line = "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case."
+    assert "pmix-not-used" not in ids(diagnose(rules, [line, "SCF converged in 12 iterations"]))

@@ -9,9 +9,17 @@ from diag.diagnosis.context import Context, hosts_text, natural_key
 from diag.hostlist import expand
 from diag.report import Finding
 
+# Printed by every rank of an MPI started without a PMI server, but also by one process run on its own.
+_SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi"}
+
 
 def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
-    if ctx.stats(rule):
+    found = ctx.stats(rule)
+    if found and {n for n, _ in found} <= _SINGLETON_WARNINGS:
+        if sum(st.count for _, st in found) < 2 and not ctx.job_failed():
+            return []  # one process alone (a singleton on purpose) and nothing failed
+        return [ctx.make_finding(rule, confidence=0.7)]
+    if found:
         return [ctx.make_finding(rule)]
     facts = ctx.facts
     singles = [h for h in facts.hosts.values() if h.ranks == {0}]
