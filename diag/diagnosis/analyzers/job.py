@@ -179,6 +179,8 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"Ray's memory monitor killed {', '.join(workers[:3])} worker(s) under host memory pressure")
     if names & {"ray_task_oom", "ray_threshold"} and "ray_memory_monitor" not in names:
         parts.append("Ray's memory monitor killed a task: the node ran low on host memory")
+    if "k8s_evicted_memory" in names:
+        parts.append("Kubernetes evicted the pod: the node was low on memory")
     if "k8s_oomkilled" in names:
         parts.append("Kubernetes killed the container at its memory limit (OOMKilled)")
     if "kernel_invoked" in names and "kernel_oom" not in names:
@@ -229,6 +231,8 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         who = "it" if failed else "a node of the job"
         when = f" at {since}" if since else ""
         parts.append(f"Slurm's controller marked {who} Not responding{when}: its slurmd stopped answering")
+    if ctx.stats(rule, ["node_state_down"]):
+        parts.append("Slurm shows the node DOWN or not responding")
     if ctx.stats(rule, ["state_node_fail"]):
         parts.append("Slurm's record says the job ended in state NODE_FAIL")
     if ctx.stats(rule, ["pbs_node_failure", "mom_unreachable"]):
