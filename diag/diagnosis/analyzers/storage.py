@@ -12,6 +12,10 @@ from diag.report import Finding
 # Signatures whose ``path`` is a file or directory this node could not find.
 _MISSING_PATHS = [
     "missing",
+    "peft_missing",
+    "no_weights",
+    "trainer_no_checkpoint",
+    "ds_universal_missing",
     "megatron_idx",
     "missing_java",
     "missing_go",
