@@ -26,6 +26,8 @@ FORMS = [
     ("job-time-limit", "JobId=77 JobName=sft JobState=TIMEOUT Reason=TimeLimit"),
     ("pmix-not-used", "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a "
      "singleton case."),
+    ("pmix-plugin-missing", "srun: error: plugin_load_from_file: dlopen(/usr/lib64/slurm/mpi_pmix_v4.so): "
+     "libpmix.so.2: cannot open shared object file: No such file or directory"),
     ("container-runtime-error", "slurmstepd: error: pyxis: container start error: enroot exited with code 1"),
     ("container-import-failure", "Error response from daemon: manifest for nvcr.io/x/y:1 not found: manifest unknown"),
 ]
