@@ -353,3 +353,14 @@ def test_missing_files_in_a_run_that_went_on_or_of_the_system_are_no_storage_fin
     assert "node-local-path" not in ids(diagnose(rules, healthy))
     system = "bash: /usr/local/bin/nvidia-persistenced: No such file or directory"
     assert "node-local-path" not in ids(diagnose(rules, [system] + task_failed(1)))
+
+
+def test_shell_noise_and_optional_files_in_a_run_that_went_on_are_no_finding(rules):
+    healthy = [
+        "rm: cannot remove '/tmp/run7/lock': No such file or directory",
+        "ls: cannot access '/tmp/run7/old_ckpt': No such file or directory",
+        "Failed to load generation config for /tmp/run7/sft: /tmp/run7/sft does not appear to have a file named "
+        "generation_config.json. Proceeding without.",
+        "Epoch 3 loss 0.9",
+    ]
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + healthy))

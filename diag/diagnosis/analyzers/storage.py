@@ -34,6 +34,8 @@ _MISSING_PATHS = [
 ]
 # The image's and the node's own files: missing ones are an environment problem, not storage layout.
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/sys/", "/proc/", "/dev/", "/bin/", "/sbin/", "/lib", "/var/", "/run/", "/boot/")
+# Wordings that shells and programs print as they go on: a sign only in a job that failed.
+_SHELL_FORMS = ["missing_before", "missing_unquoted", "missing_go", "missing_java"]
 # Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
 _CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
 UNKNOWN_WHERE = "the file was made on another node: the excerpt does not show which ranks or nodes lack it"
@@ -49,10 +51,14 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     elsewhere: list = []  # (evidence, path, confidence when unknown): missing files on storage that may be shared
     for ev, g in ctx.samples(rule, ["pyxis_name"]):
         local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
+    failed = ctx.job_failed()
+    shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS)} if not failed else set()
     for ev, g in ctx.samples(rule, _MISSING_PATHS):
         path = _clean_path(g.get("path") or g.get("pbs") or "")
         if not path or any(word in ev.text for word in _CONTAINER_WORDS):
             continue
+        if ev in shell or "cannot remove" in ev.text:
+            continue  # a shell's or a program's complaint in a run that went on (rm -f noise, a probe)
         if node_local(path):
             local.append((ev, path, "node-local storage", 0.85, None))
         elif not path.startswith("/"):
@@ -215,6 +221,10 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
         path = _clean_path(g.get("path", ""))
         if not _path_like(path):
             continue  # a Hub id (org/name) that does not exist: a typo, not storage
+        if "does not appear to have a file named" in ev.text and (
+            not ctx.job_failed() or "generation_config" in ev.text
+        ):
+            continue  # an optional file (generation config) the loader goes on without
         if "does not appear to have a file named" in ev.text:
             why = f"the directory is there but without {g['file']}: saved in part, or by another node into its own copy"
             conf = 0.7 if node_local(path) else 0.4
