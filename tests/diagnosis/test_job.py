@@ -191,3 +191,15 @@ def test_how_the_job_ended_in_other_schedulers_and_in_slurms_own_record(rules):
 
 def test_a_timeout_word_in_prose_is_no_time_limit(rules):
     assert "job-time-limit" not in ids(diagnose(rules, ["store get TIMEOUT 30 s, retrying"]))
+
+
+def test_a_provider_or_ray_notice_in_a_run_that_went_on_is_only_a_warning(rules):
+    for line, cause in (
+        ("EC2 Spot Instance interruption notice: i-0abc terminates in 2 minutes", "preempted"),
+        ("The node with node id: 6a1f and address: 10.0.3.12 and node name: 10.0.3.12 has been marked dead because "
+         "the detector has missed too many heartbeats from it.", "node-failure"),
+    ):
+        went_on = diagnose(rules, [line, "Rescheduled; epoch 4 loss 0.8", "Training completed."])
+        assert found(went_on, cause).severity == "warning", line
+        failed = diagnose(rules, [line, "Traceback (most recent call last):", "RuntimeError: worker died"])
+        assert found(failed, cause).severity in ("error", "critical"), line

@@ -253,7 +253,10 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     )
     names = failed and list(failed) or []
     values = {"nodes": ",".join(names) if names else "<the failed node, see scontrol show job / slurmctld log>"}
-    return [ctx.make_finding(rule, detail=detail, hosts=names, values=values)]
+    # Ray or a node's state alone, in a run that shows no failure: the work was moved; worth a warning.
+    soft = {"ray_node_dead", "ray_node_died", "node_state_down"}
+    severity = "warning" if {n for n, _ in ctx.stats(rule)} <= soft and not ctx.job_failed() else None
+    return [ctx.make_finding(rule, detail=detail, hosts=names, values=values, severity=severity)]
 
 
 def preempted(rule: Rule, ctx: Context) -> list[Finding]:
@@ -286,7 +289,9 @@ def _preempted_elsewhere(rule: Rule, ctx: Context, chosen: set[str]) -> list[Fin
         parts.append("the provider took the instance or pod back (spot/preemptible capacity or a higher priority)")
     names = [n for n in ("state_preempted", "cloud_preempted", "spot_interruption") if n in chosen]
     detail = "; ".join(parts) + "; the failures that follow on the other nodes are consequences."
-    return [ctx.make_finding(rule, names, detail=detail[:1].upper() + detail[1:], hosts=[])]
+    # A provider's notice in a run that shows no failure: it was rescheduled or recovered.
+    severity = "warning" if "state_preempted" not in chosen and not ctx.job_failed() else None
+    return [ctx.make_finding(rule, names, detail=detail[:1].upper() + detail[1:], hosts=[], severity=severity)]
 
 
 def job_cancelled(rule: Rule, ctx: Context) -> list[Finding]:

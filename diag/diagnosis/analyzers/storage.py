@@ -558,6 +558,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             evidence=evidence,
             values={"path": paths[0]},
             confidence=0.4 if assumed else (0.6 if client_only else None),
+            severity="warning" if client_only and not ctx.job_failed() else None,
             assumed=assumed,
         )
     ]
