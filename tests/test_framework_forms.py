@@ -20,6 +20,8 @@ FORMS = [
     ("job-oom", "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."),
     ("job-oom", "77.batch    batch   lab   8   OUT_OF_ME+   0:125"),
     ("gpu-xid", "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error"),
+    ("gpu-xid", "I0412 10:00:00.000 health.go:155] XidCriticalError: Xid=95 on Device=GPU-9a1f; marking device as "
+     "unhealthy."),
     ("shm-too-small", "RuntimeError: unable to write to file </torch_31_7>: No space left on device (28)"),
     ("rendezvous-failure", "RuntimeError: Timed out initializing process group in store based barrier on rank: 2, "
      "for key: store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)"),

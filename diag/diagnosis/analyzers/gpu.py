@@ -39,7 +39,7 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
         return _launch_failure_only(rule, ctx)
     xids: dict[int, list[str]] = {}
     order: list[int] = []
-    for ev, g in ctx.samples(rule, ["xid"]):
+    for ev, g in ctx.samples(rule, ["xid", "xid_device_plugin"]):
         n = int(g["xid"])
         host = ctx.host_for(ev)
         if n not in xids:
