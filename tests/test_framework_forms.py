@@ -26,6 +26,7 @@ FORMS = [
     ("rendezvous-failure", "RuntimeError: Timed out initializing process group in store based barrier on rank: 2, "
      "for key: store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)"),
     ("job-time-limit", "JobId=77 JobName=sft JobState=TIMEOUT Reason=TimeLimit"),
+    ("job-time-limit", "submitit WARNING - Caught signal SIGUSR2 on gpu-st-7: this job is timed-out."),
     ("pmix-not-used", "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a "
      "singleton case."),
     ("pmix-plugin-missing", "srun: error: plugin_load_from_file: dlopen(/usr/lib64/slurm/mpi_pmix_v4.so): "

@@ -142,6 +142,8 @@ def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
     """The time limit in the words of other schedulers, or of Slurm's own job record."""
     for _ev, g in ctx.samples(rule, ["pbs_walltime"])[:1]:
         return f"PBS killed the job: its walltime {g['used']} s exceeded the limit of {g['limit']} s"
+    for _ev, g in ctx.samples(rule, ["submitit_timeout"])[:1]:
+        return f"submitit caught {g['signal']} on {g['node']}, the warning Slurm sends before the time limit"
     if "lsf_runlimit" in chosen:
         return "LSF killed the job at its run time limit (TERM_RUNLIMIT)"
     if "sge_wallclock" in chosen:
