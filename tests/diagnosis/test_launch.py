@@ -246,3 +246,28 @@ def test_a_store_told_to_listen_on_another_hosts_address_is_a_rendezvous_failure
 def test_one_process_run_alone_without_a_pmi_server_is_no_finding(rules):
     line = "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case."
     assert "pmix-not-used" not in ids(diagnose(rules, [line, "SCF converged in 12 iterations"]))
+
+
+def test_a_pmix_component_box_before_ranks_that_all_ran_is_only_noise(rules):
+    box = [
+        "A requested component was not found, or was unable to be opened.  This",
+        "Host:      cn07",
+        "Framework: psec",
+        "Component: munge",
+    ]
+    ran = [f"Hello world from processor cn0{7 + r // 2}, rank {r} out of 4 processors" for r in range(4)]
+    assert found(diagnose(rules, box + ran), "pmix-runtime-error").severity == "info"
+    assert found(diagnose(rules, box), "pmix-runtime-error").severity == "error"
+
+
+def test_the_quoted_line_of_open_mpis_no_pmi_box_is_pmix_not_used(rules):
+    line = "srun -N 4 helloworld fails with: OMPI was not built with SLURM's PMI support and therefore cannot execute"
+    assert diagnose(rules, [line]).findings[0].id == "pmix-not-used"
+
+
+def test_the_same_lightning_ranks_announced_twice_mean_two_nodes_started_as_node_0(rules):
+    lines = [f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8" for r in range(4) for _ in range(2)]
+    finding = found(diagnose(rules, lines + ["Traceback (most recent call last):"]), "world-size-mismatch")
+    assert "4 of 8 ranks" in finding.detail
+    whole = [f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8" for r in range(8)]
+    assert "world-size-mismatch" not in ids(diagnose(rules, whole))

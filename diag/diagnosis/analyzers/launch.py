@@ -44,7 +44,17 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     frameworks = ctx.captures(rule, "framework", ["component_missing"])
-    if frameworks and not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"]):
+    only_box = not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"])
+    went_on = any(int(size) > 1 for size in ctx.captures(rule, "size", ["ranks_report"]))
+    if frameworks and only_box and went_on and not ctx.job_failed():
+        # PMIx goes on with another component of the framework (psec: native): the ranks ran.
+        detail = (
+            f"PMIx could not open a component of its {frameworks[0]} framework and went on with another; "
+            "the ranks then reported a world of several processes and nothing failed, so it is only noise "
+            "(PMIX_MCA_{0}=^<component> silences it)"
+        ).replace("{0}", frameworks[0])
+        return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", severity="info", confidence=0.4)]
+    if frameworks and only_box:
         # PMIx stops at the first plugin it cannot open: the help box is the whole story.
         what = "its security plugin (psec, e.g. munge)" if "psec" in frameworks else f"a plugin of its {frameworks[0]} framework"
         detail = (
@@ -212,7 +222,7 @@ def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
 def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
-        return []
+        return _ranks_claimed_twice(rule, ctx)
     parts = []
     for _ev, g in ctx.samples(rule, ["rank_count", "info_mismatch"])[:1]:
         parts.append(f"ranks passed different world sizes to NCCL ({g['a']} vs {g['b']})")
@@ -257,3 +267,23 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         # srun adjusted the layout and the step ran: worth knowing, not a failure by itself.
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.6)]
     return [ctx.make_finding(rule, detail=detail)]
+
+
+def _ranks_claimed_twice(rule: Rule, ctx: Context) -> list[Finding]:
+    """Lightning's per-process announcement (``GLOBAL_RANK: r, MEMBER: m/n``) with the same ranks
+    announced more than once and fewer distinct ranks than the world: two launchers each started
+    ranks 0.. of the layout (num_nodes / --nodes / --ntasks-per-node disagree)."""
+    stats = dict(ctx.stats(rule, ["lightning_member"]))
+    st = stats.get("lightning_member")
+    if st is None:
+        return []
+    ranks = st.captures.get("rank", {})
+    worlds = [int(w) for w in st.captures.get("world", {})]
+    if not ranks or not worlds or st.count <= len(ranks) or len(ranks) >= max(worlds):
+        return []
+    detail = (
+        f"Launch layout does not match: {len(ranks)} of {max(worlds)} ranks were each announced "
+        f"{st.count // len(ranks)} times: several nodes started as the same node of the layout, so the "
+        "other ranks never joined (Lightning's num_nodes and devices must match Slurm's --nodes and --ntasks-per-node)."
+    )
+    return [ctx.make_finding(rule, ["lightning_member"], detail=detail, confidence=0.7)]
