@@ -14,6 +14,8 @@ FORMS = [
     ("node-local-path", "OSError: /tmp/sft/final is not a local folder and is not a valid model identifier listed"),
     ("node-local-path", "ValueError: Can't find 'adapter_config.json' at '/tmp/u/lora/checkpoint-40'"),
     ("node-local-path", "ValueError: No valid checkpoint found in output directory (/local/u/sft)"),
+    ("node-local-path", "ValueError: Expected 16 of '*_optim_states.pt' under '/opt/u/ckpt/global_step40' but found "
+     "8 files. Possibly due to an overwrite of an old checkpoint"),
     ("world-size-mismatch", "RuntimeError: world_size (6) is not divisible by tensor_model_parallel_size (4) x "
      "pipeline_model_parallel_size (1)"),
     ("cuda-oom", "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3.0GiB."),

@@ -12,6 +12,7 @@ from diag.report import Finding
 # Signatures whose ``path`` is a file or directory this node could not find.
 _MISSING_PATHS = [
     "missing",
+    "ds_no_files",
     "peft_missing",
     "no_weights",
     "trainer_no_checkpoint",
@@ -98,6 +99,13 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             local.append((ev, g["relpath"], "node-local storage", 0.85, None))
         else:
             local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6, None))
+    for ev, g in ctx.samples(rule, ["ds_shard_count"]):
+        if int(g["found"]) < int(g["want"]):
+            why = (
+                f"only {g['found']} of {g['want']} ranks' ZeRO shards are in it: each node saved its own ranks' "
+                "shards to its own disk"
+            )
+            local.append((ev, g["path"], why, 0.8, None))
     for ev, _g in ctx.samples(rule, ["zero_missing"]):
         local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8, None))
     for ev, g in ctx.samples(rule, ["ray_storage"]):
