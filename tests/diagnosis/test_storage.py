@@ -364,3 +364,11 @@ def test_shell_noise_and_optional_files_in_a_run_that_went_on_are_no_finding(rul
         "Epoch 3 loss 0.9",
     ]
     assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + healthy))
+
+
+def test_a_file_missing_from_an_installed_package_is_not_about_storage(rules):
+    line = (
+        "FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/opt/conda/lib/python3.11/site-packages/tokenizers/data/vocab.json'"
+    )
+    assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(1)))

@@ -35,6 +35,7 @@ _MISSING_PATHS = [
 ]
 # The image's and the node's own files: missing ones are an environment problem, not storage layout.
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/sys/", "/proc/", "/dev/", "/bin/", "/sbin/", "/lib", "/var/", "/run/", "/boot/")
+_INSTALL_PARTS = ("/site-packages/", "/dist-packages/", "/opt/conda/", "/miniconda", "/anaconda", "/.venv/", "/venv/")
 # Wordings that shells and programs print as they go on: a sign only in a job that failed.
 _SHELL_FORMS = ["missing_before", "missing_unquoted", "missing_go", "missing_java"]
 # Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
@@ -68,8 +69,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
                 local.append((ev, path, why, 0.5, None))
         elif path.startswith(SHARED_FS_PREFIXES):
             continue  # a shared file system missing is shared-storage-missing
-        elif path.startswith(_SYSTEM_PREFIXES):
-            continue  # the image's or the node's own files (a module init script, a driver file)
+        elif path.startswith(_SYSTEM_PREFIXES) or any(part in path for part in _INSTALL_PARTS):
+            continue  # the image's or the node's own files, or an installed package's: not storage layout
         else:
             # /home, /data, /mnt, ... are shared on most clusters but local disks on many cloud VMs.
             elsewhere.append((ev, path, 0.35 if path.startswith(SHARED_PREFIXES) else 0.45))
