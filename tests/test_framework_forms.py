@@ -34,6 +34,7 @@ FORMS = [
     ("pmix-plugin-missing", "srun: error: plugin_load_from_file: dlopen(/usr/lib64/slurm/mpi_pmix_v4.so): "
      "libpmix.so.2: cannot open shared object file: No such file or directory"),
     ("container-runtime-error", "slurmstepd: error: pyxis: container start error: enroot exited with code 1"),
+    ("container-runtime-error", "slurmstepd: error: pyxis: couldn't chdir to /workspace/run: No such file or directory"),
     ("container-import-failure", "Error response from daemon: manifest for nvcr.io/x/y:1 not found: manifest unknown"),
 ]
 

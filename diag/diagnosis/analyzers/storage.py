@@ -39,7 +39,7 @@ _INSTALL_PARTS = ("/site-packages/", "/dist-packages/", "/opt/conda/", "/minicon
 # Wordings that shells and programs print as they go on: a sign only in a job that failed.
 _SHELL_FORMS = ["missing_before", "missing_unquoted", "missing_go", "missing_java"]
 # Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
-_CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
+_CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "pyxis: couldn't chdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
 UNKNOWN_WHERE = "the file was made on another node: the excerpt does not show which ranks or nodes lack it"
 
 
