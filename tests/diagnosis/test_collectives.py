@@ -109,3 +109,36 @@ def test_a_traceback_through_main_process_first_is_a_barrier_wait(rules):
     ]
     finding = found(diagnose(rules, lines), "nccl-timeout")
     assert "main_process_first" in finding.detail
+
+
+# ------------------------------------------------------------------------------ shm-too-small forms
+def test_pytorch_shared_tensors_that_do_not_fit_in_dev_shm_are_shm_too_small(rules):
+    for line in (
+        "RuntimeError: unable to allocate shared memory(shm) for file </torch_77_31337_0>: No space left on device (28)",
+        "RuntimeError: unable to write to file </torch_12_99>: No space left on device (28)",
+        "RuntimeError: unable to allocate shared memory(shm) for file: No space left on device",
+    ):
+        report = diagnose(rules, ["[rank1]: " + line, "srun: error: n1: task 1: Exited with exit code 1"])
+        assert report.findings[0].id == "shm-too-small", (line, [f.id for f in report.findings])
+
+
+def test_rays_object_store_in_tmp_is_a_warning_not_a_failure(rules):
+    line = (
+        "WARNING services.py:1996 -- WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm "
+        "has only 67108864 bytes available. This will harm performance!"
+    )
+    finding = found(diagnose(rules, [line]), "shm-too-small")
+    assert finding.severity == "warning" and "64 MiB" in finding.detail
+
+
+def test_collective_waits_outside_the_nccl_watchdog_name_who_never_came_when_they_can(rules):
+    barrier = "RuntimeError: [Rank 0]: Ranks 5, 6 failed to pass monitoredBarrier in 300000 ms"
+    finding = found(diagnose(rules, [barrier]), "nccl-timeout")
+    assert finding.ranks == [5, 6]
+    for line in (
+        "RuntimeError: [gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 1800000ms for send operation to "
+        "complete",
+        "W horovod/common/stall_inspector.cc:107] One or more tensors were submitted to be reduced, gathered or "
+        "broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds.",
+    ):
+        assert "nccl-timeout" in ids(diagnose(rules, [line])), line

@@ -69,3 +69,37 @@ def test_nccl_buffer_allocation_failure_is_a_cuda_oom_on_its_node(rules):
 def test_memory_report_mentioning_oom_in_prose_is_no_finding(rules):
     line = "max memory allocated: 71.2 GiB of 79.1 GiB (CUDA out of memory avoided with activation checkpointing)"
     assert "cuda-oom" not in ids(diagnose(rules, [line]))
+
+
+def test_a_gpu_lost_without_any_xid_line_is_still_a_gpu_fault(rules):
+    for line in (
+        "NVRM: The NVIDIA GPU 0000:b7:00.0 (PCI ID: 10de:2330) installed in this system has fallen off the bus and "
+        "is not responding to commands.",
+        "Unable to determine the device handle for GPU0000:B7:00.0: Unknown Error",
+        "pynvml.NVMLError_GpuIsLost: GPU is lost",
+        "[  41.2] NVRM: GPU 0000:b7:00.0: RmInitAdapter failed! (0x23:0x65:1417)",
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error "
+        "encountered",
+    ):
+        report = diagnose(rules, [line, "srun: error: n5: task 3: Exited with exit code 1"])
+        assert report.findings[0].id == "gpu-xid", (line, [f.id for f in report.findings])
+        assert "[hardware]" in report.findings[0].detail
+
+
+def test_a_kernel_that_died_without_an_xid_in_the_log_is_a_gpu_fault_that_says_what_it_assumed(rules):
+    crash = "[rank3]: RuntimeError: CUDA error: unspecified launch failure"
+    finding = found(diagnose(rules, [crash, "srun: error: n5: task 3: Exited with exit code 1"]), "gpu-xid")
+    assert finding.assumed and finding.confidence < 0.5
+    assert "gpu-xid" not in ids(diagnose(rules, ["kernel test: expecting 'CUDA error: unspecified launch failure'"]))
+
+
+def test_gpu_memory_exhaustion_in_jax_tensorflow_cupy_and_vllm_words(rules):
+    for line in (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7.1GiB.",
+        "ResourceExhaustedError: OOM when allocating tensor with shape[4096,4096] and type float on GPU:0",
+        "cupy.cuda.memory.OutOfMemoryError: cudaErrorMemoryAllocation: out of memory",
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.",
+    ):
+        report = diagnose(rules, [line, "srun: error: n2: task 1: Exited with exit code 1"])
+        assert report.findings[0].id == "cuda-oom", (line, [f.id for f in report.findings])
+    assert "cuda-oom" not in ids(diagnose(rules, ["host RAM: RESOURCE_EXHAUSTED quota on the API, retrying"]))

@@ -158,3 +158,48 @@ def test_submitit_catching_the_preemption_signal(rules):
     ]
     finding = found(diagnose(rules, lines), "preempted")
     assert finding.hosts == ["learnfair0293"] and "SIGHUP" in finding.detail
+
+
+def test_host_memory_exhaustion_in_the_words_of_ray_kubernetes_sacct_and_numpy(rules):
+    for line, says in (
+        ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "Ray"),
+        ("  Last State:  Terminated  Reason: OOMKilled  Exit Code: 137", "OOMKilled"),
+        ("4412.0  python  lab  16  OUT_OF_ME+  0:125", "OUT_OF_MEMORY"),
+        ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 12.5 GiB for an array with shape (9, 9)", "12.5 GiB"),
+        ("slurmstepd: error: Job 4412 exceeded memory limit (9000000 > 8000000), being killed", "4412"),
+    ):
+        report = diagnose(rules, [line, "srun: error: n3: task 0: Killed"])
+        assert report.findings[0].id == "job-oom", (line, [f.id for f in report.findings])
+        assert says in report.findings[0].detail, report.findings[0].detail
+
+
+def test_how_the_job_ended_in_other_schedulers_and_in_slurms_own_record(rules):
+    for lines, cause in (
+        (["=>> PBS: job killed: walltime 3630 exceeded limit 3600"], "job-time-limit"),
+        (["TERM_RUNLIMIT: job killed after reaching LSF run time limit."], "job-time-limit"),
+        (["JobId=812 JobName=pretrain JobState=TIMEOUT Reason=TimeLimit"], "job-time-limit"),
+        (["812.batch    batch   lab   8   OUT_OF_ME+   0:125"], "job-oom"),
+        (["812          pretrain   gpu   lab   64  NODE_FAIL    0:0"], "node-failure"),
+        (["Message[1] job cancelled - job preempted (node failure)"], "node-failure"),
+        (["JobId=812 JobName=pretrain JobState=PREEMPTED Reason=None"], "preempted"),
+        (["EC2 Spot Instance interruption notice: i-0abc terminates in 2 minutes"], "preempted"),
+    ):
+        report = diagnose(rules, lines + ["Traceback (most recent call last):"])
+        assert report.findings and report.findings[0].id == cause, (lines, [f.id for f in report.findings])
+        assert "preempted" not in ids(report) or cause == "preempted"
+
+
+def test_a_timeout_word_in_prose_is_no_time_limit(rules):
+    assert "job-time-limit" not in ids(diagnose(rules, ["store get TIMEOUT 30 s, retrying"]))
+
+
+def test_a_provider_or_ray_notice_in_a_run_that_went_on_is_only_a_warning(rules):
+    for line, cause in (
+        ("EC2 Spot Instance interruption notice: i-0abc terminates in 2 minutes", "preempted"),
+        ("The node with node id: 6a1f and address: 10.0.3.12 and node name: 10.0.3.12 has been marked dead because "
+         "the detector has missed too many heartbeats from it.", "node-failure"),
+    ):
+        went_on = diagnose(rules, [line, "Rescheduled; epoch 4 loss 0.8", "Training completed."])
+        assert found(went_on, cause).severity == "warning", line
+        failed = diagnose(rules, [line, "Traceback (most recent call last):", "RuntimeError: worker died"])
+        assert found(failed, cause).severity in ("error", "critical"), line

@@ -165,3 +165,109 @@ def test_launchers_and_layouts_that_disagree_on_the_world_size(rules):
         "ValueError: ('The number of process requires to run all replicas (8)', 'must be equal to the world size (4).')"
     )
     assert "needs 8 processes, but 4" in found(diagnose(rules, [layout]), "world-size-mismatch").detail
+
+
+def test_framework_and_launcher_words_for_a_layout_the_started_processes_do_not_fit(rules):
+    for line, says in (
+        ("[rank3]: RuntimeError: world_size (12) is not divisible by tensor_model_parallel_size (8) x "
+         "pipeline_model_parallel_size (1)", "12 processes"),
+        ("ValueError: You set `devices=4` in Lightning, but the number of tasks per node configured in SLURM "
+         "`--ntasks-per-node=1` does not match. HINT: Set `devices=1`.", "--ntasks-per-node=1"),
+        ("There are not enough slots available in the system to satisfy the 32", "32"),
+        ("node3:771:771 [2] NCCL WARN Invalid rank requested : 16/16", "rank 16"),
+    ):
+        report = diagnose(rules, [line, "srun: error: node3: task 2: Exited with exit code 1"])
+        assert report.findings[0].id == "world-size-mismatch", (line, [f.id for f in report.findings])
+        assert says in report.findings[0].detail
+
+
+def test_a_batch_that_is_not_divisible_is_not_about_the_world_size(rules):
+    line = "ValueError: global batch 12 is not divisible by 5 micro-batches"
+    assert "world-size-mismatch" not in ids(diagnose(rules, [line]))
+
+
+def test_pytorch_1x_store_barrier_and_connect_timeouts_are_rendezvous_failures(rules):
+    barrier = (
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 5, for key: "
+        "store_based_barrier_key:1 (world_size=16, worker_count=8, timeout=0:30:00)"
+    )
+    finding = found(diagnose(rules, [barrier]), "rendezvous-failure")
+    assert "only 8 of 16" in finding.detail
+    crowded = barrier.replace("worker_count=8", "worker_count=32")
+    assert "another job" in found(diagnose(rules, [crowded]), "rendezvous-failure").detail
+    old = "RuntimeError: connect() timed out. Original timeout was 1800000 ms."
+    assert diagnose(rules, [old]).findings[0].id == "rendezvous-failure"
+
+
+def test_mpi_libraries_started_without_a_pmi_server_in_their_own_words(rules):
+    for line in (
+        "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case.",
+        "[unset]: write_line error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1",
+    ):
+        report = diagnose(rules, ["0: " + line, "1: " + line])
+        assert report.findings[0].id == "pmix-not-used", (line, [f.id for f in report.findings])
+
+
+def test_mpirun_losing_a_daemon_is_a_launch_runtime_failure_even_in_a_bare_excerpt(rules):
+    box = [
+        "--------------------------------------------------------------------------",
+        "ORTE has lost communication with a remote daemon.",
+        "",
+        "  HNP daemon   : [[40321,0],0] on node gpu01",
+        "  Remote daemon: [[40321,0],3] on node gpu04",
+    ]
+    finding = found(diagnose(rules, box), "pmix-runtime-error")
+    assert finding.severity == "error" and "daemon" in finding.detail
+
+
+def test_pytorchs_ipv6_lookups_failing_are_no_rendezvous_failure(rules):
+    benign = [
+        "[W socket.cpp:601] [c10d] The IPv6 network addresses of (gpu-node-1, 29500) cannot be retrieved (gai error: "
+        "-9 - Address family for hostname not supported).",
+        "[W socket.cpp:663] [c10d] The client socket cannot be initialized to connect to [gpu-node-1]:29500 (errno: "
+        "97 - Address family not supported by protocol).",
+        "Epoch 3 done",
+    ]
+    assert "rendezvous-failure" not in ids(diagnose(rules, benign))
+    unresolvable = "[c10d] The network addresses of (gpu-nod-1, 29500) cannot be retrieved (gai error: -2 - Name or service not known)."
+    assert "rendezvous-failure" in ids(diagnose(rules, [unresolvable]))
+
+
+def test_a_store_told_to_listen_on_another_hosts_address_is_a_rendezvous_failure(rules):
+    line = (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: 0, code: -99, name: EADDRNOTAVAIL, message: cannot assign requested address"
+    )
+    report = diagnose(rules, [line])
+    assert report.findings[0].id == "rendezvous-failure"
+    assert "port-in-use" not in ids(report)
+
+
+def test_one_process_run_alone_without_a_pmi_server_is_no_finding(rules):
+    line = "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case."
+    assert "pmix-not-used" not in ids(diagnose(rules, [line, "SCF converged in 12 iterations"]))
+
+
+def test_a_pmix_component_box_before_ranks_that_all_ran_is_only_noise(rules):
+    box = [
+        "A requested component was not found, or was unable to be opened.  This",
+        "Host:      cn07",
+        "Framework: psec",
+        "Component: munge",
+    ]
+    ran = [f"Hello world from processor cn0{7 + r // 2}, rank {r} out of 4 processors" for r in range(4)]
+    assert found(diagnose(rules, box + ran), "pmix-runtime-error").severity == "info"
+    assert found(diagnose(rules, box), "pmix-runtime-error").severity == "error"
+
+
+def test_the_quoted_line_of_open_mpis_no_pmi_box_is_pmix_not_used(rules):
+    line = "srun -N 4 helloworld fails with: OMPI was not built with SLURM's PMI support and therefore cannot execute"
+    assert diagnose(rules, [line]).findings[0].id == "pmix-not-used"
+
+
+def test_the_same_lightning_ranks_announced_twice_mean_two_nodes_started_as_node_0(rules):
+    lines = [f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8" for r in range(4) for _ in range(2)]
+    finding = found(diagnose(rules, lines + ["Traceback (most recent call last):"]), "world-size-mismatch")
+    assert "4 of 8 ranks" in finding.detail
+    whole = [f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8" for r in range(8)]
+    assert "world-size-mismatch" not in ids(diagnose(rules, whole))

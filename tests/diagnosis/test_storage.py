@@ -189,3 +189,186 @@ def test_container_seccomp_and_shell_less_images(rules):
         "container-runtime-error",
     )
     assert "no shell" in shell.detail
+
+
+# ------------------------------------------------------- node_local_path: framework words, thin pastes
+SHARDS_GONE = "FileNotFoundError: [Errno 2] No such file or directory: '/opt/ckpt/global_step500/mp_rank_00_model_states.pt'"
+
+
+def test_a_missing_file_in_a_hostless_excerpt_is_reported_and_says_what_it_assumed(rules):
+    finding = found(diagnose(rules, [SHARDS_GONE] + task_failed(2)), "node-local-path")
+    assert finding.severity == "error"
+    assert any("another node" in a for a in finding.assumed)
+    on_rank_5 = found(diagnose(rules, FOUR_NODES + ["[rank9]: " + SHARDS_GONE] + task_failed(1)), "node-local-path")
+    assert finding.confidence < on_rank_5.confidence
+
+
+def test_a_missing_file_on_a_job_known_to_be_one_node_is_not_node_local(rules):
+    assert "node-local-path" not in ids(diagnose(rules, one_node() + [SHARDS_GONE] + task_failed(1)))
+
+
+def test_a_missing_file_on_a_named_shared_file_system_is_left_to_shared_storage(rules):
+    line = "FileNotFoundError: [Errno 2] No such file or directory: '/lustre/proj/ckpt/step_10.pt'"
+    report = diagnose(rules, ["[rank6]: " + line] + task_failed(2))
+    assert "node-local-path" not in ids(report)
+    # One process of an excerpt that gives no node count: perhaps that node's mount, said as assumed.
+    finding = found(report, "shared-storage-missing")
+    assert finding.assumed and finding.confidence < 0.5
+    # Rank 0 lacking it too, or a known single node, make it a wrong path.
+    assert "shared-storage-missing" not in ids(diagnose(rules, ["[rank0]: " + line] + task_failed(2)))
+    assert "shared-storage-missing" not in ids(diagnose(rules, one_node() + ["[rank6]: " + line] + task_failed(1)))
+
+
+def test_framework_words_for_a_path_this_node_lacks_name_node_local_storage(rules):
+    for line in (
+        "FileNotFoundError: Checkpoint at /tmp/pl/last.ckpt not found. Aborting training.",
+        "FileNotFoundError: Directory /tmp/tok/train is neither a `Dataset` directory nor a `DatasetDict` directory.",
+        "OSError: /local/u/sft-out is not a local folder and is not a valid model identifier listed on "
+        "'https://huggingface.co/models'",
+        "OSError: Unable to open file (unable to open file: name = '/tmp/f/x.h5', errno = 2, error message = 'No such "
+        "file or directory', flags = 0, o_flags = 0)",
+        "/usr/bin/python: can't open file '/tmp/job7/train.py': [Errno 2] No such file or directory",
+        "enroot-load: [ERROR] No such file or directory: /raid/images/run.sqsh",
+    ):
+        report = diagnose(rules, ["**Error:** `" + line + "`"] + task_failed(1))
+        assert report.findings[0].id == "node-local-path", (line, [f.id for f in report.findings])
+
+
+def test_a_hub_model_id_that_does_not_exist_is_a_typo_not_storage(rules):
+    line = "OSError: meta-llama/Llama-2-7b-hff is not a local folder and is not a valid model identifier listed on 'x'"
+    assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(1)))
+
+
+def test_a_resume_that_found_nothing_is_a_warning_and_only_on_node_local_paths(rules):
+    warn = "[WARNING] [engine.py:2800:load_checkpoint] Unable to find latest file at {}/latest, if trying to load"
+    finding = found(diagnose(rules, [warn.format("/tmp/ds")]), "node-local-path")
+    assert finding.severity == "warning"
+    assert "node-local-path" not in ids(diagnose(rules, [warn.format("/lustre/u/ds")]))
+
+
+def test_sge_failing_to_enter_a_tmp_working_directory_is_node_local(rules):
+    qacct = ["hostname     node7", "cwd          /tmp/pipeline/wd3", "failed       28  : changing into working directory"]
+    finding = found(diagnose(rules, qacct), "node-local-path")
+    assert "working directory" in finding.detail
+
+
+def test_a_container_mount_target_is_not_a_node_local_path(rules):
+    line = (
+        "slurmstepd: error: pyxis:     enroot-mount: failed to mount: /srv/a b at "
+        "/tmp/enroot-data/user-1/pyxis_9.0/b: No such file or directory"
+    )
+    assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(1)))
+
+
+def test_per_job_local_scratch_and_cloud_instance_disks_are_node_local(rules):
+    for path in ("/localscratch/u.4411/data/shard-0.bin", "/mnt/resource/ckpt/step_5.pt", "$SLURM_TMPDIR/ds/x.arrow"):
+        line = f"[rank9]: FileNotFoundError: [Errno 2] No such file or directory: '{path}'"
+        finding = found(diagnose(rules, FOUR_NODES + [line]), "node-local-path")
+        assert "node-local storage" in finding.detail, path
+
+
+# ----------------------------------------------------------------- containers in other runtimes' words
+def test_container_start_failures_in_pyxis_enroot_docker_and_apptainer_words(rules):
+    for line in (
+        "slurmstepd: error: pyxis: container start error: /usr/bin/enroot exited with code 1",
+        "slurmstepd: error: pyxis:     enroot-nsenter: failed to create user namespace: Operation not permitted",
+        "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
+        "FATAL:   container creation failed: mount hook function failure: no loop devices available",
+    ):
+        report = diagnose(rules, [line, "srun: error: n4: task 0: Exited with exit code 1"])
+        assert report.findings[0].id == "container-runtime-error", (line, [f.id for f in report.findings])
+
+
+def test_image_pulls_refused_by_docker_registries_and_apptainer_are_import_failures(rules):
+    for line, says in (
+        ("Error response from daemon: manifest for nvcr.io/nvidia/pytorch:99.01-py3 not found: manifest unknown",
+         "manifest unknown"),
+        ("Error response from daemon: toomanyrequests: You have reached your pull rate limit.", "rate limit"),
+        ("FATAL:   While making image from oci registry: error fetching image to cache: unauthorized", "Apptainer"),
+    ):
+        report = diagnose(rules, [line, "srun: error: n4: task 0: Exited with exit code 1"])
+        assert report.findings[0].id == "container-import-failure", (line, [f.id for f in report.findings])
+        assert says in report.findings[0].detail
+
+
+def test_the_rank_that_died_of_a_missing_file_outranks_its_peers_watchdog_timeouts(rules):
+    watchdog = (
+        "[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for "
+        "600042 milliseconds before timing out."
+    )
+    report = diagnose(rules, FOUR_NODES + [TMP_CKPT, watchdog] + task_failed(1))
+    assert report.findings[0].id == "node-local-path"
+    assert found(report, "nccl-timeout").explained_by == "node-local-path"
+
+
+def test_a_shared_file_system_client_that_broke_is_named_even_without_a_path(rules):
+    for line, says in (
+        ("[Tue Mar  4 10:01:02 2025] nfs: server fs01 not responding, still trying", "NFS server"),
+        ("LustreError: 167-0: scratch-OST0012-osc: This client was evicted by scratch-OST0012; in progress "
+         "operations using this service will fail.", "evicted"),
+        ("OSError: [Errno 108] Cannot send after transport endpoint shutdown: '/lustre/p/ckpt/s.pt'", "errno 108"),
+    ):
+        finding = found(diagnose(rules, [line]), "shared-storage-missing")
+        assert says in finding.detail, finding.detail
+
+
+def test_a_file_this_job_saved_and_another_node_then_missed_was_on_that_nodes_disk(rules):
+    lines = [
+        "slinky-0: [rank0]: Saving model checkpoint to /opt/out/checkpoint-500",
+        "slinky-1: [rank9]: FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/opt/out/checkpoint-500/trainer_state.json'",
+    ]
+    finding = found(diagnose(rules, lines), "node-local-path")
+    assert "saved it" in finding.detail
+    same_node = [lines[0], lines[1].replace("slinky-1: [rank9]", "slinky-0: [rank0]")]
+    assert "node-local-path" not in ids(diagnose(rules, same_node))
+
+
+def test_go_and_java_programs_word_a_missing_file_their_own_way(rules):
+    for line in (
+        "Error: open /tmp/job/cfg.yaml: no such file or directory",
+        "java.io.FileNotFoundException: /local/spark/blockmgr/shuffle_0_1_0.index (No such file or directory)",
+    ):
+        assert diagnose(rules, [line] + task_failed(2)).findings[0].id == "node-local-path", line
+
+
+def test_an_extension_built_into_one_nodes_cache_is_node_local_but_a_missing_system_library_is_not(rules):
+    ext = (
+        "[rank9]: ImportError: /home/u/.cache/torch_extensions/py311_cu124/fused_adam/fused_adam.so: cannot open "
+        "shared object file: No such file or directory"
+    )
+    assert diagnose(rules, FOUR_NODES + [ext]).findings[0].id == "node-local-path"
+    system = "ImportError: /usr/lib/x86_64-linux-gnu/libmlx5.so.1: cannot open shared object file: No such file or directory"
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [system] + task_failed(1)))
+
+
+def test_missing_files_in_a_run_that_went_on_or_of_the_system_are_no_storage_finding(rules):
+    healthy = [
+        "/var/spool/slurmd/job4411/slurm_script: line 5: /etc/profile.d/lmod.sh: No such file or directory",
+        "cat: /opt/site/motd.txt: No such file or directory",
+        "Epoch 10/10 loss 0.71",
+        "Training completed.",
+    ]
+    assert "node-local-path" not in ids(diagnose(rules, healthy))
+    system = "bash: /usr/local/bin/nvidia-persistenced: No such file or directory"
+    assert "node-local-path" not in ids(diagnose(rules, [system] + task_failed(1)))
+
+
+def test_shell_noise_and_optional_files_in_a_run_that_went_on_are_no_finding(rules):
+    healthy = [
+        "rm: cannot remove '/tmp/run7/lock': No such file or directory",
+        "ls: cannot access '/tmp/run7/old_ckpt': No such file or directory",
+        "Failed to load generation config for /tmp/run7/sft: /tmp/run7/sft does not appear to have a file named "
+        "generation_config.json. Proceeding without.",
+        "Epoch 3 loss 0.9",
+    ]
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + healthy))
+
+
+def test_a_file_missing_from_an_installed_package_is_not_about_storage(rules):
+    line = (
+        "FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/opt/conda/lib/python3.11/site-packages/tokenizers/data/vocab.json'"
+    )
+    assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(1)))

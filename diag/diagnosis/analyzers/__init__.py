@@ -38,6 +38,7 @@ ANALYZERS: dict[str, Analyzer] = {
     "busbw_low": collectives.busbw_low,  # busbw-low
     "debug_verbose": collectives.debug_verbose,  # nccl-debug-verbose
     "nccl_timeout": collectives.nccl_timeout,  # nccl-timeout
+    "shm_too_small_forms": collectives.shm_too_small_forms,  # shm-too-small (NCCL's forms: transport.shm_too_small)
     # launch.py
     "pmix_not_used": launch.pmix_not_used,  # pmix-not-used
     "pmix_runtime": launch.pmix_runtime,  # pmix-runtime-error

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers import transport
 from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence, time_key
@@ -147,13 +148,38 @@ def _store_timeout(rule: Rule, ctx: Context) -> list[Finding]:
 def _barrier_wait(rule: Rule, ctx: Context) -> list[Finding]:
     frames = ctx.samples(rule, ["barrier_frame"])
     if not frames:
-        return []
+        return _other_collective_waits(rule, ctx)
     detail = (
         "The ranks failed inside main_process_first, where they wait for the main process to finish "
         "preprocessing (tokenizing, caching a dataset): the wait outlasted the process group's timeout "
         "(ddp_timeout, 30 min by default), or the main process died first"
     )
     return [ctx.make_finding(rule, ["barrier_frame"], detail=detail + ".", confidence=0.45)]
+
+
+def _other_collective_waits(rule: Rule, ctx: Context) -> list[Finding]:
+    """Collective timeouts outside ProcessGroupNCCL's watchdog: monitored_barrier naming the ranks
+    that never came, Gloo, Horovod's stall inspector, PyTorch's teardown after an NCCL failure."""
+    for _ev, g in ctx.samples(rule, ["monitored_barrier"])[:1]:
+        ranks = [int(r) for r in g["ranks"].replace(" ", "").split(",") if r]
+        detail = f"Rank {', '.join(map(str, ranks[:8]))} never reached the monitored barrier within {g['ms']} ms"
+        hosts = sorted({ctx.facts.host_of_rank[r] for r in ranks if r in ctx.facts.host_of_rank}, key=natural_key)
+        values = {"culprits": "rank " + ", ".join(map(str, ranks[:8]))}
+        return [
+            ctx.make_finding(
+                rule, ["monitored_barrier"], detail=detail + ".", ranks=ranks, hosts=hosts or None, values=values
+            )
+        ]
+    for _ev, g in ctx.samples(rule, ["gloo_timeout"])[:1]:
+        detail = f"A Gloo collective waited {int(g['ms']) / 60000:g} min for a peer's {g['op']} and gave up"
+        return [ctx.make_finding(rule, ["gloo_timeout"], detail=detail + ".", confidence=0.6)]
+    if ctx.stats(rule, ["horovod_stall"]):
+        detail = "Horovod's stall inspector: some ranks submitted a collective the others never reached"
+        return [ctx.make_finding(rule, ["horovod_stall"], detail=detail + ".", confidence=0.6)]
+    if ctx.stats(rule, ["ops_failed"]):
+        detail = "PyTorch took the process down after NCCL operations failed or timed out"
+        return [ctx.make_finding(rule, ["ops_failed"], detail=detail + ".", confidence=0.5)]
+    return []
 
 
 def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
@@ -251,3 +277,31 @@ def _expected_busbw(ctx: Context) -> tuple[float | None, str]:
         if any(name in gpu for gpu in facts.tests_gpus):
             return bw, f"inferred: NVLink on one node of {name} GPUs"
     return None, ""
+
+
+# ----------------------------------------------------------------------------------- /dev/shm
+def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL's own shared-memory failures (transport.shm_too_small), then the same full /dev/shm as
+    PyTorch's shared tensors and Ray's object store word it."""
+    found = transport.shm_too_small(rule, ctx)
+    if found:
+        return found
+    torch = ctx.samples(rule, ["torch_shm", "shm_enospc"])
+    if torch:
+        errs = [g["err"] for _, g in torch if g.get("err")]
+        full = any("No space left" in e or "(28)" in e for e in errs) or any("path" in g for _, g in torch)
+        detail = "PyTorch could not put a shared tensor in /dev/shm (DataLoader workers or torch.multiprocessing)"
+        if errs:
+            detail += f": {errs[0][:80]}"
+        if not full:
+            detail += "; /dev/shm is full or capped below what the workers need"
+        return [ctx.make_finding(rule, ["torch_shm", "shm_enospc"], detail=detail + ".", confidence=0.75)]
+    ray = ctx.samples(rule, ["ray_object_store"])
+    if ray:
+        size = int(ray[0][1]["size"])
+        detail = (
+            f"/dev/shm has only {size / (1 << 20):.0f} MiB: Ray put its object store in /tmp, "
+            "and anything else sharing memory through /dev/shm (NCCL, DataLoader workers) may not fit"
+        )
+        return [ctx.make_finding(rule, ["ray_object_store"], detail=detail + ".", severity="warning", confidence=0.4)]
+    return []

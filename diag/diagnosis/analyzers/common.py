@@ -9,12 +9,34 @@ from diag.evidence import Evidence, time_key
 NODE_LOCAL_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/", "/scratch/local/", "/local/", "/raid/", "/run/user/")
 # Inside a path: per-user caches that frameworks fill on the node that downloads (HF datasets and
 # hub, ModelScope, vLLM, torch extensions), and local scratch that a Slurm prolog hands out.
-NODE_LOCAL_PARTS = ("/.cache/", "/local/scratch/", "/localscratch/", "/scratch/local/", "/lscratch/", "/node_local/")
+# Also the per-job local directories sites hand out as $SLURM_TMPDIR / $TMPDIR (Compute Canada's
+# /localscratch, NIH's /lscratch, Rocks' /state/partition1), cloud VMs' instance disks (Azure
+# /mnt/resource, AWS DLAMI /opt/dlami/nvme, Databricks /local_disk0) and unexpanded variables.
+NODE_LOCAL_PARTS = (
+    "/.cache/",
+    "/local/scratch/",
+    "/localscratch/",
+    "/local_scratch/",
+    "/scratch/local/",
+    "/scratch_local/",
+    "/lscratch/",
+    "/node_local/",
+    "/state/partition1/",
+    "/mnt/resource/",
+    "/mnt/local",
+    "/mnt/nvme",
+    "/opt/dlami/nvme/",
+    "/local_disk0/",
+    "$TMPDIR",
+    "${TMPDIR}",
+    "SLURM_TMPDIR",
+    "SLURM_JOB_TMP",
+)
 
 
 def node_local(path: str) -> bool:
     """Whether ``path`` is, by its name, on storage only one node sees."""
-    return path.startswith(NODE_LOCAL_PREFIXES) or any(part in path for part in NODE_LOCAL_PARTS)
+    return path.startswith(NODE_LOCAL_PREFIXES) or path in ("/tmp", "/dev/shm") or any(p in path for p in NODE_LOCAL_PARTS)
 
 
 CANCELLED_TASK_ENDINGS = (": Terminated", ": Killed")  # srun's task lines for tasks a cancel ended

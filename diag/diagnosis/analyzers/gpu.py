@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import first_or
 from diag.diagnosis.context import Context, hosts_text
 from diag.report import Finding
 
@@ -35,10 +36,10 @@ ERROR_ONLY_XIDS = {63, 92, 94}  # hardware, but the GPU keeps working: error rat
 def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
-        return []
+        return _launch_failure_only(rule, ctx)
     xids: dict[int, list[str]] = {}
     order: list[int] = []
-    for ev, g in ctx.samples(rule, ["xid"]):
+    for ev, g in ctx.samples(rule, ["xid", "xid_device_plugin"]):
         n = int(g["xid"])
         host = ctx.host_for(ev)
         if n not in xids:
@@ -68,6 +69,13 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     if "gpu_lost" in chosen:
         parts.append("the GPU is lost (reboot required) [hardware]")
         classes.add("hardware")
+    if "handle_unknown" in chosen and "gpu_lost" not in chosen:
+        parts.append("nvidia-smi cannot reach the GPU (Unknown Error): it dropped out, usually off the bus [hardware]")
+        classes.add("hardware")
+    for _ev, g in ctx.samples(rule, ["rm_init_failed"])[:1]:
+        code = f" ({g['code']})" if g.get("code") else ""
+        parts.append(f"the driver could not initialise the GPU (RmInitAdapter failed{code}) [hardware]")
+        classes.add("hardware")
     if "nvml_mismatch" in chosen:
         parts.append(
             "NVML: driver/library version mismatch (driver upgraded without reboot, or the image ships its own)"
@@ -87,6 +95,21 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     values = {"xid": ", ".join(str(n) for n in order) or "<n>"}
     confidence = 0.9 if severity in ("critical", "error") else 0.5
     return [ctx.make_finding(rule, detail=detail, severity=severity, confidence=confidence, values=values)]
+
+
+def _launch_failure_only(rule: Rule, ctx: Context) -> list[Finding]:
+    """``CUDA error: unspecified launch failure`` with no Xid in the logs: a kernel died on the GPU,
+    which the driver logs as an Xid (13/31/43 for the program, 48/79/94/95 for the hardware) in
+    dmesg, not in the job's output. Worth naming only when the job failed of it."""
+    if not ctx.stats(rule, ["launch_failure"]) or not ctx.job_failed():
+        return []
+    detail = (
+        "A CUDA kernel died (unspecified launch failure) and the job failed; the logs carry no Xid line: "
+        "look in the node's dmesg for the Xid, which says whether the GPU (ECC, fallen off the bus) or the "
+        "program (illegal address) caused it."
+    )
+    assumed = ["the kernel fault was the GPU's: the logs show no Xid to tell the GPU's fault from the program's"]
+    return [ctx.make_finding(rule, ["launch_failure"], detail=detail, confidence=0.45, assumed=assumed)]
 
 
 def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
@@ -113,6 +136,11 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
             detail += "; the request alone is larger than the GPU"
     elif "nccl_oom" in chosen or "nccl_calloc" in chosen:
         detail = f"{who}: NCCL could not allocate its buffers: the GPU was already full when the communicator started"
+    elif "kv_cache" in chosen:
+        detail = f"{who}: the model's weights left no GPU memory for vLLM's KV cache"
+    elif chosen & {"xla_oom", "tf_oom"}:
+        size = first_or(ctx.captures(rule, "alloc", ["xla_oom"]) + ctx.captures(rule, "req", ["xla_oom"]))
+        detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")
     else:
         detail = f"{who} ran out of GPU memory (CUDA error: out of memory)"
     return [ctx.make_finding(rule, detail=detail + ".")]

@@ -108,20 +108,24 @@ def failure_before_cancel(ctx: Context) -> bool:
 def job_time_limit(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
+    chosen = [n for n, _ in ctx.stats(rule)]
     kinds = ctx.captures(rule, "kind")
     jobs = ctx.captures(rule, "job")
     when = first_or(ctx.captures(rule, "time"), "?")
     what = "job" if "JOB" in kinds else "step"
-    detail = f"Slurm cancelled {what} {', '.join(jobs[:3])} at {when} because it reached its time limit"
-    if "JOB" not in kinds:
-        detail += " (an srun --time limit on the step; the job itself may have gone on)"
+    if "time_limit" in chosen:
+        detail = f"Slurm cancelled {what} {', '.join(jobs[:3])} at {when} because it reached its time limit"
+        if "JOB" not in kinds:
+            detail += " (an srun --time limit on the step; the job itself may have gone on)"
+    else:
+        detail = _other_time_limit(rule, ctx, chosen)
     if ctx.stats(rule, ["sigterm"]):
         detail += "; torchrun's SIGTERM shutdown and the terminated tasks that follow are consequences"
     else:
         detail += "; the terminated tasks that follow are consequences"
     # A job that broke earlier (IB unusable, a rank stuck) often hangs until the limit: then the
     # limit is how it ended, not why. Runs in phase 2 so those roots are known.
-    first = min((ev.order for ev, _ in ctx.samples(rule, ["time_limit"])), default=(1 << 30, 0))
+    first = min((ev.order for ev, _ in ctx.samples(rule, chosen)), default=(1 << 30, 0))
     earlier = [
         f
         for f in ctx.findings.values()
@@ -132,6 +136,19 @@ def job_time_limit(rule: Rule, ctx: Context) -> list[Finding]:
         detail += f"; it ran into the limit after {', '.join(sorted(f.id for f in earlier))}, which is the likely cause"
         return [ctx.make_finding(rule, detail=detail + ".", hosts=[], severity="warning", confidence=0.6)]
     return [ctx.make_finding(rule, detail=detail + ".", hosts=[])]
+
+
+def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
+    """The time limit in the words of other schedulers, or of Slurm's own job record."""
+    for _ev, g in ctx.samples(rule, ["pbs_walltime"])[:1]:
+        return f"PBS killed the job: its walltime {g['used']} s exceeded the limit of {g['limit']} s"
+    for _ev, g in ctx.samples(rule, ["submitit_timeout"])[:1]:
+        return f"submitit caught {g['signal']} on {g['node']}, the warning Slurm sends before the time limit"
+    if "lsf_runlimit" in chosen:
+        return "LSF killed the job at its run time limit (TERM_RUNLIMIT)"
+    if "sge_wallclock" in chosen:
+        return "Grid Engine killed the job at its hard wall-clock limit (h_rt)"
+    return "Slurm's record says the job ended in state TIMEOUT: it reached its time limit"
 
 
 def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
@@ -162,6 +179,18 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if "ray_memory_monitor" in names:
         workers = ctx.captures(rule, "workers", ["ray_memory_monitor"])
         parts.append(f"Ray's memory monitor killed {', '.join(workers[:3])} worker(s) under host memory pressure")
+    if names & {"ray_task_oom", "ray_threshold"} and "ray_memory_monitor" not in names:
+        parts.append("Ray's memory monitor killed a task: the node ran low on host memory")
+    if "k8s_evicted_memory" in names:
+        parts.append("Kubernetes evicted the pod: the node was low on memory")
+    if "k8s_oomkilled" in names:
+        parts.append("Kubernetes killed the container at its memory limit (OOMKilled)")
+    if "kernel_invoked" in names and "kernel_oom" not in names:
+        parts.append(f"{', '.join(ctx.captures(rule, 'comm', ['kernel_invoked'])[:3])} invoked the kernel's OOM killer")
+    if "sacct_state" in names and not parts:
+        parts.append("Slurm recorded the job as OUT_OF_MEMORY")
+    for _ev, groups in ctx.samples(rule, ["host_alloc"])[:1]:
+        parts.append(f"the program could not allocate {groups['size']} of host memory")
     if "exceeded_at_some_point" in names and not parts:
         parts.append("Slurm says the job exceeded its memory limit")
     confidence = None
@@ -204,6 +233,14 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         who = "it" if failed else "a node of the job"
         when = f" at {since}" if since else ""
         parts.append(f"Slurm's controller marked {who} Not responding{when}: its slurmd stopped answering")
+    if ctx.stats(rule, ["node_state_down"]):
+        parts.append("Slurm shows the node DOWN or not responding")
+    if ctx.stats(rule, ["state_node_fail"]):
+        parts.append("Slurm's record says the job ended in state NODE_FAIL")
+    if ctx.stats(rule, ["pbs_node_failure", "mom_unreachable"]):
+        parts.append("the batch server lost the node (its MOM did not answer) and ended the job for node failure")
+    if ctx.stats(rule, ["ray_node_dead", "ray_node_died"]):
+        parts.append("Ray marked a node dead (it stopped answering heartbeats) and the work on it died with it")
     reporters = ctx.captures(rule, "reporter", ["banner"])
     if ctx.stats(rule, ["banner"]):
         parts.append(
@@ -218,7 +255,10 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     )
     names = failed and list(failed) or []
     values = {"nodes": ",".join(names) if names else "<the failed node, see scontrol show job / slurmctld log>"}
-    return [ctx.make_finding(rule, detail=detail, hosts=names, values=values)]
+    # Ray or a node's state alone, in a run that shows no failure: the work was moved; worth a warning.
+    soft = {"ray_node_dead", "ray_node_died", "node_state_down"}
+    severity = "warning" if {n for n, _ in ctx.stats(rule)} <= soft and not ctx.job_failed() else None
+    return [ctx.make_finding(rule, detail=detail, hosts=names, values=values, severity=severity)]
 
 
 def preempted(rule: Rule, ctx: Context) -> list[Finding]:
@@ -232,12 +272,28 @@ def preempted(rule: Rule, ctx: Context) -> list[Finding]:
             "preempting, and requeued it; the tasks ending after it are consequences."
         )
         return [ctx.make_finding(rule, ["submitit"], detail=detail, hosts=[node])]
+    if not chosen & {"preemption", "requeue"}:
+        return _preempted_elsewhere(rule, ctx, chosen)
     when = first_or(ctx.captures(rule, "time"), "?")
     jobs = ctx.captures(rule, "job")
     why = "was preempted by a higher-priority job" if "preemption" in chosen else "was requeued"
     names = [n for n in ("preemption", "requeue") if n in chosen]
     detail = f"Job {', '.join(jobs[:3])} {why} at {when}; the terminated tasks that follow are consequences."
     return [ctx.make_finding(rule, names, detail=detail, hosts=[])]
+
+
+def _preempted_elsewhere(rule: Rule, ctx: Context, chosen: set[str]) -> list[Finding]:
+    """Preemption as Slurm's job record, a cloud provider or Kubernetes says it."""
+    parts = []
+    if "state_preempted" in chosen:
+        parts.append("Slurm's record says the job ended in state PREEMPTED")
+    if chosen & {"cloud_preempted", "spot_interruption"}:
+        parts.append("the provider took the instance or pod back (spot/preemptible capacity or a higher priority)")
+    names = [n for n in ("state_preempted", "cloud_preempted", "spot_interruption") if n in chosen]
+    detail = "; ".join(parts) + "; the failures that follow on the other nodes are consequences."
+    # A provider's notice in a run that shows no failure: it was rescheduled or recovered.
+    severity = "warning" if "state_preempted" not in chosen and not ctx.job_failed() else None
+    return [ctx.make_finding(rule, names, detail=detail[:1].upper() + detail[1:], hosts=[], severity=severity)]
 
 
 def job_cancelled(rule: Rule, ctx: Context) -> list[Finding]:

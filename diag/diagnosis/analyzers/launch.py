@@ -9,9 +9,17 @@ from diag.diagnosis.context import Context, hosts_text, natural_key
 from diag.hostlist import expand
 from diag.report import Finding
 
+# Printed by every rank of an MPI started without a PMI server, but also by one process run on its own.
+_SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi"}
+
 
 def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
-    if ctx.stats(rule):
+    found = ctx.stats(rule)
+    if found and {n for n, _ in found} <= _SINGLETON_WARNINGS:
+        if sum(st.count for _, st in found) < 2 and not ctx.job_failed():
+            return []  # one process alone (a singleton on purpose) and nothing failed
+        return [ctx.make_finding(rule, confidence=0.7)]
+    if found:
         return [ctx.make_finding(rule)]
     facts = ctx.facts
     singles = [h for h in facts.hosts.values() if h.ranks == {0}]
@@ -36,7 +44,17 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
     frameworks = ctx.captures(rule, "framework", ["component_missing"])
-    if frameworks and not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"]):
+    only_box = not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"])
+    went_on = any(int(size) > 1 for size in ctx.captures(rule, "size", ["ranks_report"]))
+    if frameworks and only_box and went_on and not ctx.job_failed():
+        # PMIx goes on with another component of the framework (psec: native): the ranks ran.
+        detail = (
+            f"PMIx could not open a component of its {frameworks[0]} framework and went on with another; "
+            "the ranks then reported a world of several processes and nothing failed, so it is only noise "
+            "(PMIX_MCA_{0}=^<component> silences it)"
+        ).replace("{0}", frameworks[0])
+        return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", severity="info", confidence=0.4)]
+    if frameworks and only_box:
         # PMIx stops at the first plugin it cannot open: the help box is the whole story.
         what = (
             "its security plugin (psec, e.g. munge)"
@@ -50,6 +68,14 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         if "psec" in frameworks:
             detail += "; PMIX_MCA_psec=native avoids munge"
         return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", confidence=0.65)]
+    daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "daemon_failed_early"])]
+    if daemons and not ctx.stats(rule, [s.name for s in rule.signatures if s.name not in daemons and not s.fact]):
+        # mpirun ends the whole job when it loses a daemon: fatal even when the excerpt shows nothing else.
+        detail = (
+            "Open MPI's launcher lost (or could not start) the daemon of a node: the TCP connection to it broke "
+            "(firewall, wrong interface, the node went down) or the daemon died"
+        )
+        return [ctx.make_finding(rule, daemons, detail=detail + ".", confidence=0.7)]
     if ctx.job_failed():
         hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
@@ -88,8 +114,19 @@ def _earlier_roots(ctx: Context, first: tuple[int, int], exclude: str) -> list[F
     ]
 
 
+NO_SUCH_FAMILY = ("-9", "-5")
+
+
 def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
+    if "gai" in chosen and all(
+        "IPv6 network addresses" in ev.text and g.get("gai") in NO_SUCH_FAMILY for ev, g in ctx.samples(rule, ["gai"])
+    ):
+        # The name resolves, only not to an IPv6 address (EAI_ADDRFAMILY, EAI_NODATA): PyTorch warns
+        # and goes on with IPv4. A name that does not resolve at all (-2, -3) is the failure.
+        chosen.discard("gai")
+    if "cannot_init" in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, ["cannot_init"])):
+        chosen.discard("cannot_init")  # no IPv6 on this host: PyTorch then tries IPv4
     if not chosen:
         return []
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
@@ -102,9 +139,16 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         where = f" on {hosts_text(hosts)}" if hosts else ""
         reason = first_or(ctx.captures(rule, "reason", ["gai"]))
         parts.append(f"{', '.join(ctx.captures(rule, 'addr', ['gai'])[:3])} cannot be resolved{where} ({reason})")
+    if chosen & {"addr_not_avail", "addr_not_avail_uv"}:
+        parts.append(
+            "the store could not listen on MASTER_ADDR: that address is not one of this host's (rank 0 runs on "
+            "another node than MASTER_ADDR names, or it is a login/head node address)"
+        )
+    for _ev, g in [(e, g) for e, g in ctx.samples(rule, ["cannot_init"]) if "cannot_init" in chosen][:1]:
+        parts.append(f"no socket to {g['addr']}:{g['port']} could be opened ({g['reason']})")
     if "connect_refused" in chosen:
         parts.append(f"nothing listened at {target} (connection refused): the store on rank 0 was not up")
-    if chosen & {"client_timeout", "connect_any"}:
+    if chosen & {"client_timeout", "connect_any", "connect_timed_out"}:
         timeout = first_or(ctx.captures(rule, "timeout", ["client_timeout"]))
         parts.append(f"no connection to {target}" + (f" within {timeout}" if timeout else ""))
     for _ev, g in ctx.samples(rule, ["clients_joined"])[:1]:
@@ -113,6 +157,18 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
             f"rank 0's store waited {g['secs']} s and only {g['joined']} of {g['world']} processes joined: "
             f"{missing} never started, crashed first, or used another MASTER_ADDR/PORT or --nnodes"
         )
+    for _ev, g in ctx.samples(rule, ["store_barrier"])[:1]:
+        world, joined = int(g["world"]), int(g["joined"])
+        if joined > world:
+            parts.append(
+                f"{joined} processes joined a store barrier meant for {world}: another job uses the same "
+                "MASTER_ADDR:MASTER_PORT, or the processes disagree on the world size"
+            )
+        else:
+            parts.append(
+                f"init_process_group waited {g['timeout']} and only {joined} of {world} processes reached rank 0's "
+                "store: the others never started, crashed first, or were given another MASTER_ADDR/PORT"
+            )
     if "env_missing" in chosen:
         var = ", ".join(ctx.captures(rule, "var", ["env_missing"]))
         parts.append(f"{var} not set: the script uses env:// but was not started by torchrun (or the job script)")
@@ -127,7 +183,7 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     detail = "Rendezvous failed: " + "; ".join(parts) + "."
     first = min((ev.order for ev, _ in ctx.samples(rule, list(chosen))), default=(1 << 30, 0))
     values = {"addr": target}
-    if chosen <= {"store_get", "store_connection", "connect_refused", "client_timeout", "connect_any"} and any(
+    if chosen <= {"store_get", "store_connection", "connect_refused", "client_timeout", "connect_any", "connect_timed_out"} and any(
         _earlier_roots(ctx, (1 << 62, 0), rule.id)
     ):
         # Rank 0 died of something else: the others then cannot reach its store. Whether the store
@@ -170,7 +226,7 @@ def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
 def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
-        return []
+        return _ranks_claimed_twice(rule, ctx)
     parts = []
     for _ev, g in ctx.samples(rule, ["rank_count", "info_mismatch"])[:1]:
         parts.append(f"ranks passed different world sizes to NCCL ({g['a']} vs {g['b']})")
@@ -197,6 +253,17 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         )
     for _ev, g in ctx.samples(rule, ["layout_needs"])[:1]:
         parts.append(f"the parallel layout in the config needs {g['a']} processes, but {g['b']} were started")
+    for _ev, g in ctx.samples(rule, ["not_divisible"])[:1]:
+        parts.append(f"{g['a']} processes were started, which the parallel layout ({g['by'].rstrip('.')}) does not divide")
+    for _ev, g in ctx.samples(rule, ["batch_world"])[:1]:
+        parts.append(f"the DeepSpeed batch sizes were set for another number of processes ({g['a']} != {g['b']})")
+    for _ev, g in ctx.samples(rule, ["lightning_slurm"])[:1]:
+        parts.append(f"Lightning's {g['what']}={g['a']} does not match Slurm's --{g['opt']}={g['b']}")
+    for _ev, g in ctx.samples(rule, ["mpi_slots"])[:1]:
+        want = f" {g['want']}" if g.get("want") else ""
+        parts.append(f"mpirun asked for{want} more processes than the allocation has slots (tasks)")
+    for _ev, g in ctx.samples(rule, ["nccl_invalid_rank"])[:1]:
+        parts.append(f"a process asked NCCL for rank {g['rank']} in a world of {g['nranks']}: RANK and WORLD_SIZE disagree")
     if "device_ordinal" in chosen:
         parts.append("a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")
     detail = "Launch layout does not match: " + "; ".join(parts) + "."
@@ -204,3 +271,23 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         # srun adjusted the layout and the step ran: worth knowing, not a failure by itself.
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.6)]
     return [ctx.make_finding(rule, detail=detail)]
+
+
+def _ranks_claimed_twice(rule: Rule, ctx: Context) -> list[Finding]:
+    """Lightning's per-process announcement (``GLOBAL_RANK: r, MEMBER: m/n``) with the same ranks
+    announced more than once and fewer distinct ranks than the world: two launchers each started
+    ranks 0.. of the layout (num_nodes / --nodes / --ntasks-per-node disagree)."""
+    stats = dict(ctx.stats(rule, ["lightning_member"]))
+    st = stats.get("lightning_member")
+    if st is None:
+        return []
+    ranks = st.captures.get("rank", {})
+    worlds = [int(w) for w in st.captures.get("world", {})]
+    if not ranks or not worlds or st.count <= len(ranks) or len(ranks) >= max(worlds):
+        return []
+    detail = (
+        f"Launch layout does not match: {len(ranks)} of {max(worlds)} ranks were each announced "
+        f"{st.count // len(ranks)} times: several nodes started as the same node of the layout, so the "
+        "other ranks never joined (Lightning's num_nodes and devices must match Slurm's --nodes and --ntasks-per-node)."
+    )
+    return [ctx.make_finding(rule, ["lightning_member"], detail=detail, confidence=0.7)]

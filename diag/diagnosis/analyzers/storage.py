@@ -6,8 +6,41 @@ import re
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, first_or, node_local
-from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.diagnosis.context import MULTI_NODE_ASSUMED, Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
+
+# Signatures whose ``path`` is a file or directory this node could not find.
+_MISSING_PATHS = [
+    "missing",
+    "ds_no_files",
+    "peft_missing",
+    "no_weights",
+    "trainer_no_checkpoint",
+    "ds_universal_missing",
+    "megatron_idx",
+    "missing_java",
+    "missing_go",
+    "missing_arrow",
+    "missing_unquoted",
+    "missing_before",
+    "h5py_missing",
+    "lightning_missing",
+    "ds_invalid",
+    "nemo_cannot_resume",
+    "datasets_dir",
+    "datasets_find",
+    "datasets_script",
+    "chdir",
+    "chdir_other",
+]
+# The image's and the node's own files: missing ones are an environment problem, not storage layout.
+_SYSTEM_PREFIXES = ("/etc/", "/usr/", "/sys/", "/proc/", "/dev/", "/bin/", "/sbin/", "/lib", "/var/", "/run/", "/boot/")
+_INSTALL_PARTS = ("/site-packages/", "/dist-packages/", "/opt/conda/", "/miniconda", "/anaconda", "/.venv/", "/venv/")
+# Wordings that shells and programs print as they go on: a sign only in a job that failed.
+_SHELL_FORMS = ["missing_before", "missing_unquoted", "missing_go", "missing_java"]
+# Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
+_CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "pyxis: couldn't chdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
+UNKNOWN_WHERE = "the file was made on another node: the excerpt does not show which ranks or nodes lack it"
 
 
 def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
@@ -15,43 +48,87 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     if not spans:
         return []
     rank0_host = ctx.facts.host_of_rank.get(0)
-    local: list = []  # (evidence, what is missing, why it is node-local, confidence)
-    elsewhere: list = []  # (evidence, path): missing files on storage that may be shared
-    for ev, g in ctx.samples(rule, ["missing", "missing_arrow", "pyxis_name", "chdir"]):
-        path = g.get("path")
-        if "name" in g:
-            local.append(
-                (ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85)
-            )
-        elif path and node_local(path):
-            local.append((ev, path, "node-local storage", 0.85))
-        elif path and not path.startswith(SHARED_PREFIXES):  # a shared mount missing is shared-storage-missing
-            elsewhere.append((ev, path))
-    # A shared path missing for the other ranks while rank 0 (which wrote it) had it: rank 0's disk.
-    on_rank0 = {path for ev, path in elsewhere if not _not_rank0(ctx, ev, rank0_host)}
-    for ev, path in elsewhere:
-        if path not in on_rank0:
-            local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6))
+    # (evidence, what is missing, why it is node-local, confidence, what it assumed or None)
+    local: list = []
+    elsewhere: list = []  # (evidence, path, confidence when unknown): missing files on storage that may be shared
+    for ev, g in ctx.samples(rule, ["pyxis_name"]):
+        local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
+    failed = ctx.job_failed()
+    shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS)} if not failed else set()
+    for ev, g in ctx.samples(rule, _MISSING_PATHS):
+        path = _clean_path(g.get("path") or g.get("pbs") or "")
+        if not path or any(word in ev.text for word in _CONTAINER_WORDS):
+            continue
+        if ev in shell or "cannot remove" in ev.text:
+            continue  # a shell's or a program's complaint in a run that went on (rm -f noise, a probe)
+        if node_local(path):
+            local.append((ev, path, "node-local storage", 0.85, None))
+        elif not path.startswith("/"):
+            if "/" in path:
+                why = "a relative path, resolved in each node's own working directory"
+                local.append((ev, path, why, 0.5, None))
+        elif path.startswith(SHARED_FS_PREFIXES):
+            continue  # a shared file system missing is shared-storage-missing
+        elif path.startswith(_SYSTEM_PREFIXES) or any(part in path for part in _INSTALL_PARTS):
+            continue  # the image's or the node's own files, or an installed package's: not storage layout
+        else:
+            # /home, /data, /mnt, ... are shared on most clusters but local disks on many cloud VMs.
+            elsewhere.append((ev, path, 0.35 if path.startswith(SHARED_PREFIXES) else 0.45))
+    # A path missing where rank 0 (which wrote it) runs too is a wrong path; missing only away from
+    # rank 0 means it was written on rank 0's node alone; where the excerpt does not say, assume so.
+    on_rank0 = {path for ev, path, _ in elsewhere if _away_from_rank0(ctx, ev, rank0_host) is False}
+    saved = [_clean_path(p) for p in ctx.captures(rule, "path", ["saving", "saved"])]
+    for ev, path, unknown_conf in elsewhere:
+        if path in on_rank0:
+            continue
+        where = _saved_under(path, saved)
+        if where and _saved_elsewhere(ctx, rule, ev, where):
+            why = f"this job saved it ({where}) and then could not find it: it went to one node's own disk"
+            local.append((ev, path, why, 0.7, None))
+        elif _away_from_rank0(ctx, ev, rank0_host):
+            local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6, None))
+        elif ctx.job_failed():  # a file missing in a run that went on is no finding of its own
+            why = "not found here, and nothing shows it on this node's storage"
+            local.append((ev, path, why, unknown_conf, UNKNOWN_WHERE))
+    for ev, g in ctx.samples(rule, ["ext_so"]):
+        # Only a library in a per-node cache or scratch: a system library missing is the image's problem.
+        if node_local(g["path"]):
+            why = "a JIT-built extension in one node's cache directory; the other nodes never built it"
+            local.append((ev, g["path"], why, 0.75, None))
     for ev, g in ctx.samples(rule, ["missing_relative"]):
-        local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6))
+        if node_local(g["relpath"]):  # an unexpanded $TMPDIR / $SLURM_TMPDIR
+            local.append((ev, g["relpath"], "node-local storage", 0.85, None))
+        else:
+            local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6, None))
+    for ev, g in ctx.samples(rule, ["ds_shard_count"]):
+        if int(g["found"]) < int(g["want"]):
+            why = (
+                f"only {g['found']} of {g['want']} ranks' ZeRO shards are in it: each node saved its own ranks' "
+                "shards to its own disk"
+            )
+            local.append((ev, g["path"], why, 0.8, None))
     for ev, _g in ctx.samples(rule, ["zero_missing"]):
-        local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8))
+        local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8, None))
     for ev, g in ctx.samples(rule, ["ray_storage"]):
-        local.append((ev, g["path"], "Ray needs a storage path every node can read and write", 0.75))
+        local.append((ev, g["path"], "Ray needs a storage path every node can read and write", 0.75, None))
     for ev, _g in ctx.samples(rule, ["cannot_see"]):
-        local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8))
+        local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8, None))
     local += _framework_signs(rule, ctx)
+    local += _working_dir_elsewhere(rule, ctx)
     written = [(ev, g) for ev, g in ctx.samples(rule, ["written", "written_dir"]) if node_local(g.get("path", ""))]
     if local:
-        paths = list(dict.fromkeys(what for _, what, _, _ in local))
-        why = list(dict.fromkeys(reason for _, _, reason, _ in local))
+        paths = list(dict.fromkeys(what for _, what, *_ in local))
+        why = list(dict.fromkeys(reason for _, _, reason, *_ in local))
+        best = max(c for _, _, _, c, _ in local)
+        # Say what the finding assumed when its best sign rests on an assumption.
+        assumed = assumed + list(dict.fromkeys(a for *_, c, a in local if a and c == best))
         evidence = pick_evidence([ev for ev, *_ in local] + [ev for ev, _ in written])
         hosts = sorted({h for ev, *_ in local if (h := ctx.host_for(ev))}, key=natural_key)
-        if not hosts and any(what.startswith("container ") for _, what, _, _ in local):
+        if not hosts and any(what.startswith("container ") for _, what, *_ in local):
             # pyxis' line names no node; the tasks that then failed say which nodes lack the container.
             hosts = sorted(ctx.facts.slurm_task_hosts)
         ranks = sorted({ev.rank for ev, *_ in local if ev.rank is not None})
-        job = "this job" if assumed else f"this {ctx.facts.node_count()}-node job"
+        job = "this job" if MULTI_NODE_ASSUMED in assumed or not ctx.facts.node_count() else f"this {ctx.facts.node_count()}-node job"
         where = hosts_text(hosts) if hosts else "other nodes"
         detail = f"{', '.join(paths[:4])} was not found on {where} of {job}: {'; '.join(why[:3])}"
         return [
@@ -63,26 +140,77 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"path": ", ".join(paths[:4])},
                 hosts=hosts or None,
                 ranks=ranks or None,
-                confidence=max(c for *_, c in local),
+                confidence=best,
                 assumed=assumed,
             )
         ]
-    if written:
-        paths = sorted({g["path"] for _, g in written})
+    resumed = _resume_found_nothing(rule, ctx)
+    if written or resumed:
+        paths = sorted({g["path"] for _, g in written}) or resumed
         job = "this job" if assumed else f"a {ctx.facts.node_count()}-node job"
-        detail = f"{', '.join(paths[:4])} is on node-local storage in {job}: other nodes cannot read it"
+        if written:
+            detail = f"{', '.join(paths[:4])} is on node-local storage in {job}: other nodes cannot read it"
+        else:
+            detail = (
+                f"a resume found no checkpoint at {', '.join(paths[:2])} in {job}: harmless on a first run, "
+                "the sign of node-local storage when another node saved it"
+            )
         return [
             ctx.make_finding(
                 rule,
-                ["written", "written_dir"],
+                ["written", "written_dir", "resume_latest", "resume_tracker", "resume_scratch"],
                 severity="warning",
-                confidence=0.5,
+                confidence=0.5 if written else 0.35,
                 detail=detail,
                 values={"path": ", ".join(paths[:4])},
                 assumed=assumed,
             )
         ]
     return []
+
+
+def _saved_under(path: str, saved: list[str]) -> str | None:
+    """The saved path that ``path`` is, or lies under (a checkpoint directory and its files)."""
+    for where in saved:
+        base = where.rstrip("/")
+        if len(base) > 4 and (path == base or path.startswith(base + "/") or base.startswith(path.rstrip("/") + "/")):
+            return base
+    return None
+
+
+def _saved_elsewhere(ctx: Context, rule: Rule, missing_ev, where: str) -> bool:
+    """Whether the save line came before the miss from another host or rank (or the logs name neither)."""
+    for ev, g in ctx.samples(rule, ["saving", "saved"]):
+        if _clean_path(g.get("path", "")).rstrip("/") != where or ev.order > missing_ev.order:
+            continue
+        save_host, miss_host = ctx.host_for(ev), ctx.host_for(missing_ev)
+        if save_host and miss_host and save_host == miss_host:
+            continue  # saved and missed on the same node: not a node-local path
+        return True
+    return False
+
+
+def _clean_path(path: str) -> str:
+    """A captured path without the quotes, backticks and trailing punctuation pastes leave on it."""
+    return path.strip("'\"`").rstrip(".,;:)")
+
+
+def _resume_found_nothing(rule: Rule, ctx: Context) -> list[str]:
+    """Node-local checkpoint paths that a resume (DeepSpeed ``latest``, Megatron's tracker file,
+    NeMo's checkpoint_dir) found empty: only a sign when the path is node-local by its name."""
+    paths = ctx.captures(rule, "path", ["resume_latest", "resume_tracker", "resume_scratch"])
+    return [p for p in (_clean_path(p) for p in paths) if node_local(p)]
+
+
+def _working_dir_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
+    """SGE's qacct ``failed 28 : changing into working directory``: the execution host could not
+    enter the job's working directory, which exists on the submit host only (qacct's ``cwd`` row
+    names it; its one short word is too common a literal to scan every line for)."""
+    failed = ctx.samples(rule, ["sge_cwd_failed"])
+    if not failed:
+        return []
+    why = "the execution host could not enter the working directory the job was submitted from"
+    return [(failed[0][0], "the job's working directory (qacct's cwd)", why, 0.5, None)]
 
 
 def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
@@ -93,19 +221,36 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
         path = g.get("path")
         why = "Hugging Face found no such directory on this node and read the path as a Hub repo id"
         if path and node_local(path):
-            signs.append((ev, path, why + "; it is on node-local storage", 0.7))
+            signs.append((ev, path, why + "; it is on node-local storage", 0.7, None))
         elif not path:
-            signs.append((ev, "a local model directory", why, 0.45))
+            signs.append((ev, "a local model directory", why, 0.45, None))
+        elif _path_like(path):
+            signs.append((ev, path, why, 0.45, UNKNOWN_WHERE))
+    for ev, g in ctx.samples(rule, ["hub_not_local", "hub_not_dir", "hub_no_file"]):
+        path = _clean_path(g.get("path", ""))
+        if not _path_like(path):
+            continue  # a Hub id (org/name) that does not exist: a typo, not storage
+        if "does not appear to have a file named" in ev.text and (
+            not ctx.job_failed() or "generation_config" in ev.text
+        ):
+            continue  # an optional file (generation config) the loader goes on without
+        if "does not appear to have a file named" in ev.text:
+            why = f"the directory is there but without {g['file']}: saved in part, or by another node into its own copy"
+            conf = 0.7 if node_local(path) else 0.4
+        else:
+            why = "Hugging Face found no such directory on this node and read the path as a Hub model id"
+            conf = 0.75 if node_local(path) else 0.45
+        signs.append((ev, path, why, conf, None if node_local(path) else UNKNOWN_WHERE))
     for ev, _g in ctx.samples(rule, ["index_build"]):
         why = "it is built by one rank on its own node and read by the others from the data path"
-        signs.append((ev, "the dataset index", why, 0.55 if ev.rank else 0.45))
+        signs.append((ev, "the dataset index", why, 0.55 if ev.rank else 0.45, None))
     for ev, g in ctx.samples(rule, ["no_valid_checkpoint"]):
         local_path = node_local(g["path"])
         why = "the checkpoint was saved on one node's disk" + (" (node-local storage)" if local_path else "")
-        signs.append((ev, g["path"], why, 0.8 if local_path else 0.5))
+        signs.append((ev, g["path"], why, 0.8 if local_path else 0.5, None))
     for ev, _g in ctx.samples(rule, ["best_model_frame"]):
         why = "the Trainer reloads the best checkpoint from output_dir on every node, and only the main node saved it"
-        signs.append((ev, "the best checkpoint", why, 0.5))
+        signs.append((ev, "the best checkpoint", why, 0.5, None))
     signs += _index_built_elsewhere(rule, ctx)
     frames = ctx.samples(rule, ["file_init_frame"])
     if frames:
@@ -113,7 +258,7 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
         local_paths = [p for p in paths if node_local(p)]
         what = f"the file:// rendezvous file {(local_paths or paths)[0]}" if paths else "the file:// rendezvous file"
         why = "file:// init needs one file every node sees; each node waited on its own copy"
-        signs.append((frames[0][0], what, why, 0.75 if local_paths else 0.5))
+        signs.append((frames[0][0], what, why, 0.75 if local_paths else 0.5, None))
     return signs
 
 
@@ -132,7 +277,7 @@ def _index_built_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
     if not failed:
         return []
     why = "rank 0 built them into its data directory and another node failed right after: that node does not see it"
-    return [(failed[0], "the dataset index maps", why, 0.6)]
+    return [(failed[0], "the dataset index maps", why, 0.6, None)]
 
 
 # ---------------------------------------------------------------------------------- containers
@@ -170,6 +315,16 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         )
     if chosen & {"disk_full", "squashfs_write"}:
         reasons.append("the disk filled up while converting the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
+    for image in ctx.captures(rule, "image", ["pull_denied"])[:1]:
+        reasons.append(f"pull access denied for {image}: the repository does not exist or needs a login")
+    if "manifest_unknown" in chosen:
+        reasons.append("the tag or manifest does not exist in the registry (manifest unknown)")
+    if "rate_limited" in chosen:
+        reasons.append(_HTTP_MEANING["429"])
+    for _ev, g in ctx.samples(rule, ["apptainer_pull"])[:1]:
+        reasons.append(f"Apptainer could not build the image from the registry{g.get('rest', '')[:120]}")
+    for d in ctx.captures(rule, "dir", ["no_space"])[:1]:
+        reasons.append(f"not enough space in {d} to convert the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
     if "command_missing" in chosen:
         reasons.append(f"enroot lacks {', '.join(ctx.captures(rule, 'cmd', ['command_missing']))}")
     return "; ".join(dict.fromkeys(reasons))
@@ -185,6 +340,9 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     image = first_or(images, "the image")
     if ctx.count("container-runtime-error", ["runtime_dir"]):
         return []  # the import failed because enroot could not make its own directories: not the image
+    squashes = ctx.captures(rule, "path", ["squash_missing"])
+    if chosen - {"importing"} == {"squash_missing"} and all(node_local(p) for p in squashes) and ctx.spans_nodes()[0]:
+        return []  # a squash file on one node's local disk, missing on the others: node-local-path says so
     reason = _import_reason(rule, ctx, chosen)
     registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
     if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
@@ -203,7 +361,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
         return []
-    generic = {"start_failed", "couldnt_start"}
+    generic = {"start_failed", "couldnt_start", "pyxis_other"}
     if chosen <= generic and "container-import-failure" in ctx.findings:
         return []  # pyxis <= 0.23 prints "couldn't start container" after a failed import too
     parts = []
@@ -250,6 +408,18 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             f"enroot could not run {g['cmd']} in the image ({g['reason']}): the image has no shell "
             "(a FROM-scratch or distroless image); use an image that has /bin/sh"
         )
+    for _ev, g in ctx.samples(rule, ["pyxis_other"])[:1]:
+        parts.append(f"pyxis: {g['what']}{g.get('rest', '')[:120]}")
+    for _ev, g in ctx.samples(rule, ["enroot_start"])[:1]:
+        parts.append(f"enroot: {g['what']}")
+    for _ev, g in ctx.samples(rule, ["enroot_ns"])[:1]:
+        why = f" ({g['reason']})" if g.get("reason") else ""
+        hint = ": user namespaces are disabled or limited on this node" if "namespace" in g["op"] else ""
+        parts.append(f"enroot-{g['tool']} could not {g['op']}{why}{hint}")
+    for _ev, g in ctx.samples(rule, ["oci_runtime", "apptainer_start"])[:1]:
+        parts.append(f"the container runtime could not create the container: {g['reason'][:160]}")
+    if "no_gpu_driver" in chosen:
+        parts.append("Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")
     if "exited_too_soon" in chosen:
         parts.append("the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")
     for _ev, g in ctx.samples(rule, ["namespace"])[:1]:
@@ -294,6 +464,35 @@ SHARED_PREFIXES = (
     "/groups",
 )
 
+# Names that only a shared file system carries; /home, /data, /mnt, /scratch may be either.
+SHARED_FS_PREFIXES = (
+    "/lustre",
+    "/gpfs",
+    "/nfs",
+    "/fsx",
+    "/weka",
+    "/pfs",
+    "/sfs",
+    "/shared",
+    "/beegfs",
+    "/cephfs",
+    "/vast",
+    "/efs",
+    "/net/",
+)
+
+# Messages that mean the mount itself is broken (not a path that is missing).
+_BROKEN_WORDS = (
+    "Stale file handle",
+    "Transport endpoint is not connected",
+    "Input/output error",
+    "Cannot send after transport endpoint shutdown",
+    "nfs: server",
+    "LustreError",
+    "Lustre:",
+)
+_FS_CLIENT_WORDS = ("LustreError", "Lustre:")
+
 _PATH_RE = re.compile(r"""(/[^\s'"`:,;()]+)""")
 
 
@@ -311,10 +510,14 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     broken, absent = [], []  # (evidence, path)
     for ev, g in ctx.samples(rule, chosen):
         path = g.get("path") if g.get("path", "").startswith(SHARED_PREFIXES) else _shared_path(ev.text)
-        if path is None:
-            continue
+        if path is None and g.get("server"):
+            path = f"the NFS export of {g['server']}"
+        elif path is None and any(word in ev.text for word in _FS_CLIENT_WORDS):
+            path = "the Lustre file system"  # the client's own message names a target, not a path
+        if path is None or node_local(path):
+            continue  # a per-node cache under /home is node-local-path's
         text = ev.text
-        if "Stale file handle" in text or "Transport endpoint is not connected" in text or "Input/output error" in text:
+        if any(word in text for word in _BROKEN_WORDS):
             broken.append((ev, path))
         else:
             absent.append((ev, path))
@@ -324,6 +527,9 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     # Missing or refused on some nodes while the job has others: a mount problem, not a wrong path.
     partial = bool(failing) and facts.multi_node() and len(failing) < max(facts.node_count(), len(known))
     chosen_pairs = broken + (absent if partial else [])
+    assumed: list[str] = []
+    if not chosen_pairs:
+        chosen_pairs, assumed = _missing_in_an_excerpt(ctx, absent)
     if not chosen_pairs:
         return []
     hosts = sorted({h for ev, _ in chosen_pairs if (h := ctx.host_for(ev))}, key=natural_key)
@@ -335,6 +541,10 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             ("Stale file handle", "a stale NFS handle (the export or server was restarted)"),
             ("Transport endpoint is not connected", "a dead FUSE mount (the client process is gone)"),
             ("Input/output error", "I/O errors (client evicted or a storage target down)"),
+            ("Cannot send after transport endpoint shutdown", "the Lustre client was evicted (errno 108)"),
+            ("not responding", "the NFS server stopped answering"),
+            ("evicted", "the Lustre client was evicted by its servers"),
+            ("was lost", "the connection to a Lustre server was lost"),
         ):
             if needle in texts:
                 kinds.append(meaning)
@@ -342,17 +552,58 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         others = sorted(known - failing, key=natural_key) if known - failing else []
         seen = f", while {hosts_text(others)} read it" if others else ""
         kinds.append(f"missing or refused on {hosts_text(sorted(failing, key=natural_key))} only{seen}")
+    if assumed:
+        kinds.append("missing where this excerpt's process ran, on a file system every node should mount")
+    # Only the client's own complaint (NFS not responding, a Lustre eviction), no call that failed:
+    # often transient, so less certain than a path the job could not use.
+    client_only = all(not p.startswith("/") for _, p in chosen_pairs)
     detail = f"{', '.join(paths[:3])}: {'; '.join(kinds)}"
     evidence = pick_evidence(ev for ev, _ in chosen_pairs)
     return [
-        ctx.make_finding(rule, chosen, detail=detail + ".", hosts=hosts, evidence=evidence, values={"path": paths[0]})
+        ctx.make_finding(
+            rule,
+            chosen,
+            detail=detail + ".",
+            hosts=hosts,
+            evidence=evidence,
+            values={"path": paths[0]},
+            confidence=0.4 if assumed else (0.6 if client_only else None),
+            severity="warning" if client_only and not ctx.job_failed() else None,
+            assumed=assumed,
+        )
     ]
 
 
-def _not_rank0(ctx: Context, ev, rank0_host: str | None) -> bool:
-    """Whether a missing-file line came from a rank other than 0, on a node other than rank 0's."""
-    if ev.rank is not None and ev.rank != 0:
-        host = ctx.host_for(ev)
-        return host is None or rank0_host is None or host != rank0_host
+def _missing_in_an_excerpt(ctx: Context, absent: list) -> tuple[list, list[str]]:
+    """A path on a named shared file system missing for one process of a failed job whose node count
+    the logs do not give: the mount may be missing on that node. Only a known node count (one node,
+    or every node missing it: a wrong path) says otherwise."""
+    if ctx.facts.nodes_known() is not None or not ctx.job_failed():
+        return [], []
+    pairs = [
+        (ev, p)
+        for ev, p in absent
+        if p.startswith(SHARED_FS_PREFIXES) and ("No such file or directory" in ev.text or "chdir" in ev.text)
+    ]
+    where = {(ctx.host_for(ev), ev.rank) for ev, _ in pairs}
+    if not pairs or len(where) > 1 or any(ev.rank == 0 for ev, _ in pairs):
+        return [], []  # several processes, or rank 0 itself, lack it: a wrong path, not one node's mount
+    return pairs, ["the path exists on the job's other nodes: the excerpt shows one process"]
+
+
+def _away_from_rank0(ctx: Context, ev, rank0_host: str | None) -> bool | None:
+    """Whether a missing-file line came from a node other than rank 0's: True, False (rank 0 or its
+    node: the file is missing where it was written, a wrong path), or None when the logs do not say."""
     host = ctx.host_for(ev)
-    return bool(host and rank0_host and host != rank0_host)
+    if ev.rank == 0:
+        return False
+    if host and rank0_host:
+        return host != rank0_host
+    if ev.rank is not None:
+        return True
+    return None
+
+
+def _path_like(text: str) -> bool:
+    """A filesystem path rather than a Hub id (``org/name``): absolute, relative with ./ or ~, or deeper."""
+    return text.startswith(("/", "./", "../", "~")) or text.count("/") >= 2
