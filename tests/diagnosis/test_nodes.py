@@ -135,3 +135,18 @@ def test_shared_gpu_that_nccl_allows_is_a_warning_and_the_barrier_hint_is_nothin
         "rank to GPU mapping is incorrect."
     )
     assert "nccl-duplicate-gpu" not in ids(diagnose(rules, [hint]))
+
+
+def test_mvapich2s_completion_error_is_a_link_fault(rules):
+    report = diagnose(rules, [
+        "[gpu-n3:mpi_rank_4][MPIDI_CH3I_MRAILI_Cq_poll] src/mpid/ch3/channels/mrail/src/gen2/ibv_channel_manager.c:586: "
+        "[] Got completion with error 12, vendor code=0x81, dest rank=9",
+    ])  # fmt: skip
+    assert report.findings[0].id == "ib-link-fault"
+    assert "status 12" in found(report, "ib-link-fault").detail
+
+
+def test_two_ranks_on_one_device_quoted_without_ncclss_prefix_are_still_a_shared_gpu(rules):
+    report = diagnose(rules, ["Error: rank 11 and rank 3 both on CUDA device 1b000 (PCI 1b:00.0)"])
+    assert report.findings[0].id == "nccl-duplicate-gpu"
+    assert found(report, "nccl-duplicate-gpu").ranks == [3, 11]

@@ -692,3 +692,12 @@ def test_no_fallback_when_nccl_net_forces_a_network_or_the_failure_has_its_own_c
     ]
     tcp = found(diagnose(rules, dup), "nccl-tcp-fallback")
     assert tcp.severity == "info"
+
+
+def test_a_roce_port_striped_beside_ib_hcas_is_a_port_to_leave_out(rules):
+    mixed = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_bond_0:1/RoCE [RO]; OOB ib0:10.1.0.7<0>"
+    report = diagnose(rules, [f"gpu-07:411:411 [0] NCCL INFO NET/IB : Using {mixed}"])
+    finding = found(report, "nccl-ib-hca-wrong")
+    assert finding.severity == "warning" and "NCCL_IB_HCA=^mlx5_bond_0" in finding.detail
+    uniform = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:10.1.0.7<0>"
+    assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, [f"gpu-07:411:411 [0] NCCL INFO NET/IB : Using {uniform}"]))

@@ -32,6 +32,7 @@ CQE_SIGNATURES = [
     "ucx_retry",
     "ucx_wc_error",
     "ompi_cq",
+    "mvapich_cqe",
     "ompi_retry",
     "verbs_wc",
     "perftest_cqe",

@@ -232,7 +232,7 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
 
 def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    explicit = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact])
+    explicit = ctx.stats(rule, [s.name for s in rule.signatures if s.name.startswith("ucx_")])  # UCX says so
     if explicit:
         devs = ctx.captures(rule, "device")
         detail = f"UCX_NET_DEVICES names {', '.join(devs) or 'a device'} that this node does not have"
@@ -251,7 +251,7 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         if "NCCL_IB_HCA" in h.env and (h.ib_no_device or (not h.hcas and h.uses_socket())) and h.host not in unopenable
     ]
     if not bad_hosts:
-        return _hca_set_by_script(rule, ctx, unopenable) or _hca_off_fabric(rule, ctx)
+        return _hca_set_by_script(rule, ctx, unopenable) or _hca_off_fabric(rule, ctx) or _mixed_links(rule, ctx)
     values = sorted({facts.hosts[h].env["NCCL_IB_HCA"] for h in bad_hosts})
     seen_elsewhere = sorted({hca for h in facts.hosts.values() for hca in h.hcas})
     detail = f"NCCL_IB_HCA={' / '.join(values)} matched no usable HCA on {hosts_text(bad_hosts)}"
@@ -271,6 +271,36 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
             confidence=0.85,
         )
     ]
+
+
+_LINKED_PORT = re.compile(r"\[\d+\]([\w.-]+:\d+)(?::\d+:\d+)?/(IB|RoCE)\b")
+
+
+def _mixed_links(rule: Rule, ctx: Context) -> list[Finding]:
+    """A process that stripes over InfiniBand and RoCE ports at once: the ports of the link layer
+    fewer of them have are on another network than the rest (a bonded Ethernet NIC beside eight
+    IB HCAs), and NCCL_IB_HCA should leave them out."""
+    samples = ctx.samples(rule, ["mixed_links"])
+    if not samples:
+        return []
+    ports: dict[str, list[str]] = {"IB": [], "RoCE": []}
+    for _, g in samples:
+        for port, link in _LINKED_PORT.findall(g.get("devs", "")):
+            if port not in ports[link]:
+                ports[link].append(port)
+    odd, main = ("RoCE", "IB") if len(ports["RoCE"]) <= len(ports["IB"]) else ("IB", "RoCE")
+    names = ", ".join(ports[odd])
+    detail = (
+        f"NCCL uses {names} ({odd}) beside {len(ports[main])} {main} port(s) in one process: the {odd} port is on "
+        f"another network than the others, and traffic striped over it runs slow or fails; leave it out with "
+        f"NCCL_IB_HCA=^{','.join(p.split(':')[0] for p in ports[odd])}"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["mixed_links"], detail=detail, severity="warning", confidence=0.6,
+            values={"value": "no filter that leaves it out"}, evidence=pick_evidence(ev for ev, _ in samples),
+        )
+    ]  # fmt: skip
 
 
 UNREACHABLE_QP_ERRORS = ("Connection timed out", "Network is unreachable", "No route to host")
