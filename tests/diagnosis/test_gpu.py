@@ -93,6 +93,15 @@ def test_a_kernel_that_died_without_an_xid_in_the_log_is_a_gpu_fault_that_says_w
     assert "gpu-xid" not in ids(diagnose(rules, ["kernel test: expecting 'CUDA error: unspecified launch failure'"]))
 
 
+def test_cuda_s_unknown_error_in_a_job_that_died_of_it_is_a_gpu_fault_too(rules):
+    crash = [
+        "[default5]:terminate called after throwing an instance of 'c10::CUDAError'",
+        "[default5]:  what():  CUDA error: unknown error",
+    ]
+    finding = found(diagnose(rules, crash), "gpu-xid")
+    assert "unknown error" in finding.detail and finding.assumed
+
+
 def test_gpu_memory_exhaustion_in_jax_tensorflow_cupy_and_vllm_words(rules):
     for line in (
         "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7.1GiB.",

@@ -103,8 +103,9 @@ def _launch_failure_only(rule: Rule, ctx: Context) -> list[Finding]:
     dmesg, not in the job's output. Worth naming only when the job failed of it."""
     if not ctx.stats(rule, ["launch_failure"]) or not ctx.job_failed():
         return []
+    what = first_or(ctx.captures(rule, "what", ["launch_failure"]), "unspecified launch failure")
     detail = (
-        "A CUDA kernel died (unspecified launch failure) and the job failed; the logs carry no Xid line: "
+        f"CUDA failed on the GPU ({what}) and the job failed; the logs carry no Xid line: "
         "look in the node's dmesg for the Xid, which says whether the GPU (ECC, fallen off the bus) or the "
         "program (illegal address) caused it."
     )
