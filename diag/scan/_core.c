@@ -27,6 +27,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,7 +138,13 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
     Py_ssize_t *ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
     if (!ids)
         return PyErr_NoMemory();
-    if (count > 1) /* qsort may not be given the NULL buffer of an empty collector */
+    /* Hyperscan reports in end order almost always: sort only when it did not (qsort may not be
+     * given the NULL buffer of an empty collector). Only the end order matters below: a line's
+     * expressions are kept sorted as they are added. */
+    int sorted = 1;
+    for (Py_ssize_t i = 1; i < count && sorted; i++)
+        sorted = hits[i - 1].end <= hits[i].end;
+    if (count > 1 && !sorted)
         qsort(hits, count, sizeof(Hit), hit_cmp);
     PyObject *out = PyList_New(0);
     if (!out)
@@ -314,6 +321,204 @@ static PyTypeObject CollectorType = {
     .tp_new = PyType_GenericNew,
     .tp_doc = "Records Hyperscan matches for lines().",
 };
+
+/* --- Hyperscan run from C (built when setup.py finds libhs: Debian's libhyperscan-dev) ---------- */
+
+#ifdef SLURMDIAG_HS
+#include <hs.h>
+
+/* A Hyperscan database with its scratch space and a buffer of the last scan's matches:
+ * Hs.lines(block, members, unions) scans ``block`` and gives core.lines's result, with no Python
+ * call per match (the hyperscan package's binding builds an argument tuple per match under the
+ * interpreter lock: on an NCCL-dense log that cost three times the scan itself). Each process
+ * has its own copy after a fork, scratch included, and scans one block at a time. */
+typedef struct {
+    PyObject_HEAD hs_database_t *db;
+    hs_scratch_t *scratch;
+    Hit *hits;
+    Py_ssize_t count, cap;
+    int out_of_memory;
+    unsigned int nexprs;
+} Hs;
+
+static PyTypeObject HsType;
+
+static void hs_dealloc(Hs *h) {
+    if (h->scratch)
+        hs_free_scratch(h->scratch);
+    if (h->db)
+        hs_free_database(h->db);
+    free(h->hits);
+    Py_TYPE(h)->tp_free((PyObject *)h);
+}
+
+/* An Hs around ``db`` (taken over), with its scratch; NULL with an exception on failure. */
+static PyObject *hs_wrap(hs_database_t *db, unsigned int nexprs) {
+    Hs *h = PyObject_New(Hs, &HsType);
+    if (!h) {
+        hs_free_database(db);
+        return NULL;
+    }
+    h->db = db;
+    h->scratch = NULL;
+    h->hits = NULL;
+    h->count = h->cap = 0;
+    h->out_of_memory = 0;
+    h->nexprs = nexprs;
+    if (hs_alloc_scratch(db, &h->scratch) != HS_SUCCESS) {
+        Py_DECREF(h);
+        return PyErr_Format(PyExc_ValueError, "Hyperscan cannot allocate scratch space for the database");
+    }
+    return (PyObject *)h;
+}
+
+/* hs_compile(exprs) -> Hs: the expressions (bytes, Hyperscan syntax) in one block-mode database,
+ * expression i reported as id i, every one with HS_FLAG_ALLOWEMPTY (as the Python engine compiles
+ * them). ValueError with Hyperscan's message when one does not compile. */
+static PyObject *core_hs_compile(PyObject *self, PyObject *args) {
+    PyObject *exprs;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &exprs))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(exprs);
+    if (n == 0 || n > 1000000) {
+        PyErr_SetString(PyExc_ValueError, "Hyperscan needs 1 to 10^6 expressions");
+        return NULL;
+    }
+    const char **patterns = PyMem_Malloc(sizeof(char *) * n);
+    unsigned int *flags = PyMem_Malloc(sizeof(unsigned int) * n), *ids = PyMem_Malloc(sizeof(unsigned int) * n);
+    PyObject *out = NULL;
+    if (!patterns || !flags || !ids) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *e = PyList_GET_ITEM(exprs, i);
+        if (!PyBytes_Check(e) || (Py_ssize_t)strlen(PyBytes_AS_STRING(e)) != PyBytes_GET_SIZE(e)) {
+            PyErr_SetString(PyExc_TypeError, "an expression is bytes without NUL");
+            goto done;
+        }
+        patterns[i] = PyBytes_AS_STRING(e);
+        flags[i] = HS_FLAG_ALLOWEMPTY;
+        ids[i] = (unsigned int)i;
+    }
+    hs_database_t *db = NULL;
+    hs_compile_error_t *err = NULL;
+    if (hs_compile_multi(patterns, flags, ids, (unsigned int)n, HS_MODE_BLOCK, NULL, &db, &err) != HS_SUCCESS) {
+        PyErr_Format(PyExc_ValueError, "Hyperscan cannot compile expression %d: %s", err ? err->expression : -1,
+                     err && err->message ? err->message : "?");
+        hs_free_compile_error(err);
+        goto done;
+    }
+    out = hs_wrap(db, (unsigned int)n);
+done:
+    PyMem_Free(patterns);
+    PyMem_Free(flags);
+    PyMem_Free(ids);
+    return out;
+}
+
+/* hs_load(serialized, expressions) -> Hs: a database Hs.serialize() wrote (by this libhs version:
+ * the cache key holds hs_version()). ValueError when libhs refuses it. */
+static PyObject *core_hs_load(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    unsigned int nexprs;
+    if (!PyArg_ParseTuple(args, "y*I", &buf, &nexprs))
+        return NULL;
+    hs_database_t *db = NULL;
+    hs_error_t rc = hs_deserialize_database(buf.buf, buf.len, &db);
+    PyBuffer_Release(&buf);
+    if (rc != HS_SUCCESS)
+        return PyErr_Format(PyExc_ValueError, "Hyperscan cannot load the database (error %d)", rc);
+    return hs_wrap(db, nexprs);
+}
+
+static PyObject *hs_serialize(Hs *h, PyObject *unused) {
+    char *bytes = NULL;
+    size_t size = 0;
+    if (hs_serialize_database(h->db, &bytes, &size) != HS_SUCCESS)
+        return PyErr_Format(PyExc_ValueError, "Hyperscan cannot serialize the database");
+    PyObject *out = PyBytes_FromStringAndSize(bytes, size);
+    free(bytes);
+    return out;
+}
+
+static int hs_on_match(unsigned int id, unsigned long long from, unsigned long long to, unsigned int flags,
+                       void *ctx) {
+    Hs *h = ctx;
+    if (h->count == h->cap) {
+        Py_ssize_t cap = h->cap ? h->cap * 2 : 4096;
+        Hit *grown = realloc(h->hits, sizeof(Hit) * cap);
+        if (!grown) {
+            h->out_of_memory = 1;
+            return 1; /* stop the scan */
+        }
+        h->hits = grown;
+        h->cap = cap;
+    }
+    h->hits[h->count].end = (Py_ssize_t)to;
+    h->hits[h->count].expr = (Py_ssize_t)id;
+    h->count++;
+    return 0;
+}
+
+static PyObject *hs_lines(Hs *h, PyObject *args) {
+    Py_buffer buf;
+    PyObject *members, *unions, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyList_Type, &members, &PyDict_Type, &unions))
+        return NULL;
+    if (PyList_GET_SIZE(members) != (Py_ssize_t)h->nexprs) {
+        PyErr_SetString(PyExc_ValueError, "one member set per expression of the database");
+        goto done;
+    }
+    if (buf.len > (Py_ssize_t)UINT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "a block longer than Hyperscan scans at once");
+        goto done;
+    }
+    h->count = 0;
+    h->out_of_memory = 0;
+    hs_error_t rc = hs_scan(h->db, buf.buf, (unsigned int)buf.len, 0, h->scratch, hs_on_match, h);
+    if (h->out_of_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (rc != HS_SUCCESS) {
+        PyErr_Format(PyExc_RuntimeError, "Hyperscan scan failed (error %d)", rc);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < h->count; i++) /* libhs's own promise, checked all the same */
+        if (h->hits[i].end < 0 || h->hits[i].end > buf.len || h->hits[i].expr >= (Py_ssize_t)h->nexprs) {
+            PyErr_SetString(PyExc_RuntimeError, "Hyperscan reported a match outside the block");
+            goto done;
+        }
+    out = lines_from_hits(buf.buf, buf.len, h->hits, h->count, members, unions);
+done:
+    h->count = 0;
+    if (h->cap > (1 << 20)) { /* a block with very many matches: do not keep its buffer */
+        free(h->hits);
+        h->hits = NULL;
+        h->cap = 0;
+    }
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+static PyMethodDef hs_methods[] = {
+    {"lines", (PyCFunction)hs_lines, METH_VARARGS, "lines(block, members, unions): candidate lines of a scan."},
+    {"serialize", (PyCFunction)hs_serialize, METH_NOARGS, "The database as bytes, for hs_load."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject HsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Hs",
+    .tp_basicsize = sizeof(Hs),
+    .tp_dealloc = (destructor)hs_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_methods = hs_methods,
+    .tp_doc = "A Hyperscan database scanned from C (hs_compile, hs_load).",
+};
+
+static PyObject *core_hs_version(PyObject *self, PyObject *unused) { return PyUnicode_FromString(hs_version()); }
+#endif /* SLURMDIAG_HS */
 
 /* --- framing -------------------------------------------------------------------------------- */
 
@@ -1006,6 +1211,11 @@ static PyMethodDef methods[] = {
     {"match", core_match, METH_VARARGS, "Spans of a compiled pattern's match on a subject, or None (tests)."},
     {"count_newlines", core_count_newlines, METH_VARARGS, "Line feeds before each start and in the block."},
     {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},
+#ifdef SLURMDIAG_HS
+    {"hs_compile", core_hs_compile, METH_VARARGS, "A Hyperscan database of expressions (bytes), scanned from C."},
+    {"hs_load", core_hs_load, METH_VARARGS, "hs_load(serialized, expression count): a database Hs.serialize wrote."},
+    {"hs_version", core_hs_version, METH_NOARGS, "The libhs version the core runs."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 
@@ -1020,6 +1230,10 @@ PyMODINIT_FUNC PyInit__core(void) {
             return NULL;
     if (PyType_Ready(&CollectorType) < 0)
         return NULL;
+#ifdef SLURMDIAG_HS
+    if (PyType_Ready(&HsType) < 0)
+        return NULL;
+#endif
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;

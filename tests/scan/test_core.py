@@ -95,6 +95,75 @@ def test_hyperscan_matches_recorded_in_c_give_the_same_lines(block, data):
     assert collector.lines(block, members, {}) == []  # emptied
 
 
+needs_libhs = pytest.mark.skipif(
+    not core.built() or not hasattr(core.module() or object(), "hs_compile"),
+    reason="the core was built without libhs (libhyperscan-dev)",
+)
+
+
+def _hyperscan_engines(rules, monkeypatch):
+    """The Hyperscan engine run by the core's own libhs, and by the hyperscan package's binding."""
+    from diag.scan.engines import HyperscanEngine, Pattern
+
+    patterns = [Pattern(sig.pattern, sig.literal) for _, sig in Scanner(rules, engine="python").entries]
+    own = HyperscanEngine(patterns)
+    monkeypatch.setenv(core.NO_CORE_ENV, "1")
+    binding = HyperscanEngine(patterns)
+    monkeypatch.delenv(core.NO_CORE_ENV)
+    assert own.hs is not None and binding.hs is None
+    return own, binding
+
+
+def test_ci_builds_the_core_with_libhs():
+    """CI installs libhyperscan-dev (.ci/run), so the core runs Hyperscan itself there."""
+    if os.environ.get("CI"):
+        assert hasattr(core.module(), "hs_compile")
+
+
+@needs_libhs
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(block=_blocks())
+def test_libhs_in_the_core_finds_the_lines_the_binding_finds(rules, monkeypatch, block):
+    """The core's libhs database (Debian's libhs) and the hyperscan package's give the same
+    candidate lines with the same signatures to try, on NCCL lines cut anywhere and random bytes."""
+    own, binding = _hyperscan_engines(rules, monkeypatch)
+    assert own.lines(block) == binding.lines(block)
+
+
+@needs_libhs
+def test_libhs_in_the_core_finds_the_corpus_lines_the_binding_finds(rules, monkeypatch):
+    own, binding = _hyperscan_engines(rules, monkeypatch)
+    from tests.conftest import CORPUS
+
+    blocks = [p.read_bytes() for ext in ("log", "out", "err") for p in sorted(CORPUS.glob(f"*/*.{ext}"))]
+    assert len(blocks) > 100
+    found = 0
+    for block in blocks:
+        lines = own.lines(block)
+        assert lines == binding.lines(block)
+        found += len(lines)
+    assert found > 1000
+
+
+@needs_libhs
+def test_the_libhs_database_is_cached_and_reloaded(rules, monkeypatch, tmp_path):
+    """A second engine loads the serialized database instead of compiling it (start-up), and
+    a damaged cache entry is compiled again."""
+    from diag.scan.engines import HyperscanEngine, Pattern
+
+    monkeypatch.setenv("SLURMDIAG_CACHE", str(tmp_path))
+    patterns = [Pattern(sig.pattern, sig.literal) for _, sig in Scanner(rules, engine="python").entries]
+    block = b"node-1:1:1 [0] NCCL INFO Using network Socket\nstep 1\n"
+    first = HyperscanEngine(patterns).lines(block)
+    written = [p for p in tmp_path.rglob("hyperscan-core-*.db")]
+    assert first and len(written) == 1
+    assert HyperscanEngine(patterns).lines(block) == first
+    written[0].write_bytes(b"not a database")
+    assert HyperscanEngine(patterns).lines(block) == first
+    with pytest.raises(ValueError):
+        core.module().hs_load(b"not a database", 1)
+
+
 @needs_core
 def test_lines_rejects_offsets_outside_the_block():
     with pytest.raises(ValueError):
