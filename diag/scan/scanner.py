@@ -10,6 +10,7 @@ result is the same however the input is split.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass, field
 
@@ -116,9 +117,20 @@ class Scanner:
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
+        # The scan makes a tuple or two per candidate line and keeps few of them: the cyclic
+        # collector, woken every 700 allocations, found nothing to free and cost 3-5% of a dense
+        # log's scan. Reference counting still frees everything; the collector runs again after.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._scan(list(sources))
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _scan(self, sources: list[Source]) -> ScanResult:
         from diag.scan import parallel  # only large inputs need it
 
-        sources = list(sources)
         keep_block_buffers()
         plan = parallel.plan(sources, self.jobs, self.chunk_bytes, **self.parallel_options)
         if plan is not None:
