@@ -681,6 +681,8 @@ static int is_plain_ascii(const unsigned char *s, Py_ssize_t n) {
 typedef struct {
     PyObject *seen, *full, *matches, *counters, *keep; /* the folder's own containers (it clears them in place) */
     PyObject *folder, *shadow, *rank_key, *inherited;  /* for the rank token of a rule match without a rank */
+    PyObject *host_key, *shipped;                      /* for keep_in_c: last-wins writes, samples shipped */
+    Py_ssize_t max_samples, max_seen, max_shadow;
 } Fold;
 
 /* keep_described's token for a rule match on a line without a rank of its own: the rank this task
@@ -728,7 +730,7 @@ static int bump(PyObject *dict, PyObject *key) {
  * samples are not full, a rank read from the facts), -1 on error. Only when every condition under
  * which keep_described folds holds is the line counted, exactly as keep_described counts it. */
 static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, PyObject *nccl, PyObject *desc) {
-    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 6)
+    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 7)
         return 0;
     PyObject *values = PyTuple_GET_ITEM(desc, 0), *rules = PyTuple_GET_ITEM(desc, 1),
              *last_wins = PyTuple_GET_ITEM(desc, 2), *ordered = PyTuple_GET_ITEM(desc, 3),
@@ -780,7 +782,131 @@ static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, P
     return 1;
 }
 
+/* diag.scan.fold.Folder.keep_described in C, for the lines the core meets by the thousand: no
+ * last-wins observation, or one ``comm_rank`` (a process's rank in a new communicator: ranks change
+ * with every communicator, so these lines ship, and asking Python cost more than the rest of the
+ * line). 0: ship the line, 1: folded here, 2: Python must decide (anything else), -1: error. Every
+ * step is keep_described's, in its order: the rank token read before the writes, the writes
+ * compared with the shadow only for a repeat, the memory forgotten after the writes and before the
+ * key is remembered. ``rank_write`` is what facts.overwrites writes: (RANK_OF, host, pid) -> rank
+ * and (HOST_OF, rank) -> host. */
+static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, PyObject *nccl, PyObject *desc) {
+    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 7)
+        return 2;
+    PyObject *values = PyTuple_GET_ITEM(desc, 0), *rules = PyTuple_GET_ITEM(desc, 1),
+             *last_wins = PyTuple_GET_ITEM(desc, 2), *ordered = PyTuple_GET_ITEM(desc, 3),
+             *counters = PyTuple_GET_ITEM(desc, 4), *rule_set = PyTuple_GET_ITEM(desc, 5),
+             *rank_write = PyTuple_GET_ITEM(desc, 6);
+    if (values == Py_None || ordered != Py_False || !PyTuple_Check(rules) || !PyTuple_Check(last_wins) ||
+        !PyTuple_Check(counters) || !PyUnicode_Check(host) || pid == NULL || pid == Py_None)
+        return 2;
+    Py_ssize_t nlw = PyTuple_GET_SIZE(last_wins), nrules = PyTuple_GET_SIZE(rules);
+    if (nlw > 1 || (nlw == 1 && (!PyLong_Check(rank_write) || PyUnicode_GET_LENGTH(host) == 0)))
+        return 2;
+    int foldable = 1;
+    if (nrules && (foldable = PyObject_RichCompareBool(rule_set, fold->full, Py_LE)) < 0)
+        return -1;
+    PyObject *token;
+    if (!nrules)
+        token = Py_None, Py_INCREF(token);
+    else if (rank != Py_None)
+        token = rank, Py_INCREF(token);
+    else if (!(token = rank_token(fold, host, pid)))
+        return -1;
+    PyObject *key = PyTuple_Pack(4, host, nccl, token, values);
+    Py_DECREF(token);
+    if (!key)
+        return -1;
+    PyObject *wkeys[2] = {NULL, NULL}, *wvalues[2] = {rank_write, host};
+    int rc = -1;
+    if (nlw && (!(wkeys[0] = PyTuple_Pack(3, fold->rank_key, host, pid)) ||
+                !(wkeys[1] = PyTuple_Pack(2, fold->host_key, rank_write))))
+        goto done;
+    if (foldable) {
+        int in = PySet_Contains(fold->seen, key);
+        if (in < 0)
+            goto done;
+        if (in) {
+            for (int w = 0; w < nlw * 2 && foldable; w++) {
+                PyObject *old = PyDict_GetItemWithError(fold->shadow, wkeys[w]);
+                if (!old) {
+                    if (PyErr_Occurred())
+                        goto done;
+                    foldable = 0;
+                } else {
+                    int differs = PyObject_RichCompareBool(old, wvalues[w], Py_NE);
+                    if (differs < 0)
+                        goto done;
+                    foldable = !differs;
+                }
+            }
+            if (foldable) {
+                for (Py_ssize_t i = 0; i < nrules; i++) {
+                    PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), host);
+                    if (!k || bump(fold->matches, k) < 0) {
+                        Py_XDECREF(k);
+                        goto done;
+                    }
+                    Py_DECREF(k);
+                }
+                for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counters); i++) {
+                    PyObject *k = PyTuple_Pack(2, host, PyTuple_GET_ITEM(counters, i));
+                    if (!k || bump(fold->counters, k) < 0) {
+                        Py_XDECREF(k);
+                        goto done;
+                    }
+                    Py_DECREF(k);
+                }
+                rc = 1;
+                goto done;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < nrules; i++) {
+        PyObject *entry = PyTuple_GET_ITEM(rules, i);
+        if (bump(fold->shipped, entry) < 0)
+            goto done;
+        PyObject *n = PyDict_GetItemWithError(fold->shipped, entry);
+        if (!n)
+            goto done;
+        Py_ssize_t count = PyLong_AsSsize_t(n);
+        if (count == -1 && PyErr_Occurred())
+            goto done;
+        if (count >= fold->max_samples && PySet_Add(fold->full, entry) < 0)
+            goto done;
+    }
+    for (int w = 0; w < nlw * 2; w++)
+        if (PyDict_SetItem(fold->shadow, wkeys[w], wvalues[w]) < 0)
+            goto done;
+    if (PySet_GET_SIZE(fold->seen) >= fold->max_seen || PyDict_GET_SIZE(fold->shadow) >= fold->max_shadow) {
+        PyObject *r = PyObject_CallMethod(fold->folder, "_forget", NULL);
+        if (!r)
+            goto done;
+        Py_DECREF(r);
+    }
+    if (PySet_Add(fold->seen, key) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_DECREF(key);
+    Py_XDECREF(wkeys[0]);
+    Py_XDECREF(wkeys[1]);
+    return rc;
+}
+
 static PyObject *get_attr(PyObject *obj, const char *name) { return PyObject_GetAttrString(obj, name); }
+
+/* An int attribute; -1 with an exception set when it is not one. */
+static Py_ssize_t get_ssize(PyObject *obj, const char *name) {
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    if (!v)
+        return -1;
+    Py_ssize_t n = PyLong_Check(v) ? PyLong_AsSsize_t(v) : -1;
+    if (n == -1 && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s is not an int", name);
+    Py_DECREF(v);
+    return n;
+}
 
 #define MAX_MEMBERS 64
 
@@ -929,8 +1055,14 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         fold.folder = folder;
         fold.shadow = get_attr(folder, "_shadow");
         fold.rank_key = get_attr(folder, "RANK_KEY");
+        fold.host_key = get_attr(folder, "HOST_KEY");
         fold.inherited = get_attr(folder, "INHERITED");
-        if (!fold.shadow || !fold.rank_key || !fold.inherited || !PyDict_Check(fold.shadow))
+        fold.shipped = get_attr(folder, "_shipped");
+        fold.max_samples = get_ssize(folder, "max_samples");
+        fold.max_seen = get_ssize(folder, "MAX_SEEN");
+        fold.max_shadow = get_ssize(folder, "MAX_SHADOW");
+        if (PyErr_Occurred() || !fold.shadow || !fold.rank_key || !fold.host_key || !fold.inherited ||
+            !fold.shipped || !PyDict_Check(fold.shadow) || !PyDict_Check(fold.shipped))
             goto bad_state;
         if (!seen || !full || !matches || !counters || !fold.keep || !PySet_Check(seen) || !PyAnySet_Check(full) ||
             !PyDict_Check(matches) || !PyDict_Check(counters))
@@ -1092,13 +1224,20 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             } else {
                 if (!pid && !(pid = group_int(raw, ov, rc, 6)))
                     goto fail_line;
-                PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
-                if (!keep)
+                int kept = keep_in_c(&fold, host, rank, pid, nccl, desc);
+                if (kept < 0)
                     goto fail_line;
-                ship = PyObject_IsTrue(keep);
-                Py_DECREF(keep);
-                if (ship < 0)
-                    goto fail_line;
+                if (kept == 2) { /* not a line keep_in_c decides: Python does */
+                    PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
+                    if (!keep)
+                        goto fail_line;
+                    ship = PyObject_IsTrue(keep);
+                    Py_DECREF(keep);
+                    if (ship < 0)
+                        goto fail_line;
+                } else {
+                    ship = kept == 0;
+                }
             }
         }
         if (ship && !pid && !(pid = group_int(raw, ov, rc, 6)))
@@ -1148,6 +1287,8 @@ done:
     Py_XDECREF(fold.counters);
     Py_XDECREF(fold.shadow);
     Py_XDECREF(fold.rank_key);
+    Py_XDECREF(fold.host_key);
+    Py_XDECREF(fold.shipped);
     Py_XDECREF(fold.inherited);
     PyBuffer_Release(&buf);
     return out;

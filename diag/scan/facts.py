@@ -80,6 +80,7 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
 # The last-wins key of a process's rank, (RANK_OF, host, pid): diag.scan.fold (and the compiled core through it)
 # reads it to know the rank a line without one of its own gets.
 RANK_OF = "rank_of"
+HOST_OF = "host_of"  # the last-wins key of a rank's host, (HOST_OF, rank)
 
 ORDER_DEPENDENT = frozenset(name for name, kind in FACT_KIND.items() if kind == "ordered")
 
@@ -91,7 +92,7 @@ def overwrites(name: str, groups: dict, host: str | None, pid: int | None) -> tu
         return ()
     if name == "comm_rank" and host and pid is not None:
         rank = int(groups["rank"])
-        return (((RANK_OF, host, pid), rank), (("host_of", rank), host))
+        return (((RANK_OF, host, pid), rank), ((HOST_OF, rank), host))
     if name in ("env_echo", "hca_echo") and host:
         return ((("env", host, groups["var"]), groups["value"]),)
     return ()

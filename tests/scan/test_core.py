@@ -368,3 +368,26 @@ def test_rule_matches_without_a_rank_fold_by_their_process_rank(rules, monkeypat
     records, _, folded = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True, from_start)
     assert (records, folded) == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True, from_start)[::2]
     assert sum(folded.matches.values()) > 500
+
+
+@needs_core
+@pytest.mark.parametrize("from_start", [True, False])
+def test_the_core_forgets_with_python_when_the_fold_tables_fill(rules, monkeypatch, from_start):
+    """With tables of 64 keys, communicator lines of many processes fill them again and again: the
+    core (which decides these lines itself) forgets at the same line as Python, so the same lines
+    ship and the same repeats fold."""
+    from diag.scan import fold
+
+    from .test_fold import _init
+
+    for name in ("_MAX_SEEN", "_MAX_SHADOW"):
+        monkeypatch.setattr(fold, name, 64)
+        monkeypatch.setattr(fold.Folder, name[1:], 64)
+    lines = []
+    for comm in range(6):
+        for r in range(48):
+            lines += _init(f"node{r // 8}", 1000 + r, r % 8 if comm % 2 else r, 8 if comm % 2 else 48, 0x100 * comm + r)
+    blob = "\n".join(lines * 2).encode()
+    records, _, folded = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True, from_start)
+    assert (records, folded) == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True, from_start)[::2]
+    assert sum(folded.matches.values()) + sum(folded.counters.values()) > 100
