@@ -35,6 +35,7 @@
 #include <pcre2.h>
 
 #define MAX_UNIONS 4096
+#define MAX_LAST_IDS 16 /* expressions on one line whose union the next line may reuse */
 
 static PyObject *one; /* the int 1 */
 static PyObject *levels[5]; /* b"INFO", ...: the levels the NCCL prefix reads, one object each */
@@ -67,16 +68,18 @@ static int hit_cmp(const void *a, const void *b) {
 /* The line holding pos, as diag.scan.engines.line_span reads it: from after the last \n or \r before
  * pos to the first one at or after pos (or the block's end). */
 static void line_span(const unsigned char *s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t *start, Py_ssize_t *stop) {
-    Py_ssize_t i = pos;
-    if (i > n)
-        i = n;
-    while (i > 0 && s[i - 1] != '\n' && s[i - 1] != '\r')
-        i--;
-    *start = i;
-    i = pos;
-    while (i < n && s[i] != '\n' && s[i] != '\r')
-        i++;
-    *stop = i;
+    if (pos > n)
+        pos = n;
+    /* backwards: the last \n before pos, then a lone \r after it (memrchr/memchr: SIMD, not a loop per byte) */
+    const unsigned char *nl = pos ? memrchr(s, '\n', pos) : NULL;
+    Py_ssize_t from = nl ? nl - s + 1 : 0;
+    const unsigned char *cr = pos > from ? memrchr(s + from, '\r', pos - from) : NULL;
+    *start = cr ? cr - s + 1 : from;
+    /* forwards: the first \n at or after pos, or a \r before it */
+    nl = pos < n ? memchr(s + pos, '\n', n - pos) : NULL;
+    Py_ssize_t to = nl ? nl - s : n;
+    cr = to > pos ? memchr(s + pos, '\r', to - pos) : NULL;
+    *stop = cr ? cr - s : to;
 }
 
 /* The union of members[e] for the exprs of one line, shared through ``unions`` (keyed by the sorted
@@ -146,6 +149,8 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
         sorted = hits[i - 1].end <= hits[i].end;
     if (count > 1 && !sorted)
         qsort(hits, count, sizeof(Hit), hit_cmp);
+    Py_ssize_t last_ids[MAX_LAST_IDS], last_k = 0;
+    PyObject *last_union = NULL;
     PyObject *out = PyList_New(0);
     if (!out)
         goto done;
@@ -173,7 +178,19 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
             }
             i++;
         } while (i < count && hits[i].end <= stop);
-        PyObject *tried = members_union(members, unions, ids, k);
+        PyObject *tried;
+        if (k > 1 && k == last_k && last_union && memcmp(ids, last_ids, sizeof(Py_ssize_t) * k) == 0) {
+            tried = last_union; /* NCCL's lines come in runs of one kind: the union of the line before */
+            Py_INCREF(tried);
+        } else {
+            tried = members_union(members, unions, ids, k);
+            if (tried && k > 1 && k <= MAX_LAST_IDS) {
+                memcpy(last_ids, ids, sizeof(Py_ssize_t) * k);
+                last_k = k;
+                Py_XSETREF(last_union, tried);
+                Py_INCREF(tried);
+            }
+        }
         if (!tried) {
             Py_CLEAR(out);
             goto done;
@@ -197,6 +214,7 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
         Py_DECREF(item);
     }
 done:
+    Py_XDECREF(last_union);
     PyMem_Free(ids);
     return out;
 }
