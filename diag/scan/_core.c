@@ -700,6 +700,7 @@ typedef struct {
     PyObject *seen, *full, *matches, *counters, *keep; /* the folder's own containers (it clears them in place) */
     PyObject *folder, *shadow, *rank_key, *inherited;  /* for the rank token of a rule match without a rank */
     PyObject *host_key, *shipped;                      /* for keep_in_c: last-wins writes, samples shipped */
+    PyObject *folded;
     Py_ssize_t max_samples, max_seen, max_shadow;
 } Fold;
 
@@ -1036,6 +1037,108 @@ error:
     return NULL;
 }
 
+/* Fold's references to ``folder``'s containers and settings (the folder clears its containers in
+ * place, so they stay its own). 0, or -1 with an exception when the folder is not what the core
+ * expects. fold_release drops them (also after a failed fold_init). */
+static int fold_init(Fold *fold, PyObject *folder) {
+    Py_INCREF(folder);
+    fold->folder = folder;
+    fold->seen = get_attr(folder, "_seen");
+    fold->full = get_attr(folder, "_full");
+    fold->folded = get_attr(folder, "folded");
+    fold->matches = fold->folded ? get_attr(fold->folded, "matches") : NULL;
+    fold->counters = fold->folded ? get_attr(fold->folded, "counters") : NULL;
+    fold->keep = get_attr(folder, "keep_described");
+    fold->shadow = get_attr(folder, "_shadow");
+    fold->rank_key = get_attr(folder, "RANK_KEY");
+    fold->host_key = get_attr(folder, "HOST_KEY");
+    fold->inherited = get_attr(folder, "INHERITED");
+    fold->shipped = get_attr(folder, "_shipped");
+    fold->max_samples = get_ssize(folder, "max_samples");
+    fold->max_seen = get_ssize(folder, "MAX_SEEN");
+    fold->max_shadow = get_ssize(folder, "MAX_SHADOW");
+    if (PyErr_Occurred())
+        return -1;
+    if (!fold->shadow || !fold->rank_key || !fold->host_key || !fold->inherited || !fold->shipped ||
+        !PyDict_Check(fold->shadow) || !PyDict_Check(fold->shipped) || !fold->seen || !fold->full ||
+        !fold->matches || !fold->counters || !fold->keep || !PySet_Check(fold->seen) || !PyAnySet_Check(fold->full) ||
+        !PyDict_Check(fold->matches) || !PyDict_Check(fold->counters)) {
+        PyErr_SetString(PyExc_TypeError, "folder state is not what the core expects");
+        return -1;
+    }
+    return 0;
+}
+
+static void fold_release(Fold *fold) {
+    Py_CLEAR(fold->folder);
+    Py_CLEAR(fold->folded);
+    Py_CLEAR(fold->keep);
+    Py_CLEAR(fold->seen);
+    Py_CLEAR(fold->full);
+    Py_CLEAR(fold->matches);
+    Py_CLEAR(fold->counters);
+    Py_CLEAR(fold->shadow);
+    Py_CLEAR(fold->rank_key);
+    Py_CLEAR(fold->host_key);
+    Py_CLEAR(fold->shipped);
+    Py_CLEAR(fold->inherited);
+}
+
+/* Keeper(folder)(host, pid, rank, emitter, desc) -> bool: folder.keep_described(...), decided in C
+ * where try_fold and keep_in_c can (as in digest), else by the folder. The apply side of a
+ * parallel scan folds every record the workers shipped with it. */
+typedef struct {
+    PyObject_HEAD Fold fold;
+} Keeper;
+
+static void keeper_dealloc(Keeper *k) {
+    fold_release(&k->fold);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+static PyObject *keeper_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *folder;
+    if (!PyArg_ParseTuple(args, "O", &folder))
+        return NULL;
+    Keeper *k = (Keeper *)type->tp_alloc(type, 0);
+    if (!k)
+        return NULL;
+    if (fold_init(&k->fold, folder) < 0) {
+        Py_DECREF(k);
+        return NULL;
+    }
+    return (PyObject *)k;
+}
+
+static PyObject *keeper_call(Keeper *k, PyObject *args, PyObject *kwargs) {
+    PyObject *host, *pid, *rank, *emitter, *desc;
+    if (!PyArg_ParseTuple(args, "OOOOO", &host, &pid, &rank, &emitter, &desc))
+        return NULL;
+    if (PyUnicode_Check(host) && (rank == Py_None || PyLong_Check(rank)) && (pid == Py_None || PyLong_Check(pid))) {
+        int r = try_fold(&k->fold, host, rank, pid, emitter, desc);
+        if (r < 0)
+            return NULL;
+        if (r == 1)
+            Py_RETURN_FALSE;
+        r = keep_in_c(&k->fold, host, rank, pid, emitter, desc);
+        if (r < 0)
+            return NULL;
+        if (r != 2)
+            return PyBool_FromLong(r == 0);
+    }
+    return PyObject_CallFunctionObjArgs(k->fold.keep, host, pid, rank, emitter, desc, NULL);
+}
+
+static PyTypeObject KeeperType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Keeper",
+    .tp_basicsize = sizeof(Keeper),
+    .tp_dealloc = (destructor)keeper_dealloc,
+    .tp_call = (ternaryfunc)keeper_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = keeper_new,
+    .tp_doc = "Keeper(folder): folder.keep_described, decided in C where it can.",
+};
+
 /* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
  *
  * lines: [(start, stop, members)] from an engine. scanner: the Scanner (its _bytes_memo, _hosts and
@@ -1048,7 +1151,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         return NULL;
     const unsigned char *s = buf.buf;
     Py_ssize_t n = buf.len;
-    PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL, *folded = NULL;
+    PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL;
     PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
     Fold fold = {0};
     Regex *f = regex_of(capsule);
@@ -1063,29 +1166,8 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     if (!nccl || !memo || !hosts || !resolve || !confirmers || !by_matches || !PyDict_Check(memo) ||
         !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches))
         goto bad_state;
-    if (folder != Py_None) {
-        PyObject *seen = get_attr(folder, "_seen"), *full = get_attr(folder, "_full");
-        folded = get_attr(folder, "folded");
-        PyObject *matches = folded ? get_attr(folded, "matches") : NULL;
-        PyObject *counters = folded ? get_attr(folded, "counters") : NULL;
-        fold.keep = get_attr(folder, "keep_described");
-        fold.seen = seen, fold.full = full, fold.matches = matches, fold.counters = counters;
-        fold.folder = folder;
-        fold.shadow = get_attr(folder, "_shadow");
-        fold.rank_key = get_attr(folder, "RANK_KEY");
-        fold.host_key = get_attr(folder, "HOST_KEY");
-        fold.inherited = get_attr(folder, "INHERITED");
-        fold.shipped = get_attr(folder, "_shipped");
-        fold.max_samples = get_ssize(folder, "max_samples");
-        fold.max_seen = get_ssize(folder, "MAX_SEEN");
-        fold.max_shadow = get_ssize(folder, "MAX_SHADOW");
-        if (PyErr_Occurred() || !fold.shadow || !fold.rank_key || !fold.host_key || !fold.inherited ||
-            !fold.shipped || !PyDict_Check(fold.shadow) || !PyDict_Check(fold.shipped))
-            goto bad_state;
-        if (!seen || !full || !matches || !counters || !fold.keep || !PySet_Check(seen) || !PyAnySet_Check(full) ||
-            !PyDict_Check(matches) || !PyDict_Check(counters))
-            goto bad_state;
-    }
+    if (folder != Py_None && fold_init(&fold, folder) < 0)
+        goto bad_state;
     out = PyList_New(0);
     if (!out)
         goto done;
@@ -1297,17 +1379,7 @@ done:
     Py_XDECREF(hosts);
     Py_XDECREF(resolve);
     Py_XDECREF(nccl);
-    Py_XDECREF(folded);
-    Py_XDECREF(fold.keep);
-    Py_XDECREF(fold.seen);
-    Py_XDECREF(fold.full);
-    Py_XDECREF(fold.matches);
-    Py_XDECREF(fold.counters);
-    Py_XDECREF(fold.shadow);
-    Py_XDECREF(fold.rank_key);
-    Py_XDECREF(fold.host_key);
-    Py_XDECREF(fold.shipped);
-    Py_XDECREF(fold.inherited);
+    fold_release(&fold);
     PyBuffer_Release(&buf);
     return out;
 }
@@ -1387,7 +1459,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (int i = 0; i < 5; i++)
         if (!(levels[i] = PyBytes_FromString(level_names[i])))
             return NULL;
-    if (PyType_Ready(&CollectorType) < 0)
+    if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0)
         return NULL;
 #ifdef SLURMDIAG_HS
     if (PyType_Ready(&HsType) < 0)
@@ -1399,6 +1471,12 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CollectorType);
     if (PyModule_AddObject(m, "Collector", (PyObject *)&CollectorType) < 0) {
         Py_DECREF(&CollectorType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&KeeperType);
+    if (PyModule_AddObject(m, "Keeper", (PyObject *)&KeeperType) < 0) {
+        Py_DECREF(&KeeperType);
         Py_DECREF(m);
         return NULL;
     }

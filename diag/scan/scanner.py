@@ -329,7 +329,9 @@ class Scanner:
         facts = result.facts
         stats_of = result.stats
         entries = self.entries
-        keep = folder.keep_described if folder is not None else None
+        keep = None
+        if folder is not None:  # the compiled core decides most records' fold in C (diag.scan.core)
+            keep = self._core.Keeper(folder) if self._core is not None else folder.keep_described
         # A worker's records share one matches tuple per distinct payload, and pickling keeps
         # that sharing: describe each once. The tuple is held here, so its id stays its own.
         described: dict[int, tuple] = {}

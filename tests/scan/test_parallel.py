@@ -221,3 +221,26 @@ def test_a_worker_that_dies_falls_back_to_one_core(rules, tmp_path):
     scanner.digest_source = dies_in_a_worker  # type: ignore[method-assign]
     result = scanner.scan([Source(str(path))])
     assert (result.stats, result.facts, result.inputs) == expected
+
+
+@pytest.mark.parametrize("density", ["0.02", "0.30"])
+def test_a_dense_job_scans_the_same_on_workers_with_and_without_the_core(rules, tmp_path, monkeypatch, density):
+    """An NCCL-dense job (ranks changing with every communicator, restarts): the workers' records
+    folded again on the apply side by the compiled core (diag.scan.core Keeper) or by Python, and
+    one process, find the same counts, samples, hosts and facts."""
+    from diag.scan import core
+
+    log = tmp_path / "dense.log"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "gen_log.py"), "--shape", "dense", "--ranks", "64", "--size", "2M",
+         "--density", density, "--out", str(log)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    results = []
+    for no_core in ("", "1"):
+        monkeypatch.setenv(core.NO_CORE_ENV, no_core)
+        results.append(_scan(rules, [str(log)], 2, 64 << 10, min_bytes=0, task_chunks=2))
+    results.append(_scan(rules, [str(log)], 1, 64 << 10))
+    assert results[0] == results[1] == results[2]
+    stats = results[0][0]
+    assert sum(s.count for s in stats.values()) > 100
