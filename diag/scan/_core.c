@@ -934,36 +934,76 @@ static int cmp_ssize(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Scanner._confirm in C for a payload the PCRE2 forms of its candidate signatures can all answer:
- * the tuple ((entry, (value of each named group as bytes, or None), ...), ...) of the signatures
- * among ``members`` (in entry order) that match, which the scanner maps to what confirming gives.
- * NULL without an error when some signature has no PCRE2 form (diag.scan.core.pcre2_form) or PCRE2
- * gave up: Python confirms that payload. ``confirmers[i]``: None or (regex, levels, group numbers). */
-static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned char *payload, Py_ssize_t plen,
-                         const unsigned char *level, Py_ssize_t level_len) {
-    Py_ssize_t ids[MAX_MEMBERS], k = 0, nconf = PyList_GET_SIZE(confirmers);
-    PyObject *item, *it;
+/* What confirm() matched, as bytes that only equal matches give (entry, then each group's length
+ * or -1 for None, then its bytes): the key of the core's own answers (Answers). */
+#define SER_MAX 1024
+typedef struct {
+    unsigned char buf[SER_MAX];
+    Py_ssize_t len;
+    int overflow;
+} Ser;
+
+static void ser_put(Ser *ser, const void *data, Py_ssize_t n) {
+    if (ser->overflow || ser->len + n > SER_MAX) {
+        ser->overflow = 1;
+        return;
+    }
+    memcpy(ser->buf + ser->len, data, n);
+    ser->len += n;
+}
+
+/* The sorted entries of a member set, kept for the next line (lines of one kind share one set). */
+typedef struct {
+    PyObject *members; /* a reference, so that its address is not reused while cached */
+    Py_ssize_t ids[MAX_MEMBERS], k;
+    int ok; /* 0: some member is out of range or the set is too large: Python confirms */
+} MemberIds;
+
+static int member_ids(MemberIds *mi, PyObject *members, Py_ssize_t nconf) {
+    if (mi->members == members)
+        return 0;
+    Py_XSETREF(mi->members, members);
+    Py_INCREF(members);
+    mi->k = 0;
+    mi->ok = 0;
     if (!PyAnySet_Check(members) || PySet_GET_SIZE(members) > MAX_MEMBERS)
-        return NULL;
-    it = PyObject_GetIter(members);
+        return 0;
+    PyObject *item, *it = PyObject_GetIter(members);
     if (!it)
-        return NULL;
+        return -1;
     while ((item = PyIter_Next(it)) != NULL) {
         Py_ssize_t i = PyLong_AsSsize_t(item);
         Py_DECREF(item);
-        if (i < 0 || i >= nconf || k >= MAX_MEMBERS) {
+        if (i < 0 || i >= nconf || mi->k >= MAX_MEMBERS) {
             PyErr_Clear();
             Py_DECREF(it);
-            return NULL;
+            mi->k = 0;
+            return 0;
         }
-        ids[k++] = i;
+        mi->ids[mi->k++] = i;
     }
     Py_DECREF(it);
     if (PyErr_Occurred())
+        return -1;
+    qsort(mi->ids, mi->k, sizeof(Py_ssize_t), cmp_ssize);
+    mi->ok = 1;
+    return 0;
+}
+
+/* Scanner._confirm in C for a payload the PCRE2 forms of its candidate signatures can all answer:
+ * the tuple ((entry, (value of each named group as bytes, or None), ...), ...) of the signatures
+ * among the members (in entry order) that match, which the scanner maps to what confirming gives.
+ * NULL without an error when some signature has no PCRE2 form (diag.scan.core.pcre2_form) or PCRE2
+ * gave up: Python confirms that payload. ``confirmers[i]``: None or (regex, levels, group numbers).
+ * With ``ser``, the same matches are also written as bytes; with ``build`` 0 only those, and the
+ * result is None. */
+static PyObject *confirm(PyObject *confirmers, MemberIds *mi, const unsigned char *payload, Py_ssize_t plen,
+                         const unsigned char *level, Py_ssize_t level_len, Ser *ser, int build) {
+    if (!mi->ok)
         return NULL;
-    qsort(ids, k, sizeof(Py_ssize_t), cmp_ssize);
-    PyObject *found = PyList_New(0);
-    if (!found)
+    const Py_ssize_t *ids = mi->ids, k = mi->k;
+    PyObject *found = build ? PyList_New(0) : NULL;
+    if (build && !found)
         return NULL;
     for (Py_ssize_t j = 0; j < k; j++) {
         PyObject *entry = PyList_GET_ITEM(confirmers, ids[j]);
@@ -996,20 +1036,33 @@ static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
         uint32_t pairs = pcre2_get_ovector_count(r->md);
         Py_ssize_t ng = PyTuple_GET_SIZE(groups);
-        PyObject *values = PyTuple_New(ng);
-        if (!values)
+        PyObject *values = build ? PyTuple_New(ng) : NULL;
+        if (build && !values)
             goto error;
+        if (ser) {
+            ser_put(ser, &ids[j], sizeof(Py_ssize_t));
+            ser_put(ser, &ng, sizeof(Py_ssize_t));
+        }
         for (Py_ssize_t q = 0; q < ng; q++) {
             long g = PyLong_AsLong(PyTuple_GET_ITEM(groups, q));
+            int set = g > 0 && g < rc && (uint32_t)g < pairs && G_SET(ov, g) && G_END(ov, g) <= (PCRE2_SIZE)plen &&
+                      G_START(ov, g) <= G_END(ov, g);
+            if (!set && g == -1 && PyErr_Occurred()) {
+                Py_XDECREF(values);
+                goto error;
+            }
+            Py_ssize_t at = set ? (Py_ssize_t)G_START(ov, g) : 0, len = set ? (Py_ssize_t)(G_END(ov, g) - G_START(ov, g)) : -1;
+            if (ser) {
+                ser_put(ser, &len, sizeof(Py_ssize_t));
+                if (set)
+                    ser_put(ser, payload + at, len);
+            }
+            if (!build)
+                continue;
             PyObject *v;
-            if (g > 0 && g < rc && (uint32_t)g < pairs && G_SET(ov, g) && G_END(ov, g) <= (PCRE2_SIZE)plen &&
-                G_START(ov, g) <= G_END(ov, g))
-                v = PyBytes_FromStringAndSize((const char *)payload + G_START(ov, g), G_END(ov, g) - G_START(ov, g));
+            if (set)
+                v = PyBytes_FromStringAndSize((const char *)payload + at, len);
             else {
-                if (g == -1 && PyErr_Occurred()) {
-                    Py_DECREF(values);
-                    goto error;
-                }
                 Py_INCREF(Py_None);
                 v = Py_None;
             }
@@ -1019,6 +1072,8 @@ static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned
             }
             PyTuple_SET_ITEM(values, q, v);
         }
+        if (!build)
+            continue;
         PyObject *hit = Py_BuildValue("(nN)", ids[j], values);
         if (!hit || PyList_Append(found, hit) < 0) {
             Py_XDECREF(hit);
@@ -1026,16 +1081,134 @@ static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned
         }
         Py_DECREF(hit);
     }
+    if (!build)
+        Py_RETURN_NONE;
     PyObject *key = PyList_AsTuple(found);
     Py_DECREF(found);
     return key;
 fallback:
-    Py_DECREF(found);
+    Py_XDECREF(found);
     return NULL;
 error:
-    Py_DECREF(found);
+    Py_XDECREF(found);
     return NULL;
 }
+
+/* --- answers by matched values, held in C --------------------------------------------------- */
+
+/* Answers(): what the scanner's _by_matches answered, keyed by the bytes confirm() writes, so that
+ * a repeat of known matches (NCCL's one-off ``comm 0x...`` lines: a new pointer, the same rank) is
+ * answered without building its Python key. Only answers _by_matches gave are kept, and a key maps
+ * to one answer whatever payload gave it, so this only skips work. At most ANSWERS_MAX entries: all
+ * are forgotten when it fills. Each Scanner has its own (entry numbers are its own). */
+#define ANSWERS_SLOTS 8192
+#define ANSWERS_MAX 4096
+typedef struct {
+    uint64_t hash;
+    unsigned char *key;
+    Py_ssize_t len;
+    PyObject *value;
+} Answer;
+
+typedef struct {
+    PyObject_HEAD Answer *slots;
+    Py_ssize_t count;
+} Answers;
+
+static uint64_t fnv1a(const unsigned char *s, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void answers_clear(Answers *a) {
+    if (!a->slots)
+        return;
+    for (Py_ssize_t i = 0; i < ANSWERS_SLOTS; i++)
+        if (a->slots[i].key) {
+            PyMem_Free(a->slots[i].key);
+            Py_CLEAR(a->slots[i].value);
+            a->slots[i].key = NULL;
+        }
+    a->count = 0;
+}
+
+static void answers_dealloc(Answers *a) {
+    answers_clear(a);
+    PyMem_Free(a->slots);
+    Py_TYPE(a)->tp_free((PyObject *)a);
+}
+
+static PyObject *answers_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    Answers *a = (Answers *)type->tp_alloc(type, 0);
+    if (!a)
+        return NULL;
+    a->slots = PyMem_Calloc(ANSWERS_SLOTS, sizeof(Answer));
+    if (!a->slots) {
+        Py_DECREF(a);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)a;
+}
+
+/* The slot of ``key``: its own, or the empty one where it would go. */
+static Answer *answers_slot(Answers *a, const unsigned char *key, Py_ssize_t len, uint64_t h) {
+    Py_ssize_t i = (Py_ssize_t)(h & (ANSWERS_SLOTS - 1));
+    for (;;) {
+        Answer *e = &a->slots[i];
+        if (!e->key || (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0))
+            return e;
+        i = (i + 1) & (ANSWERS_SLOTS - 1); /* never full: at most half the slots are used */
+    }
+}
+
+static PyObject *answers_get(Answers *a, const Ser *ser) { /* borrowed, or NULL */
+    if (ser->overflow)
+        return NULL;
+    Answer *e = answers_slot(a, ser->buf, ser->len, fnv1a(ser->buf, ser->len));
+    return e->key ? e->value : NULL;
+}
+
+static int answers_put(Answers *a, const Ser *ser, PyObject *value) {
+    if (ser->overflow)
+        return 0;
+    if (a->count >= ANSWERS_MAX)
+        answers_clear(a);
+    uint64_t h = fnv1a(ser->buf, ser->len);
+    Answer *e = answers_slot(a, ser->buf, ser->len, h);
+    if (e->key)
+        return 0;
+    e->key = PyMem_Malloc(ser->len ? ser->len : 1);
+    if (!e->key) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(e->key, ser->buf, ser->len);
+    e->len = ser->len;
+    e->hash = h;
+    Py_INCREF(value);
+    e->value = value;
+    a->count++;
+    return 0;
+}
+
+static PyObject *answers_len(Answers *a, PyObject *unused) { return PyLong_FromSsize_t(a->count); }
+
+static PyMethodDef answers_methods[] = {
+    {"size", (PyCFunction)answers_len, METH_NOARGS, "How many answers are held."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject AnswersType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Answers",
+    .tp_basicsize = sizeof(Answers),
+    .tp_dealloc = (destructor)answers_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = answers_new,
+    .tp_methods = answers_methods,
+    .tp_doc = "The core's answers by matched values (see Scanner._by_matches).",
+};
 
 /* Fold's references to ``folder``'s containers and settings (the folder clears its containers in
  * place, so they stay its own). 0, or -1 with an exception when the folder is not what the core
@@ -1153,6 +1326,8 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     Py_ssize_t n = buf.len;
     PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL;
     PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
+    Answers *answers = NULL;
+    MemberIds mi = {0};
     Fold fold = {0};
     Regex *f = regex_of(capsule);
     if (!f)
@@ -1163,8 +1338,10 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     resolve = get_attr(scanner, "_resolve");
     confirmers = get_attr(scanner, "_confirmers");
     by_matches = get_attr(scanner, "_by_matches");
+    answers = (Answers *)get_attr(scanner, "_answers");
     if (!nccl || !memo || !hosts || !resolve || !confirmers || !by_matches || !PyDict_Check(memo) ||
-        !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches))
+        !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches) || !answers ||
+        !PyObject_TypeCheck((PyObject *)answers, &AnswersType))
         goto bad_state;
     if (folder != Py_None && fold_init(&fold, folder) < 0)
         goto bad_state;
@@ -1233,18 +1410,47 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             goto fail;
         } else {
             /* Not in the memo: confirmed here when PCRE2 can, and then usually known by its matches
-             * (channel lines differ in their ranks, not in what they capture). */
-            PyObject *mkey = confirm(confirmers, members, raw + cut, size - cut, raw + G_START(ov, 10),
-                                     G_END(ov, 10) - G_START(ov, 10));
-            if (!mkey && PyErr_Occurred()) {
+             * (channel lines differ in their ranks, not in what they capture): first in the core's
+             * own answers, without a Python object, then in the scanner's _by_matches. */
+            const unsigned char *lvl = raw + G_START(ov, 10);
+            Py_ssize_t lvl_len = G_END(ov, 10) - G_START(ov, 10);
+            PyObject *mkey = NULL;
+            Ser ser;
+            ser.len = 0;
+            ser.overflow = 0;
+            if (member_ids(&mi, members, PyList_GET_SIZE(confirmers)) < 0) {
                 Py_DECREF(key);
                 goto fail;
             }
+            PyObject *quick = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, &ser, 0);
+            if (!quick && PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto fail;
+            }
+            if (quick) {
+                Py_DECREF(quick);
+                known = answers_get(answers, &ser);
+                if (known) {
+                    Py_INCREF(known);
+                } else {
+                    mkey = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, NULL, 1);
+                    if (!mkey && PyErr_Occurred()) {
+                        Py_DECREF(key);
+                        goto fail;
+                    }
+                }
+            }
             if (mkey) {
                 known = PyDict_GetItemWithError(by_matches, mkey);
-                if (known)
+                if (known) {
                     Py_INCREF(known);
-                else if (PyErr_Occurred()) {
+                    if (answers_put(answers, &ser, known) < 0) {
+                        Py_DECREF(known);
+                        Py_DECREF(mkey);
+                        Py_DECREF(key);
+                        goto fail;
+                    }
+                } else if (PyErr_Occurred()) {
                     Py_DECREF(mkey);
                     Py_DECREF(key);
                     goto fail;
@@ -1374,6 +1580,8 @@ fail:
 done:
     Py_XDECREF(confirmers);
     Py_XDECREF(by_matches);
+    Py_XDECREF((PyObject *)answers);
+    Py_XDECREF(mi.members);
     Py_XDECREF(last_host_b);
     Py_XDECREF(memo);
     Py_XDECREF(hosts);
@@ -1459,7 +1667,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (int i = 0; i < 5; i++)
         if (!(levels[i] = PyBytes_FromString(level_names[i])))
             return NULL;
-    if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0)
+    if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0 || PyType_Ready(&AnswersType) < 0)
         return NULL;
 #ifdef SLURMDIAG_HS
     if (PyType_Ready(&HsType) < 0)
@@ -1471,6 +1679,12 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CollectorType);
     if (PyModule_AddObject(m, "Collector", (PyObject *)&CollectorType) < 0) {
         Py_DECREF(&CollectorType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&AnswersType);
+    if (PyModule_AddObject(m, "Answers", (PyObject *)&AnswersType) < 0) {
+        Py_DECREF(&AnswersType);
         Py_DECREF(m);
         return NULL;
     }

@@ -114,6 +114,7 @@ class Scanner:
         # (entry, captured bytes) of every match -> (matches, fold description), as _resolve gives.
         self._confirmers: list = [core.PENDING] * len(entries) if self._core else []
         self._by_matches: dict[tuple, tuple] = {}
+        self._answers = self._core.Answers() if self._core else None  # the same answers, held in C
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:

@@ -391,3 +391,20 @@ def test_the_core_forgets_with_python_when_the_fold_tables_fill(rules, monkeypat
     records, _, folded = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True, from_start)
     assert (records, folded) == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True, from_start)[::2]
     assert sum(folded.matches.values()) + sum(folded.counters.values()) > 100
+
+
+@needs_core
+def test_one_off_lines_are_answered_in_c_within_bounds(rules, monkeypatch):
+    """Communicator lines whose pointer is new every time and whose captured rank repeats: the
+    core answers the repeats from its own table (at most 4,096 answers), with the records Python
+    gives."""
+    lines = [
+        f"node-1:{100 + i % 3}:1 [0] NCCL INFO comm 0x{i:x} rank {r} nranks 8 cudaDev 0 busId 1000 - Init START"
+        for i in range(12_000)
+        for r in [i % 3000 + 3000 * (i // 6000)]  # 3,000 ranks twice, then 3,000 others twice
+    ]
+    blob = "\n".join(lines).encode()
+    scanner = _scanner(rules, "auto", True, monkeypatch)
+    with_core = _digest(scanner, blob, True)
+    assert 0 < scanner._answers.size() <= 4096
+    assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)
