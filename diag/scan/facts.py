@@ -191,6 +191,27 @@ class Facts:
         if frame.host and frame.emitter in ("nccl", "ucx", "ompi") and len(self.hosts) < 10_000:
             self.host(frame.host, order)
 
+    def observe_rank_line(
+        self, host: str, pid: int, emitter: str | None, level: str | None, m: dict, order: tuple[int, int]
+    ) -> None:
+        """:meth:`observe_frame` then :meth:`observe` of a line with a host and a pid whose only match is
+        ``comm_rank``: the same effects in the same order, without a Frame. A dense NCCL log applies
+        tens of thousands of them (each gives a process its rank in the next communicator)."""
+        if emitter == "nccl" and level == "INFO":
+            self.nccl_info = True
+        elif emitter == "slurm":
+            self.slurm_messages = True
+        if emitter in ("nccl", "ucx", "ompi") and len(self.hosts) < 10_000:
+            self.host(host, order)
+        hf = self.host(host, order)
+        rank = int(m["rank"])
+        self.max_nranks = max(self.max_nranks, int(m["nranks"]))
+        self.rank_of_process[(host, pid)] = rank
+        if len(self.host_of_rank) < 100_000:
+            self.host_of_rank[rank] = host
+        if len(hf.ranks) < 4096:
+            hf.ranks.add(rank)
+
     def observe(self, sig: Signature, m, frame: Frame, order: tuple[int, int]) -> None:
         name = sig.name
         if name == "slurm_message" or name == "launcher":

@@ -101,6 +101,8 @@ class Scanner:
         for rule in rules.rules:
             entries.extend((rule.id, s) for s in rule.signatures)
         self.entries = entries
+        # The communicator line of a process (comm_rank alone) is applied without a Frame (Facts.observe_rank_line).
+        self._rank_entry = next(i for i, (o, sig) in enumerate(entries) if o == FACTS_OWNER and sig.name == "comm_rank")
         self.engine = make_engine(engine, [Pattern(sig.pattern, sig.literal) for _, sig in entries])
         self._memo: dict[tuple, tuple[Match, ...]] = {}
         self._bytes_memo: dict[tuple, tuple] = {}  # (payload, level, members) -> (matches, fold description)
@@ -337,6 +339,7 @@ class Scanner:
         # that sharing: describe each once. The tuple is held here, so its id stays its own.
         described: dict[int, tuple] = {}
         sampling = self.sampler is not None
+        rank_entry = self._rank_entry
         for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
             if sampling and matches and matches[0][0] == SAMPLE_INDEX:
                 result.error_sample.add(text[cut:], host)  # nothing else sees a sampled line
@@ -348,6 +351,9 @@ class Scanner:
                 if not keep(host, pid, rank, emitter, known[1]):
                     continue
             line_no += line_base
+            if host and pid is not None and len(matches) == 1 and matches[0][0] == rank_entry:
+                facts.observe_rank_line(host, pid, emitter, level, matches[0][1], (index, line_no))
+                continue
             fr = Frame(text, text[cut:], host, pid, rank, local_rank, task, level, timestamp, emitter)
             order = (index, line_no)
             facts.observe_frame(fr, order)
