@@ -115,8 +115,10 @@ def _hyperscan_engines(rules, monkeypatch):
 
 
 def test_ci_builds_the_core_with_libhs():
-    """CI installs libhyperscan-dev (.ci/run), so the core runs Hyperscan itself there."""
-    if os.environ.get("CI"):
+    """CI installs libhyperscan-dev on x86-64 (.ci/run), so the core runs Hyperscan itself there."""
+    import platform
+
+    if os.environ.get("CI") and platform.machine() == "x86_64":
         assert hasattr(core.module(), "hs_compile")
 
 
