@@ -5,7 +5,8 @@ Python headers or libpcre2 (Debian: ``apt-get install -y gcc python3-dev libpcre
 ``pip install .`` still succeeds and the scanner runs its pure-Python path, with the same reports.
 Where libhs is found too (Debian: ``libhyperscan-dev``), the core also runs Hyperscan itself;
 without it the core uses the ``hyperscan`` package's database instead, with the same lines.
-``SLURMDIAG_BUILD_NO_HS=1`` builds without libhs even where it is found.
+``SLURMDIAG_BUILD_NO_HS=1`` builds without libhs even where it is found (from a clean tree, or with
+``build_ext --force``: setuptools reuses the objects in build/ otherwise).
 """
 
 from __future__ import annotations
