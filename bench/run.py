@@ -47,6 +47,13 @@ def _engines() -> list[str]:
 
 
 ENGINES = _engines()
+
+
+def _core_built() -> bool:
+    sys.path.insert(0, ROOT)
+    from diag.scan import core
+
+    return core.built()
 C_ENV = {**os.environ, "LC_ALL": "C"}
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 RG_BASE = "rg --no-unicode -c -f"  # the "x rg" baseline: byte semantics, like LC_ALL=C grep
@@ -307,6 +314,12 @@ class Bench:
             run = measure([*SLURMDIAG, "--format", "json", "--engine", engine, "--jobs", "1", path], self.timeout,
                           f"slurmdiag-{engine}-j1-{tag}")  # fmt: skip
             rows.append(Row(f"slurmdiag --format json --engine {engine} --jobs 1", label, size, run, _diag_note(run)))
+        if ENGINES and _core_built():  # the pure-Python fallback: what an install without a compiler runs
+            engine = ENGINES[0]
+            run = measure([*SLURMDIAG, "--format", "json", "--engine", engine, path], self.timeout,
+                          f"slurmdiag-{engine}-nocore-{tag}", {**os.environ, "SLURMDIAG_NO_CORE": "1"})  # fmt: skip
+            rows.append(Row(f"SLURMDIAG_NO_CORE=1 slurmdiag --format json --engine {engine}", label, size, run,
+                            _diag_note(run)))  # fmt: skip
         self.rows.extend(rows)
         return rows
 

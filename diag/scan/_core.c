@@ -27,6 +27,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@
 #include <pcre2.h>
 
 #define MAX_UNIONS 4096
+#define MAX_LAST_IDS 16 /* expressions on one line whose union the next line may reuse */
 
 static PyObject *one; /* the int 1 */
 static PyObject *levels[5]; /* b"INFO", ...: the levels the NCCL prefix reads, one object each */
@@ -66,16 +68,18 @@ static int hit_cmp(const void *a, const void *b) {
 /* The line holding pos, as diag.scan.engines.line_span reads it: from after the last \n or \r before
  * pos to the first one at or after pos (or the block's end). */
 static void line_span(const unsigned char *s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t *start, Py_ssize_t *stop) {
-    Py_ssize_t i = pos;
-    if (i > n)
-        i = n;
-    while (i > 0 && s[i - 1] != '\n' && s[i - 1] != '\r')
-        i--;
-    *start = i;
-    i = pos;
-    while (i < n && s[i] != '\n' && s[i] != '\r')
-        i++;
-    *stop = i;
+    if (pos > n)
+        pos = n;
+    /* backwards: the last \n before pos, then a lone \r after it (memrchr/memchr: SIMD, not a loop per byte) */
+    const unsigned char *nl = pos ? memrchr(s, '\n', pos) : NULL;
+    Py_ssize_t from = nl ? nl - s + 1 : 0;
+    const unsigned char *cr = pos > from ? memrchr(s + from, '\r', pos - from) : NULL;
+    *start = cr ? cr - s + 1 : from;
+    /* forwards: the first \n at or after pos, or a \r before it */
+    nl = pos < n ? memchr(s + pos, '\n', n - pos) : NULL;
+    Py_ssize_t to = nl ? nl - s : n;
+    cr = to > pos ? memchr(s + pos, '\r', to - pos) : NULL;
+    *stop = cr ? cr - s : to;
 }
 
 /* The union of members[e] for the exprs of one line, shared through ``unions`` (keyed by the sorted
@@ -137,8 +141,16 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
     Py_ssize_t *ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
     if (!ids)
         return PyErr_NoMemory();
-    if (count > 1) /* qsort may not be given the NULL buffer of an empty collector */
+    /* Hyperscan reports in end order almost always: sort only when it did not (qsort may not be
+     * given the NULL buffer of an empty collector). Only the end order matters below: a line's
+     * expressions are kept sorted as they are added. */
+    int sorted = 1;
+    for (Py_ssize_t i = 1; i < count && sorted; i++)
+        sorted = hits[i - 1].end <= hits[i].end;
+    if (count > 1 && !sorted)
         qsort(hits, count, sizeof(Hit), hit_cmp);
+    Py_ssize_t last_ids[MAX_LAST_IDS], last_k = 0;
+    PyObject *last_union = NULL;
     PyObject *out = PyList_New(0);
     if (!out)
         goto done;
@@ -166,7 +178,19 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
             }
             i++;
         } while (i < count && hits[i].end <= stop);
-        PyObject *tried = members_union(members, unions, ids, k);
+        PyObject *tried;
+        if (k > 1 && k == last_k && last_union && memcmp(ids, last_ids, sizeof(Py_ssize_t) * k) == 0) {
+            tried = last_union; /* NCCL's lines come in runs of one kind: the union of the line before */
+            Py_INCREF(tried);
+        } else {
+            tried = members_union(members, unions, ids, k);
+            if (tried && k > 1 && k <= MAX_LAST_IDS) {
+                memcpy(last_ids, ids, sizeof(Py_ssize_t) * k);
+                last_k = k;
+                Py_XSETREF(last_union, tried);
+                Py_INCREF(tried);
+            }
+        }
         if (!tried) {
             Py_CLEAR(out);
             goto done;
@@ -190,6 +214,7 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
         Py_DECREF(item);
     }
 done:
+    Py_XDECREF(last_union);
     PyMem_Free(ids);
     return out;
 }
@@ -314,6 +339,204 @@ static PyTypeObject CollectorType = {
     .tp_new = PyType_GenericNew,
     .tp_doc = "Records Hyperscan matches for lines().",
 };
+
+/* --- Hyperscan run from C (built when setup.py finds libhs: Debian's libhyperscan-dev) ---------- */
+
+#ifdef SLURMDIAG_HS
+#include <hs.h>
+
+/* A Hyperscan database with its scratch space and a buffer of the last scan's matches:
+ * Hs.lines(block, members, unions) scans ``block`` and gives core.lines's result, with no Python
+ * call per match (the hyperscan package's binding builds an argument tuple per match under the
+ * interpreter lock: on an NCCL-dense log that cost three times the scan itself). Each process
+ * has its own copy after a fork, scratch included, and scans one block at a time. */
+typedef struct {
+    PyObject_HEAD hs_database_t *db;
+    hs_scratch_t *scratch;
+    Hit *hits;
+    Py_ssize_t count, cap;
+    int out_of_memory;
+    unsigned int nexprs;
+} Hs;
+
+static PyTypeObject HsType;
+
+static void hs_dealloc(Hs *h) {
+    if (h->scratch)
+        hs_free_scratch(h->scratch);
+    if (h->db)
+        hs_free_database(h->db);
+    free(h->hits);
+    Py_TYPE(h)->tp_free((PyObject *)h);
+}
+
+/* An Hs around ``db`` (taken over), with its scratch; NULL with an exception on failure. */
+static PyObject *hs_wrap(hs_database_t *db, unsigned int nexprs) {
+    Hs *h = PyObject_New(Hs, &HsType);
+    if (!h) {
+        hs_free_database(db);
+        return NULL;
+    }
+    h->db = db;
+    h->scratch = NULL;
+    h->hits = NULL;
+    h->count = h->cap = 0;
+    h->out_of_memory = 0;
+    h->nexprs = nexprs;
+    if (hs_alloc_scratch(db, &h->scratch) != HS_SUCCESS) {
+        Py_DECREF(h);
+        return PyErr_Format(PyExc_ValueError, "Hyperscan cannot allocate scratch space for the database");
+    }
+    return (PyObject *)h;
+}
+
+/* hs_compile(exprs) -> Hs: the expressions (bytes, Hyperscan syntax) in one block-mode database,
+ * expression i reported as id i, every one with HS_FLAG_ALLOWEMPTY (as the Python engine compiles
+ * them). ValueError with Hyperscan's message when one does not compile. */
+static PyObject *core_hs_compile(PyObject *self, PyObject *args) {
+    PyObject *exprs;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &exprs))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(exprs);
+    if (n == 0 || n > 1000000) {
+        PyErr_SetString(PyExc_ValueError, "Hyperscan needs 1 to 10^6 expressions");
+        return NULL;
+    }
+    const char **patterns = PyMem_Malloc(sizeof(char *) * n);
+    unsigned int *flags = PyMem_Malloc(sizeof(unsigned int) * n), *ids = PyMem_Malloc(sizeof(unsigned int) * n);
+    PyObject *out = NULL;
+    if (!patterns || !flags || !ids) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *e = PyList_GET_ITEM(exprs, i);
+        if (!PyBytes_Check(e) || (Py_ssize_t)strlen(PyBytes_AS_STRING(e)) != PyBytes_GET_SIZE(e)) {
+            PyErr_SetString(PyExc_TypeError, "an expression is bytes without NUL");
+            goto done;
+        }
+        patterns[i] = PyBytes_AS_STRING(e);
+        flags[i] = HS_FLAG_ALLOWEMPTY;
+        ids[i] = (unsigned int)i;
+    }
+    hs_database_t *db = NULL;
+    hs_compile_error_t *err = NULL;
+    if (hs_compile_multi(patterns, flags, ids, (unsigned int)n, HS_MODE_BLOCK, NULL, &db, &err) != HS_SUCCESS) {
+        PyErr_Format(PyExc_ValueError, "Hyperscan cannot compile expression %d: %s", err ? err->expression : -1,
+                     err && err->message ? err->message : "?");
+        hs_free_compile_error(err);
+        goto done;
+    }
+    out = hs_wrap(db, (unsigned int)n);
+done:
+    PyMem_Free(patterns);
+    PyMem_Free(flags);
+    PyMem_Free(ids);
+    return out;
+}
+
+/* hs_load(serialized, expressions) -> Hs: a database Hs.serialize() wrote (by this libhs version:
+ * the cache key holds hs_version()). ValueError when libhs refuses it. */
+static PyObject *core_hs_load(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    unsigned int nexprs;
+    if (!PyArg_ParseTuple(args, "y*I", &buf, &nexprs))
+        return NULL;
+    hs_database_t *db = NULL;
+    hs_error_t rc = hs_deserialize_database(buf.buf, buf.len, &db);
+    PyBuffer_Release(&buf);
+    if (rc != HS_SUCCESS)
+        return PyErr_Format(PyExc_ValueError, "Hyperscan cannot load the database (error %d)", rc);
+    return hs_wrap(db, nexprs);
+}
+
+static PyObject *hs_serialize(Hs *h, PyObject *unused) {
+    char *bytes = NULL;
+    size_t size = 0;
+    if (hs_serialize_database(h->db, &bytes, &size) != HS_SUCCESS)
+        return PyErr_Format(PyExc_ValueError, "Hyperscan cannot serialize the database");
+    PyObject *out = PyBytes_FromStringAndSize(bytes, size);
+    free(bytes);
+    return out;
+}
+
+static int hs_on_match(unsigned int id, unsigned long long from, unsigned long long to, unsigned int flags,
+                       void *ctx) {
+    Hs *h = ctx;
+    if (h->count == h->cap) {
+        Py_ssize_t cap = h->cap ? h->cap * 2 : 4096;
+        Hit *grown = realloc(h->hits, sizeof(Hit) * cap);
+        if (!grown) {
+            h->out_of_memory = 1;
+            return 1; /* stop the scan */
+        }
+        h->hits = grown;
+        h->cap = cap;
+    }
+    h->hits[h->count].end = (Py_ssize_t)to;
+    h->hits[h->count].expr = (Py_ssize_t)id;
+    h->count++;
+    return 0;
+}
+
+static PyObject *hs_lines(Hs *h, PyObject *args) {
+    Py_buffer buf;
+    PyObject *members, *unions, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyList_Type, &members, &PyDict_Type, &unions))
+        return NULL;
+    if (PyList_GET_SIZE(members) != (Py_ssize_t)h->nexprs) {
+        PyErr_SetString(PyExc_ValueError, "one member set per expression of the database");
+        goto done;
+    }
+    if (buf.len > (Py_ssize_t)UINT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "a block longer than Hyperscan scans at once");
+        goto done;
+    }
+    h->count = 0;
+    h->out_of_memory = 0;
+    hs_error_t rc = hs_scan(h->db, buf.buf, (unsigned int)buf.len, 0, h->scratch, hs_on_match, h);
+    if (h->out_of_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (rc != HS_SUCCESS) {
+        PyErr_Format(PyExc_RuntimeError, "Hyperscan scan failed (error %d)", rc);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < h->count; i++) /* libhs's own promise, checked all the same */
+        if (h->hits[i].end < 0 || h->hits[i].end > buf.len || h->hits[i].expr >= (Py_ssize_t)h->nexprs) {
+            PyErr_SetString(PyExc_RuntimeError, "Hyperscan reported a match outside the block");
+            goto done;
+        }
+    out = lines_from_hits(buf.buf, buf.len, h->hits, h->count, members, unions);
+done:
+    h->count = 0;
+    if (h->cap > (1 << 20)) { /* a block with very many matches: do not keep its buffer */
+        free(h->hits);
+        h->hits = NULL;
+        h->cap = 0;
+    }
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+static PyMethodDef hs_methods[] = {
+    {"lines", (PyCFunction)hs_lines, METH_VARARGS, "lines(block, members, unions): candidate lines of a scan."},
+    {"serialize", (PyCFunction)hs_serialize, METH_NOARGS, "The database as bytes, for hs_load."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject HsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Hs",
+    .tp_basicsize = sizeof(Hs),
+    .tp_dealloc = (destructor)hs_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_methods = hs_methods,
+    .tp_doc = "A Hyperscan database scanned from C (hs_compile, hs_load).",
+};
+
+static PyObject *core_hs_version(PyObject *self, PyObject *unused) { return PyUnicode_FromString(hs_version()); }
+#endif /* SLURMDIAG_HS */
 
 /* --- framing -------------------------------------------------------------------------------- */
 
@@ -476,6 +699,9 @@ static int is_plain_ascii(const unsigned char *s, Py_ssize_t n) {
 typedef struct {
     PyObject *seen, *full, *matches, *counters, *keep; /* the folder's own containers (it clears them in place) */
     PyObject *folder, *shadow, *rank_key, *inherited;  /* for the rank token of a rule match without a rank */
+    PyObject *host_key, *shipped;                      /* for keep_in_c: last-wins writes, samples shipped */
+    PyObject *folded;
+    Py_ssize_t max_samples, max_seen, max_shadow;
 } Fold;
 
 /* keep_described's token for a rule match on a line without a rank of its own: the rank this task
@@ -523,7 +749,7 @@ static int bump(PyObject *dict, PyObject *key) {
  * samples are not full, a rank read from the facts), -1 on error. Only when every condition under
  * which keep_described folds holds is the line counted, exactly as keep_described counts it. */
 static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, PyObject *nccl, PyObject *desc) {
-    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 6)
+    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 7)
         return 0;
     PyObject *values = PyTuple_GET_ITEM(desc, 0), *rules = PyTuple_GET_ITEM(desc, 1),
              *last_wins = PyTuple_GET_ITEM(desc, 2), *ordered = PyTuple_GET_ITEM(desc, 3),
@@ -575,7 +801,131 @@ static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, P
     return 1;
 }
 
+/* diag.scan.fold.Folder.keep_described in C, for the lines the core meets by the thousand: no
+ * last-wins observation, or one ``comm_rank`` (a process's rank in a new communicator: ranks change
+ * with every communicator, so these lines ship, and asking Python cost more than the rest of the
+ * line). 0: ship the line, 1: folded here, 2: Python must decide (anything else), -1: error. Every
+ * step is keep_described's, in its order: the rank token read before the writes, the writes
+ * compared with the shadow only for a repeat, the memory forgotten after the writes and before the
+ * key is remembered. ``rank_write`` is what facts.overwrites writes: (RANK_OF, host, pid) -> rank
+ * and (HOST_OF, rank) -> host. */
+static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, PyObject *nccl, PyObject *desc) {
+    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 7)
+        return 2;
+    PyObject *values = PyTuple_GET_ITEM(desc, 0), *rules = PyTuple_GET_ITEM(desc, 1),
+             *last_wins = PyTuple_GET_ITEM(desc, 2), *ordered = PyTuple_GET_ITEM(desc, 3),
+             *counters = PyTuple_GET_ITEM(desc, 4), *rule_set = PyTuple_GET_ITEM(desc, 5),
+             *rank_write = PyTuple_GET_ITEM(desc, 6);
+    if (values == Py_None || ordered != Py_False || !PyTuple_Check(rules) || !PyTuple_Check(last_wins) ||
+        !PyTuple_Check(counters) || !PyUnicode_Check(host) || pid == NULL || pid == Py_None)
+        return 2;
+    Py_ssize_t nlw = PyTuple_GET_SIZE(last_wins), nrules = PyTuple_GET_SIZE(rules);
+    if (nlw > 1 || (nlw == 1 && (!PyLong_Check(rank_write) || PyUnicode_GET_LENGTH(host) == 0)))
+        return 2;
+    int foldable = 1;
+    if (nrules && (foldable = PyObject_RichCompareBool(rule_set, fold->full, Py_LE)) < 0)
+        return -1;
+    PyObject *token;
+    if (!nrules)
+        token = Py_None, Py_INCREF(token);
+    else if (rank != Py_None)
+        token = rank, Py_INCREF(token);
+    else if (!(token = rank_token(fold, host, pid)))
+        return -1;
+    PyObject *key = PyTuple_Pack(4, host, nccl, token, values);
+    Py_DECREF(token);
+    if (!key)
+        return -1;
+    PyObject *wkeys[2] = {NULL, NULL}, *wvalues[2] = {rank_write, host};
+    int rc = -1;
+    if (nlw && (!(wkeys[0] = PyTuple_Pack(3, fold->rank_key, host, pid)) ||
+                !(wkeys[1] = PyTuple_Pack(2, fold->host_key, rank_write))))
+        goto done;
+    if (foldable) {
+        int in = PySet_Contains(fold->seen, key);
+        if (in < 0)
+            goto done;
+        if (in) {
+            for (int w = 0; w < nlw * 2 && foldable; w++) {
+                PyObject *old = PyDict_GetItemWithError(fold->shadow, wkeys[w]);
+                if (!old) {
+                    if (PyErr_Occurred())
+                        goto done;
+                    foldable = 0;
+                } else {
+                    int differs = PyObject_RichCompareBool(old, wvalues[w], Py_NE);
+                    if (differs < 0)
+                        goto done;
+                    foldable = !differs;
+                }
+            }
+            if (foldable) {
+                for (Py_ssize_t i = 0; i < nrules; i++) {
+                    PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), host);
+                    if (!k || bump(fold->matches, k) < 0) {
+                        Py_XDECREF(k);
+                        goto done;
+                    }
+                    Py_DECREF(k);
+                }
+                for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counters); i++) {
+                    PyObject *k = PyTuple_Pack(2, host, PyTuple_GET_ITEM(counters, i));
+                    if (!k || bump(fold->counters, k) < 0) {
+                        Py_XDECREF(k);
+                        goto done;
+                    }
+                    Py_DECREF(k);
+                }
+                rc = 1;
+                goto done;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < nrules; i++) {
+        PyObject *entry = PyTuple_GET_ITEM(rules, i);
+        if (bump(fold->shipped, entry) < 0)
+            goto done;
+        PyObject *n = PyDict_GetItemWithError(fold->shipped, entry);
+        if (!n)
+            goto done;
+        Py_ssize_t count = PyLong_AsSsize_t(n);
+        if (count == -1 && PyErr_Occurred())
+            goto done;
+        if (count >= fold->max_samples && PySet_Add(fold->full, entry) < 0)
+            goto done;
+    }
+    for (int w = 0; w < nlw * 2; w++)
+        if (PyDict_SetItem(fold->shadow, wkeys[w], wvalues[w]) < 0)
+            goto done;
+    if (PySet_GET_SIZE(fold->seen) >= fold->max_seen || PyDict_GET_SIZE(fold->shadow) >= fold->max_shadow) {
+        PyObject *r = PyObject_CallMethod(fold->folder, "_forget", NULL);
+        if (!r)
+            goto done;
+        Py_DECREF(r);
+    }
+    if (PySet_Add(fold->seen, key) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_DECREF(key);
+    Py_XDECREF(wkeys[0]);
+    Py_XDECREF(wkeys[1]);
+    return rc;
+}
+
 static PyObject *get_attr(PyObject *obj, const char *name) { return PyObject_GetAttrString(obj, name); }
+
+/* An int attribute; -1 with an exception set when it is not one. */
+static Py_ssize_t get_ssize(PyObject *obj, const char *name) {
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    if (!v)
+        return -1;
+    Py_ssize_t n = PyLong_Check(v) ? PyLong_AsSsize_t(v) : -1;
+    if (n == -1 && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s is not an int", name);
+    Py_DECREF(v);
+    return n;
+}
 
 #define MAX_MEMBERS 64
 
@@ -584,36 +934,76 @@ static int cmp_ssize(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Scanner._confirm in C for a payload the PCRE2 forms of its candidate signatures can all answer:
- * the tuple ((entry, (value of each named group as bytes, or None), ...), ...) of the signatures
- * among ``members`` (in entry order) that match, which the scanner maps to what confirming gives.
- * NULL without an error when some signature has no PCRE2 form (diag.scan.core.pcre2_form) or PCRE2
- * gave up: Python confirms that payload. ``confirmers[i]``: None or (regex, levels, group numbers). */
-static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned char *payload, Py_ssize_t plen,
-                         const unsigned char *level, Py_ssize_t level_len) {
-    Py_ssize_t ids[MAX_MEMBERS], k = 0, nconf = PyList_GET_SIZE(confirmers);
-    PyObject *item, *it;
+/* What confirm() matched, as bytes that only equal matches give (entry, then each group's length
+ * or -1 for None, then its bytes): the key of the core's own answers (Answers). */
+#define SER_MAX 1024
+typedef struct {
+    unsigned char buf[SER_MAX];
+    Py_ssize_t len;
+    int overflow;
+} Ser;
+
+static void ser_put(Ser *ser, const void *data, Py_ssize_t n) {
+    if (ser->overflow || ser->len + n > SER_MAX) {
+        ser->overflow = 1;
+        return;
+    }
+    memcpy(ser->buf + ser->len, data, n);
+    ser->len += n;
+}
+
+/* The sorted entries of a member set, kept for the next line (lines of one kind share one set). */
+typedef struct {
+    PyObject *members; /* a reference, so that its address is not reused while cached */
+    Py_ssize_t ids[MAX_MEMBERS], k;
+    int ok; /* 0: some member is out of range or the set is too large: Python confirms */
+} MemberIds;
+
+static int member_ids(MemberIds *mi, PyObject *members, Py_ssize_t nconf) {
+    if (mi->members == members)
+        return 0;
+    Py_XSETREF(mi->members, members);
+    Py_INCREF(members);
+    mi->k = 0;
+    mi->ok = 0;
     if (!PyAnySet_Check(members) || PySet_GET_SIZE(members) > MAX_MEMBERS)
-        return NULL;
-    it = PyObject_GetIter(members);
+        return 0;
+    PyObject *item, *it = PyObject_GetIter(members);
     if (!it)
-        return NULL;
+        return -1;
     while ((item = PyIter_Next(it)) != NULL) {
         Py_ssize_t i = PyLong_AsSsize_t(item);
         Py_DECREF(item);
-        if (i < 0 || i >= nconf || k >= MAX_MEMBERS) {
+        if (i < 0 || i >= nconf || mi->k >= MAX_MEMBERS) {
             PyErr_Clear();
             Py_DECREF(it);
-            return NULL;
+            mi->k = 0;
+            return 0;
         }
-        ids[k++] = i;
+        mi->ids[mi->k++] = i;
     }
     Py_DECREF(it);
     if (PyErr_Occurred())
+        return -1;
+    qsort(mi->ids, mi->k, sizeof(Py_ssize_t), cmp_ssize);
+    mi->ok = 1;
+    return 0;
+}
+
+/* Scanner._confirm in C for a payload the PCRE2 forms of its candidate signatures can all answer:
+ * the tuple ((entry, (value of each named group as bytes, or None), ...), ...) of the signatures
+ * among the members (in entry order) that match, which the scanner maps to what confirming gives.
+ * NULL without an error when some signature has no PCRE2 form (diag.scan.core.pcre2_form) or PCRE2
+ * gave up: Python confirms that payload. ``confirmers[i]``: None or (regex, levels, group numbers).
+ * With ``ser``, the same matches are also written as bytes; with ``build`` 0 only those, and the
+ * result is None. */
+static PyObject *confirm(PyObject *confirmers, MemberIds *mi, const unsigned char *payload, Py_ssize_t plen,
+                         const unsigned char *level, Py_ssize_t level_len, Ser *ser, int build) {
+    if (!mi->ok)
         return NULL;
-    qsort(ids, k, sizeof(Py_ssize_t), cmp_ssize);
-    PyObject *found = PyList_New(0);
-    if (!found)
+    const Py_ssize_t *ids = mi->ids, k = mi->k;
+    PyObject *found = build ? PyList_New(0) : NULL;
+    if (build && !found)
         return NULL;
     for (Py_ssize_t j = 0; j < k; j++) {
         PyObject *entry = PyList_GET_ITEM(confirmers, ids[j]);
@@ -646,20 +1036,33 @@ static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
         uint32_t pairs = pcre2_get_ovector_count(r->md);
         Py_ssize_t ng = PyTuple_GET_SIZE(groups);
-        PyObject *values = PyTuple_New(ng);
-        if (!values)
+        PyObject *values = build ? PyTuple_New(ng) : NULL;
+        if (build && !values)
             goto error;
+        if (ser) {
+            ser_put(ser, &ids[j], sizeof(Py_ssize_t));
+            ser_put(ser, &ng, sizeof(Py_ssize_t));
+        }
         for (Py_ssize_t q = 0; q < ng; q++) {
             long g = PyLong_AsLong(PyTuple_GET_ITEM(groups, q));
+            int set = g > 0 && g < rc && (uint32_t)g < pairs && G_SET(ov, g) && G_END(ov, g) <= (PCRE2_SIZE)plen &&
+                      G_START(ov, g) <= G_END(ov, g);
+            if (!set && g == -1 && PyErr_Occurred()) {
+                Py_XDECREF(values);
+                goto error;
+            }
+            Py_ssize_t at = set ? (Py_ssize_t)G_START(ov, g) : 0, len = set ? (Py_ssize_t)(G_END(ov, g) - G_START(ov, g)) : -1;
+            if (ser) {
+                ser_put(ser, &len, sizeof(Py_ssize_t));
+                if (set)
+                    ser_put(ser, payload + at, len);
+            }
+            if (!build)
+                continue;
             PyObject *v;
-            if (g > 0 && g < rc && (uint32_t)g < pairs && G_SET(ov, g) && G_END(ov, g) <= (PCRE2_SIZE)plen &&
-                G_START(ov, g) <= G_END(ov, g))
-                v = PyBytes_FromStringAndSize((const char *)payload + G_START(ov, g), G_END(ov, g) - G_START(ov, g));
+            if (set)
+                v = PyBytes_FromStringAndSize((const char *)payload + at, len);
             else {
-                if (g == -1 && PyErr_Occurred()) {
-                    Py_DECREF(values);
-                    goto error;
-                }
                 Py_INCREF(Py_None);
                 v = Py_None;
             }
@@ -669,6 +1072,8 @@ static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned
             }
             PyTuple_SET_ITEM(values, q, v);
         }
+        if (!build)
+            continue;
         PyObject *hit = Py_BuildValue("(nN)", ids[j], values);
         if (!hit || PyList_Append(found, hit) < 0) {
             Py_XDECREF(hit);
@@ -676,16 +1081,236 @@ static PyObject *confirm(PyObject *confirmers, PyObject *members, const unsigned
         }
         Py_DECREF(hit);
     }
+    if (!build)
+        Py_RETURN_NONE;
     PyObject *key = PyList_AsTuple(found);
     Py_DECREF(found);
     return key;
 fallback:
-    Py_DECREF(found);
+    Py_XDECREF(found);
     return NULL;
 error:
-    Py_DECREF(found);
+    Py_XDECREF(found);
     return NULL;
 }
+
+/* --- answers by matched values, held in C --------------------------------------------------- */
+
+/* Answers(): what the scanner's _by_matches answered, keyed by the bytes confirm() writes, so that
+ * a repeat of known matches (NCCL's one-off ``comm 0x...`` lines: a new pointer, the same rank) is
+ * answered without building its Python key. Only answers _by_matches gave are kept, and a key maps
+ * to one answer whatever payload gave it, so this only skips work. At most ANSWERS_MAX entries: all
+ * are forgotten when it fills. Each Scanner has its own (entry numbers are its own). */
+#define ANSWERS_SLOTS 8192
+#define ANSWERS_MAX 4096
+typedef struct {
+    uint64_t hash;
+    unsigned char *key;
+    Py_ssize_t len;
+    PyObject *value;
+} Answer;
+
+typedef struct {
+    PyObject_HEAD Answer *slots;
+    Py_ssize_t count;
+} Answers;
+
+static uint64_t fnv1a(const unsigned char *s, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void answers_clear(Answers *a) {
+    if (!a->slots)
+        return;
+    for (Py_ssize_t i = 0; i < ANSWERS_SLOTS; i++)
+        if (a->slots[i].key) {
+            PyMem_Free(a->slots[i].key);
+            Py_CLEAR(a->slots[i].value);
+            a->slots[i].key = NULL;
+        }
+    a->count = 0;
+}
+
+static void answers_dealloc(Answers *a) {
+    answers_clear(a);
+    PyMem_Free(a->slots);
+    Py_TYPE(a)->tp_free((PyObject *)a);
+}
+
+static PyObject *answers_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    Answers *a = (Answers *)type->tp_alloc(type, 0);
+    if (!a)
+        return NULL;
+    a->slots = PyMem_Calloc(ANSWERS_SLOTS, sizeof(Answer));
+    if (!a->slots) {
+        Py_DECREF(a);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)a;
+}
+
+/* The slot of ``key``: its own, or the empty one where it would go. */
+static Answer *answers_slot(Answers *a, const unsigned char *key, Py_ssize_t len, uint64_t h) {
+    Py_ssize_t i = (Py_ssize_t)(h & (ANSWERS_SLOTS - 1));
+    for (;;) {
+        Answer *e = &a->slots[i];
+        if (!e->key || (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0))
+            return e;
+        i = (i + 1) & (ANSWERS_SLOTS - 1); /* never full: at most half the slots are used */
+    }
+}
+
+static PyObject *answers_get(Answers *a, const Ser *ser) { /* borrowed, or NULL */
+    if (ser->overflow)
+        return NULL;
+    Answer *e = answers_slot(a, ser->buf, ser->len, fnv1a(ser->buf, ser->len));
+    return e->key ? e->value : NULL;
+}
+
+static int answers_put(Answers *a, const Ser *ser, PyObject *value) {
+    if (ser->overflow)
+        return 0;
+    if (a->count >= ANSWERS_MAX)
+        answers_clear(a);
+    uint64_t h = fnv1a(ser->buf, ser->len);
+    Answer *e = answers_slot(a, ser->buf, ser->len, h);
+    if (e->key)
+        return 0;
+    e->key = PyMem_Malloc(ser->len ? ser->len : 1);
+    if (!e->key) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(e->key, ser->buf, ser->len);
+    e->len = ser->len;
+    e->hash = h;
+    Py_INCREF(value);
+    e->value = value;
+    a->count++;
+    return 0;
+}
+
+static PyObject *answers_len(Answers *a, PyObject *unused) { return PyLong_FromSsize_t(a->count); }
+
+static PyMethodDef answers_methods[] = {
+    {"size", (PyCFunction)answers_len, METH_NOARGS, "How many answers are held."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject AnswersType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Answers",
+    .tp_basicsize = sizeof(Answers),
+    .tp_dealloc = (destructor)answers_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = answers_new,
+    .tp_methods = answers_methods,
+    .tp_doc = "The core's answers by matched values (see Scanner._by_matches).",
+};
+
+/* Fold's references to ``folder``'s containers and settings (the folder clears its containers in
+ * place, so they stay its own). 0, or -1 with an exception when the folder is not what the core
+ * expects. fold_release drops them (also after a failed fold_init). */
+static int fold_init(Fold *fold, PyObject *folder) {
+    Py_INCREF(folder);
+    fold->folder = folder;
+    fold->seen = get_attr(folder, "_seen");
+    fold->full = get_attr(folder, "_full");
+    fold->folded = get_attr(folder, "folded");
+    fold->matches = fold->folded ? get_attr(fold->folded, "matches") : NULL;
+    fold->counters = fold->folded ? get_attr(fold->folded, "counters") : NULL;
+    fold->keep = get_attr(folder, "keep_described");
+    fold->shadow = get_attr(folder, "_shadow");
+    fold->rank_key = get_attr(folder, "RANK_KEY");
+    fold->host_key = get_attr(folder, "HOST_KEY");
+    fold->inherited = get_attr(folder, "INHERITED");
+    fold->shipped = get_attr(folder, "_shipped");
+    fold->max_samples = get_ssize(folder, "max_samples");
+    fold->max_seen = get_ssize(folder, "MAX_SEEN");
+    fold->max_shadow = get_ssize(folder, "MAX_SHADOW");
+    if (PyErr_Occurred())
+        return -1;
+    if (!fold->shadow || !fold->rank_key || !fold->host_key || !fold->inherited || !fold->shipped ||
+        !PyDict_Check(fold->shadow) || !PyDict_Check(fold->shipped) || !fold->seen || !fold->full ||
+        !fold->matches || !fold->counters || !fold->keep || !PySet_Check(fold->seen) || !PyAnySet_Check(fold->full) ||
+        !PyDict_Check(fold->matches) || !PyDict_Check(fold->counters)) {
+        PyErr_SetString(PyExc_TypeError, "folder state is not what the core expects");
+        return -1;
+    }
+    return 0;
+}
+
+static void fold_release(Fold *fold) {
+    Py_CLEAR(fold->folder);
+    Py_CLEAR(fold->folded);
+    Py_CLEAR(fold->keep);
+    Py_CLEAR(fold->seen);
+    Py_CLEAR(fold->full);
+    Py_CLEAR(fold->matches);
+    Py_CLEAR(fold->counters);
+    Py_CLEAR(fold->shadow);
+    Py_CLEAR(fold->rank_key);
+    Py_CLEAR(fold->host_key);
+    Py_CLEAR(fold->shipped);
+    Py_CLEAR(fold->inherited);
+}
+
+/* Keeper(folder)(host, pid, rank, emitter, desc) -> bool: folder.keep_described(...), decided in C
+ * where try_fold and keep_in_c can (as in digest), else by the folder. The apply side of a
+ * parallel scan folds every record the workers shipped with it. */
+typedef struct {
+    PyObject_HEAD Fold fold;
+} Keeper;
+
+static void keeper_dealloc(Keeper *k) {
+    fold_release(&k->fold);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+static PyObject *keeper_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *folder;
+    if (!PyArg_ParseTuple(args, "O", &folder))
+        return NULL;
+    Keeper *k = (Keeper *)type->tp_alloc(type, 0);
+    if (!k)
+        return NULL;
+    if (fold_init(&k->fold, folder) < 0) {
+        Py_DECREF(k);
+        return NULL;
+    }
+    return (PyObject *)k;
+}
+
+static PyObject *keeper_call(Keeper *k, PyObject *args, PyObject *kwargs) {
+    PyObject *host, *pid, *rank, *emitter, *desc;
+    if (!PyArg_ParseTuple(args, "OOOOO", &host, &pid, &rank, &emitter, &desc))
+        return NULL;
+    if (PyUnicode_Check(host) && (rank == Py_None || PyLong_Check(rank)) && (pid == Py_None || PyLong_Check(pid))) {
+        int r = try_fold(&k->fold, host, rank, pid, emitter, desc);
+        if (r < 0)
+            return NULL;
+        if (r == 1)
+            Py_RETURN_FALSE;
+        r = keep_in_c(&k->fold, host, rank, pid, emitter, desc);
+        if (r < 0)
+            return NULL;
+        if (r != 2)
+            return PyBool_FromLong(r == 0);
+    }
+    return PyObject_CallFunctionObjArgs(k->fold.keep, host, pid, rank, emitter, desc, NULL);
+}
+
+static PyTypeObject KeeperType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Keeper",
+    .tp_basicsize = sizeof(Keeper),
+    .tp_dealloc = (destructor)keeper_dealloc,
+    .tp_call = (ternaryfunc)keeper_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = keeper_new,
+    .tp_doc = "Keeper(folder): folder.keep_described, decided in C where it can.",
+};
 
 /* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
  *
@@ -699,8 +1324,10 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         return NULL;
     const unsigned char *s = buf.buf;
     Py_ssize_t n = buf.len;
-    PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL, *folded = NULL;
+    PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL;
     PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
+    Answers *answers = NULL;
+    MemberIds mi = {0};
     Fold fold = {0};
     Regex *f = regex_of(capsule);
     if (!f)
@@ -711,26 +1338,13 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     resolve = get_attr(scanner, "_resolve");
     confirmers = get_attr(scanner, "_confirmers");
     by_matches = get_attr(scanner, "_by_matches");
+    answers = (Answers *)get_attr(scanner, "_answers");
     if (!nccl || !memo || !hosts || !resolve || !confirmers || !by_matches || !PyDict_Check(memo) ||
-        !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches))
+        !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches) || !answers ||
+        !PyObject_TypeCheck((PyObject *)answers, &AnswersType))
         goto bad_state;
-    if (folder != Py_None) {
-        PyObject *seen = get_attr(folder, "_seen"), *full = get_attr(folder, "_full");
-        folded = get_attr(folder, "folded");
-        PyObject *matches = folded ? get_attr(folded, "matches") : NULL;
-        PyObject *counters = folded ? get_attr(folded, "counters") : NULL;
-        fold.keep = get_attr(folder, "keep_described");
-        fold.seen = seen, fold.full = full, fold.matches = matches, fold.counters = counters;
-        fold.folder = folder;
-        fold.shadow = get_attr(folder, "_shadow");
-        fold.rank_key = get_attr(folder, "RANK_KEY");
-        fold.inherited = get_attr(folder, "INHERITED");
-        if (!fold.shadow || !fold.rank_key || !fold.inherited || !PyDict_Check(fold.shadow))
-            goto bad_state;
-        if (!seen || !full || !matches || !counters || !fold.keep || !PySet_Check(seen) || !PyAnySet_Check(full) ||
-            !PyDict_Check(matches) || !PyDict_Check(counters))
-            goto bad_state;
-    }
+    if (folder != Py_None && fold_init(&fold, folder) < 0)
+        goto bad_state;
     out = PyList_New(0);
     if (!out)
         goto done;
@@ -796,18 +1410,47 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             goto fail;
         } else {
             /* Not in the memo: confirmed here when PCRE2 can, and then usually known by its matches
-             * (channel lines differ in their ranks, not in what they capture). */
-            PyObject *mkey = confirm(confirmers, members, raw + cut, size - cut, raw + G_START(ov, 10),
-                                     G_END(ov, 10) - G_START(ov, 10));
-            if (!mkey && PyErr_Occurred()) {
+             * (channel lines differ in their ranks, not in what they capture): first in the core's
+             * own answers, without a Python object, then in the scanner's _by_matches. */
+            const unsigned char *lvl = raw + G_START(ov, 10);
+            Py_ssize_t lvl_len = G_END(ov, 10) - G_START(ov, 10);
+            PyObject *mkey = NULL;
+            Ser ser;
+            ser.len = 0;
+            ser.overflow = 0;
+            if (member_ids(&mi, members, PyList_GET_SIZE(confirmers)) < 0) {
                 Py_DECREF(key);
                 goto fail;
             }
+            PyObject *quick = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, &ser, 0);
+            if (!quick && PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto fail;
+            }
+            if (quick) {
+                Py_DECREF(quick);
+                known = answers_get(answers, &ser);
+                if (known) {
+                    Py_INCREF(known);
+                } else {
+                    mkey = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, NULL, 1);
+                    if (!mkey && PyErr_Occurred()) {
+                        Py_DECREF(key);
+                        goto fail;
+                    }
+                }
+            }
             if (mkey) {
                 known = PyDict_GetItemWithError(by_matches, mkey);
-                if (known)
+                if (known) {
                     Py_INCREF(known);
-                else if (PyErr_Occurred()) {
+                    if (answers_put(answers, &ser, known) < 0) {
+                        Py_DECREF(known);
+                        Py_DECREF(mkey);
+                        Py_DECREF(key);
+                        goto fail;
+                    }
+                } else if (PyErr_Occurred()) {
                     Py_DECREF(mkey);
                     Py_DECREF(key);
                     goto fail;
@@ -887,13 +1530,20 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             } else {
                 if (!pid && !(pid = group_int(raw, ov, rc, 6)))
                     goto fail_line;
-                PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
-                if (!keep)
+                int kept = keep_in_c(&fold, host, rank, pid, nccl, desc);
+                if (kept < 0)
                     goto fail_line;
-                ship = PyObject_IsTrue(keep);
-                Py_DECREF(keep);
-                if (ship < 0)
-                    goto fail_line;
+                if (kept == 2) { /* not a line keep_in_c decides: Python does */
+                    PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
+                    if (!keep)
+                        goto fail_line;
+                    ship = PyObject_IsTrue(keep);
+                    Py_DECREF(keep);
+                    if (ship < 0)
+                        goto fail_line;
+                } else {
+                    ship = kept == 0;
+                }
             }
         }
         if (ship && !pid && !(pid = group_int(raw, ov, rc, 6)))
@@ -930,20 +1580,14 @@ fail:
 done:
     Py_XDECREF(confirmers);
     Py_XDECREF(by_matches);
+    Py_XDECREF((PyObject *)answers);
+    Py_XDECREF(mi.members);
     Py_XDECREF(last_host_b);
     Py_XDECREF(memo);
     Py_XDECREF(hosts);
     Py_XDECREF(resolve);
     Py_XDECREF(nccl);
-    Py_XDECREF(folded);
-    Py_XDECREF(fold.keep);
-    Py_XDECREF(fold.seen);
-    Py_XDECREF(fold.full);
-    Py_XDECREF(fold.matches);
-    Py_XDECREF(fold.counters);
-    Py_XDECREF(fold.shadow);
-    Py_XDECREF(fold.rank_key);
-    Py_XDECREF(fold.inherited);
+    fold_release(&fold);
     PyBuffer_Release(&buf);
     return out;
 }
@@ -1006,6 +1650,11 @@ static PyMethodDef methods[] = {
     {"match", core_match, METH_VARARGS, "Spans of a compiled pattern's match on a subject, or None (tests)."},
     {"count_newlines", core_count_newlines, METH_VARARGS, "Line feeds before each start and in the block."},
     {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},
+#ifdef SLURMDIAG_HS
+    {"hs_compile", core_hs_compile, METH_VARARGS, "A Hyperscan database of expressions (bytes), scanned from C."},
+    {"hs_load", core_hs_load, METH_VARARGS, "hs_load(serialized, expression count): a database Hs.serialize wrote."},
+    {"hs_version", core_hs_version, METH_NOARGS, "The libhs version the core runs."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 
@@ -1018,14 +1667,30 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (int i = 0; i < 5; i++)
         if (!(levels[i] = PyBytes_FromString(level_names[i])))
             return NULL;
-    if (PyType_Ready(&CollectorType) < 0)
+    if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0 || PyType_Ready(&AnswersType) < 0)
         return NULL;
+#ifdef SLURMDIAG_HS
+    if (PyType_Ready(&HsType) < 0)
+        return NULL;
+#endif
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
     Py_INCREF(&CollectorType);
     if (PyModule_AddObject(m, "Collector", (PyObject *)&CollectorType) < 0) {
         Py_DECREF(&CollectorType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&AnswersType);
+    if (PyModule_AddObject(m, "Answers", (PyObject *)&AnswersType) < 0) {
+        Py_DECREF(&AnswersType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&KeeperType);
+    if (PyModule_AddObject(m, "Keeper", (PyObject *)&KeeperType) < 0) {
+        Py_DECREF(&KeeperType);
         Py_DECREF(m);
         return NULL;
     }

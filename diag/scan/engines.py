@@ -202,20 +202,27 @@ class HyperscanEngine(_Engine):
     name = "hyperscan"
 
     def __init__(self, patterns: Sequence[Pattern]):
+        parts, members = _grouped(patterns)
+        self.members = [frozenset(m) for m in members]
+        self._unions: dict[tuple, frozenset[int]] = {}  # the core's shared member sets of lines with several exprs
+        self.core = core.module()  # finds the lines of the matches in C; same lines as below
+        exprs = [part.encode() for part in parts]
+        self.hs = None  # the core's own database, where it was built with libhs: no Python call per match
+        if self.core is not None and hasattr(self.core, "hs_compile"):
+            self.hs = _cached_core_database(self.core, exprs)
+            return
         try:
             import hyperscan
         except ImportError as exc:
             raise EngineUnavailable("hyperscan is not installed (pip install hyperscan; x86-64 Linux wheels)") from exc
-        parts, members = _grouped(patterns)
-        self.members = [frozenset(m) for m in members]
-        self.db = _cached_database(hyperscan, [part.encode() for part in parts])
+        self.db = _cached_database(hyperscan, exprs)
         self.scratch = hyperscan.Scratch(self.db)
-        self.core = core.module()  # finds the lines of the matches in C; same lines as below
-        self._unions: dict[tuple, frozenset[int]] = {}  # the core's shared member sets of lines with several exprs
         self._collector = self.core.Collector() if self.core is not None else None  # records matches in C
 
     def lines(self, block: bytes) -> list[Line]:
         """Candidate lines, each with the patterns that matched on it."""
+        if self.hs is not None:
+            return self.hs.lines(block, self.members, self._unions)
         ends: list[int] = []
         exprs: list[int] = []
         end_append, expr_append = ends.append, exprs.append
@@ -287,6 +294,25 @@ def _lines_of_matches(
             if not members[expr_id] <= tried[line]:  # same line: more patterns to try
                 tried[line] = tried[line] | members[expr_id]
     return list(zip((bounds[lines] + 1).tolist(), bounds[lines + 1].tolist(), tried))
+
+
+def _cached_core_database(core_module, exprs: list[bytes]):
+    """The compiled core's database (libhs, linked by setup.py), cached as the Python one is; its
+    key holds libhs's version, since a serialized database is only valid for the library that wrote it."""
+    key = hashlib.sha256(b"\0".join([core_module.hs_version().encode(), *exprs])).hexdigest()[:32]
+    name = f"hyperscan-core-{key}.db"
+    cached = cache.read_bytes(name)
+    if cached is not None:
+        try:
+            return core_module.hs_load(cached, len(exprs))
+        except ValueError:  # a damaged cache entry is simply rebuilt
+            pass
+    try:
+        db = core_module.hs_compile(exprs)
+    except ValueError as exc:
+        raise EngineUnavailable(f"Hyperscan cannot compile the signatures: {exc}") from exc
+    cache.write_bytes(name, db.serialize())
+    return db
 
 
 def _cached_database(hyperscan, exprs: list[bytes]):

@@ -80,6 +80,7 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
 # The last-wins key of a process's rank, (RANK_OF, host, pid): diag.scan.fold (and the compiled core through it)
 # reads it to know the rank a line without one of its own gets.
 RANK_OF = "rank_of"
+HOST_OF = "host_of"  # the last-wins key of a rank's host, (HOST_OF, rank)
 
 ORDER_DEPENDENT = frozenset(name for name, kind in FACT_KIND.items() if kind == "ordered")
 
@@ -91,7 +92,7 @@ def overwrites(name: str, groups: dict, host: str | None, pid: int | None) -> tu
         return ()
     if name == "comm_rank" and host and pid is not None:
         rank = int(groups["rank"])
-        return (((RANK_OF, host, pid), rank), (("host_of", rank), host))
+        return (((RANK_OF, host, pid), rank), ((HOST_OF, rank), host))
     if name in ("env_echo", "hca_echo") and host:
         return ((("env", host, groups["var"]), groups["value"]),)
     return ()
@@ -189,6 +190,27 @@ class Facts:
             self.slurm_messages = True
         if frame.host and frame.emitter in ("nccl", "ucx", "ompi") and len(self.hosts) < 10_000:
             self.host(frame.host, order)
+
+    def observe_rank_line(
+        self, host: str, pid: int, emitter: str | None, level: str | None, m: dict, order: tuple[int, int]
+    ) -> None:
+        """:meth:`observe_frame` then :meth:`observe` of a line with a host and a pid whose only match is
+        ``comm_rank``: the same effects in the same order, without a Frame. A dense NCCL log applies
+        tens of thousands of them (each gives a process its rank in the next communicator)."""
+        if emitter == "nccl" and level == "INFO":
+            self.nccl_info = True
+        elif emitter == "slurm":
+            self.slurm_messages = True
+        if emitter in ("nccl", "ucx", "ompi") and len(self.hosts) < 10_000:
+            self.host(host, order)
+        hf = self.host(host, order)
+        rank = int(m["rank"])
+        self.max_nranks = max(self.max_nranks, int(m["nranks"]))
+        self.rank_of_process[(host, pid)] = rank
+        if len(self.host_of_rank) < 100_000:
+            self.host_of_rank[rank] = host
+        if len(hf.ranks) < 4096:
+            hf.ranks.add(rank)
 
     def observe(self, sig: Signature, m, frame: Frame, order: tuple[int, int]) -> None:
         name = sig.name

@@ -33,10 +33,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from diag.scan.facts import FACT_KIND, RANK_OF, counter, overwrites
+from diag.scan.facts import FACT_KIND, HOST_OF, RANK_OF, counter, overwrites
 
 _MAX_SEEN = 65536  # distinct lines remembered per task
 _MAX_SHADOW = 65536  # last-wins keys remembered per task
+_MAX_VALUE_IDS = 65536  # ids of captured values remembered per scanner (apart: the fold tables may fill first)
 _MAX_VALUES_CHARS = 1024  # a line capturing more is never folded, so no table holds long captures
 _UNSET = object()
 _INHERITED = "@inherited"  # a key this task has not written: whatever it held when the task began
@@ -52,9 +53,12 @@ class Folded:
 
 
 class Folder:
-    # What the compiled core (diag/scan/_core.c) reads to compute a rank token as keep_described does.
+    # What the compiled core (diag/scan/_core.c) reads to decide as keep_described does.
     RANK_KEY = RANK_OF
+    HOST_KEY = HOST_OF
     INHERITED = _INHERITED
+    MAX_SEEN = _MAX_SEEN
+    MAX_SHADOW = _MAX_SHADOW
 
     def __init__(self, entries: list, facts_owner: str, max_samples: int, from_start: bool = False):
         """``from_start``: this folder sees the job from its first line, so a key it has not seen
@@ -79,7 +83,9 @@ class Folder:
         """What folding needs to know of a line's ``matches``, computed once per distinct payload
         (the scanner keeps it next to the matches): (an id of the matched signatures and captured
         values, rule entries, last-wins observations, order-dependent, counters a repeat
-        increments). The id stands for the values in fold keys: a small int hashes at once."""
+        increments, rule entries as a set, and the rank a lone ``comm_rank`` observation writes or None).
+        The id stands for the values in fold keys: a small int hashes at once. The last item lets the
+        compiled core compute that observation's writes (facts.overwrites) without calling Python."""
         kinds, names = self._kinds, self._names
         rules: list[int] = []
         last_wins: list[tuple] = []
@@ -97,16 +103,17 @@ class Folder:
                 name = counter(names[i], groups)
                 if name:
                     counters.append(name)
+        rank_write = int(last_wins[0][1]["rank"]) if len(last_wins) == 1 and last_wins[0][0] == "comm_rank" else None
         values = tuple([(i, *groups.values()) for i, groups in matches])
         if sum(len(v) for _, *vs in values for v in vs if v) > _MAX_VALUES_CHARS:
-            return None, tuple(rules), tuple(last_wins), True, (), frozenset(rules)  # shipped, not remembered
+            return None, tuple(rules), tuple(last_wins), True, (), frozenset(rules), None  # shipped, not remembered
         ids = self._value_ids
         vid = ids.get(values)
         if vid is None:
-            if len(ids) >= _MAX_SEEN:
+            if len(ids) >= _MAX_VALUE_IDS:
                 ids.clear()  # ids are never reused, so a forgotten value only gets a new one
             vid = ids[values] = next(self._next_id)
-        return vid, tuple(rules), tuple(last_wins), ordered, tuple(counters), frozenset(rules)
+        return vid, tuple(rules), tuple(last_wins), ordered, tuple(counters), frozenset(rules), rank_write
 
     def keep(self, host: str | None, pid: int | None, rank: int | None, emitter: str | None, matches: tuple) -> bool:
         """True: ship this record. False: it was folded into :attr:`folded`."""
@@ -116,7 +123,7 @@ class Folder:
 
     def keep_described(self, host: str, pid: int | None, rank: int | None, emitter: str | None, desc: tuple) -> bool:
         """:meth:`keep` for a line with a host, its matches given by :meth:`describe`."""
-        values, rules, last_wins, ordered, counters, rule_set = desc
+        values, rules, last_wins, ordered, counters, rule_set, _ = desc
         shadow = self._shadow
         # A rule's matches fold only once its evidence samples are full.
         foldable = not ordered and (not rules or rule_set <= self._full)

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -51,11 +52,34 @@ def default_jobs() -> int:
     raw = os.environ.get(JOBS_ENV, "").strip()
     if raw.isdigit() and int(raw) > 0:
         return int(raw)
+    return max(1, min(_cores(), MAX_JOBS))
+
+
+def _cores() -> int:
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_JOBS))
+        return os.cpu_count() or 1
+
+
+def idle_cores(samples: int = 3, loadavg: str = "/proc/loadavg") -> int:
+    """The cores this process may use less those other programs keep busy right now: the run queue's
+    length (the fourth field of /proc/loadavg, this process included), least of a few samples 5 ms
+    apart. Workers on busy cores only compete with each other and with the process applying their
+    records: on the 2-core bench machine with others' jobs running, two workers were up to 1.7x
+    slower than one process. Where the run queue cannot be read, every core counts as idle."""
+    cores = _cores()
+    running = None
+    for i in range(samples):
+        try:
+            with open(loadavg) as f:
+                now = int(f.read().split()[3].split("/")[0])
+        except (OSError, ValueError, IndexError):
+            return cores
+        running = now if running is None else min(running, now)
+        if i + 1 < samples:
+            time.sleep(0.005)
+    return max(1, cores - max(0, (running or 1) - 1))
 
 
 def _size(source: Source) -> int | None:
@@ -82,12 +106,17 @@ def plan(
     task_chunks: int = TASK_CHUNKS,
 ) -> Plan | None:
     """The tasks for ``sources``, or None when one core is the better choice (or the only one)."""
+    chosen = jobs is not None or os.environ.get(JOBS_ENV, "").strip().isdigit()
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
         return None  # forking a process that runs other threads can leave a child holding their locks
     sizes = [_size(s) for s in sources]
     if any(size is None for size in sizes) or sum(sizes) < min_bytes:  # type: ignore[arg-type]
         return None
+    if not chosen:  # the default: as many workers as cores are idle now (a large input only: 10 ms)
+        jobs = min(jobs, idle_cores())
+        if jobs < 2:
+            return None
     tasks: list[Task] = []
     span_bytes = chunk_bytes * task_chunks
     for index, (source, size) in enumerate(zip(sources, sizes)):

@@ -95,6 +95,77 @@ def test_hyperscan_matches_recorded_in_c_give_the_same_lines(block, data):
     assert collector.lines(block, members, {}) == []  # emptied
 
 
+needs_libhs = pytest.mark.skipif(
+    not core.built() or not hasattr(core.module() or object(), "hs_compile"),
+    reason="the core was built without libhs (libhyperscan-dev)",
+)
+
+
+def _hyperscan_engines(rules, monkeypatch):
+    """The Hyperscan engine run by the core's own libhs, and by the hyperscan package's binding."""
+    from diag.scan.engines import HyperscanEngine, Pattern
+
+    patterns = [Pattern(sig.pattern, sig.literal) for _, sig in Scanner(rules, engine="python").entries]
+    own = HyperscanEngine(patterns)
+    monkeypatch.setenv(core.NO_CORE_ENV, "1")
+    binding = HyperscanEngine(patterns)
+    monkeypatch.delenv(core.NO_CORE_ENV)
+    assert own.hs is not None and binding.hs is None
+    return own, binding
+
+
+def test_ci_builds_the_core_with_libhs():
+    """CI installs libhyperscan-dev on x86-64 (.ci/run), so the core runs Hyperscan itself there."""
+    import platform
+
+    if os.environ.get("CI") and platform.machine() == "x86_64":
+        assert hasattr(core.module(), "hs_compile")
+
+
+@needs_libhs
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(block=_blocks())
+def test_libhs_in_the_core_finds_the_lines_the_binding_finds(rules, monkeypatch, block):
+    """The core's libhs database (Debian's libhs) and the hyperscan package's give the same
+    candidate lines with the same signatures to try, on NCCL lines cut anywhere and random bytes."""
+    own, binding = _hyperscan_engines(rules, monkeypatch)
+    assert own.lines(block) == binding.lines(block)
+
+
+@needs_libhs
+def test_libhs_in_the_core_finds_the_corpus_lines_the_binding_finds(rules, monkeypatch):
+    own, binding = _hyperscan_engines(rules, monkeypatch)
+    from tests.conftest import CORPUS
+
+    blocks = [p.read_bytes() for ext in ("log", "out", "err") for p in sorted(CORPUS.glob(f"*/*.{ext}"))]
+    assert len(blocks) > 100
+    found = 0
+    for block in blocks:
+        lines = own.lines(block)
+        assert lines == binding.lines(block)
+        found += len(lines)
+    assert found > 1000
+
+
+@needs_libhs
+def test_the_libhs_database_is_cached_and_reloaded(rules, monkeypatch, tmp_path):
+    """A second engine loads the serialized database instead of compiling it (start-up), and
+    a damaged cache entry is compiled again."""
+    from diag.scan.engines import HyperscanEngine, Pattern
+
+    monkeypatch.setenv("SLURMDIAG_CACHE", str(tmp_path))
+    patterns = [Pattern(sig.pattern, sig.literal) for _, sig in Scanner(rules, engine="python").entries]
+    block = b"node-1:1:1 [0] NCCL INFO Using network Socket\nstep 1\n"
+    first = HyperscanEngine(patterns).lines(block)
+    written = [p for p in tmp_path.rglob("hyperscan-core-*.db")]
+    assert first and len(written) == 1
+    assert HyperscanEngine(patterns).lines(block) == first
+    written[0].write_bytes(b"not a database")
+    assert HyperscanEngine(patterns).lines(block) == first
+    with pytest.raises(ValueError):
+        core.module().hs_load(b"not a database", 1)
+
+
 @needs_core
 def test_lines_rejects_offsets_outside_the_block():
     with pytest.raises(ValueError):
@@ -299,3 +370,43 @@ def test_rule_matches_without_a_rank_fold_by_their_process_rank(rules, monkeypat
     records, _, folded = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True, from_start)
     assert (records, folded) == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True, from_start)[::2]
     assert sum(folded.matches.values()) > 500
+
+
+@needs_core
+@pytest.mark.parametrize("from_start", [True, False])
+def test_the_core_forgets_with_python_when_the_fold_tables_fill(rules, monkeypatch, from_start):
+    """With tables of 64 keys, communicator lines of many processes fill them again and again: the
+    core (which decides these lines itself) forgets at the same line as Python, so the same lines
+    ship and the same repeats fold."""
+    from diag.scan import fold
+
+    from .test_fold import _init
+
+    for name in ("_MAX_SEEN", "_MAX_SHADOW"):
+        monkeypatch.setattr(fold, name, 64)
+        monkeypatch.setattr(fold.Folder, name[1:], 64)
+    lines = []
+    for comm in range(6):
+        for r in range(48):
+            lines += _init(f"node{r // 8}", 1000 + r, r % 8 if comm % 2 else r, 8 if comm % 2 else 48, 0x100 * comm + r)
+    blob = "\n".join(lines * 2).encode()
+    records, _, folded = _digest(_scanner(rules, "auto", True, monkeypatch), blob, True, from_start)
+    assert (records, folded) == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True, from_start)[::2]
+    assert sum(folded.matches.values()) + sum(folded.counters.values()) > 100
+
+
+@needs_core
+def test_one_off_lines_are_answered_in_c_within_bounds(rules, monkeypatch):
+    """Communicator lines whose pointer is new every time and whose captured rank repeats: the
+    core answers the repeats from its own table (at most 4,096 answers), with the records Python
+    gives."""
+    lines = [
+        f"node-1:{100 + i % 3}:1 [0] NCCL INFO comm 0x{i:x} rank {r} nranks 8 cudaDev 0 busId 1000 - Init START"
+        for i in range(12_000)
+        for r in [i % 3000 + 3000 * (i // 6000)]  # 3,000 ranks twice, then 3,000 others twice
+    ]
+    blob = "\n".join(lines).encode()
+    scanner = _scanner(rules, "auto", True, monkeypatch)
+    with_core = _digest(scanner, blob, True)
+    assert 0 < scanner._answers.size() <= 4096
+    assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)

@@ -224,3 +224,58 @@ def test_a_worker_that_dies_falls_back_to_one_core(rules, tmp_path):
     scanner.digest_source = dies_in_a_worker  # type: ignore[method-assign]
     result = scanner.scan([Source(str(path))])
     assert (result.stats, result.facts, result.inputs) == expected
+
+
+@pytest.mark.parametrize("density", ["0.02", "0.30"])
+def test_a_dense_job_scans_the_same_on_workers_with_and_without_the_core(rules, tmp_path, monkeypatch, density):
+    """An NCCL-dense job (ranks changing with every communicator, restarts): the workers' records
+    folded again on the apply side by the compiled core (diag.scan.core Keeper) or by Python, and
+    one process, find the same counts, samples, hosts and facts."""
+    from diag.scan import core
+
+    log = tmp_path / "dense.log"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "gen_log.py"), "--shape", "dense", "--ranks", "64", "--size", "2M",
+         "--density", density, "--out", str(log)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    results = []
+    for no_core in ("", "1"):
+        monkeypatch.setenv(core.NO_CORE_ENV, no_core)
+        results.append(_scan(rules, [str(log)], 2, 64 << 10, min_bytes=0, task_chunks=2))
+    results.append(_scan(rules, [str(log)], 1, 64 << 10))
+    assert results[0] == results[1] == results[2]
+    stats = results[0][0]
+    assert sum(s.count for s in stats.values()) > 100
+
+
+@pytest.mark.parametrize(
+    ("loadavg", "busy"),
+    [("0.10 0.20 0.30 1/120 999\n", 0), ("3.90 4.10 4.20 5/130 999\n", 4), ("0.0 0.0 0.0 2/50 1\n", 1)],
+)
+def test_idle_cores_leave_out_those_other_programs_keep_busy(tmp_path, monkeypatch, loadavg, busy):
+    """The run queue counts this process too: one running task is an idle machine."""
+    monkeypatch.setattr(parallel, "_cores", lambda: 8)
+    path = tmp_path / "loadavg"
+    path.write_text(loadavg)
+    assert parallel.idle_cores(loadavg=str(path)) == 8 - busy
+    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+    assert parallel.idle_cores(loadavg=str(path)) == max(1, 2 - busy)
+    assert parallel.idle_cores(loadavg=str(tmp_path / "missing")) == 2  # not Linux: every core counts
+
+
+def test_a_busy_machine_scans_on_one_core_unless_told(tmp_path, monkeypatch):
+    """The default worker count stops at the idle cores; --jobs and $SLURMDIAG_JOBS are obeyed as given."""
+    path = tmp_path / "big.log"
+    path.write_bytes(b"a line\n" * 200)
+    sources = [Source(str(path))]
+    monkeypatch.delenv(parallel.JOBS_ENV, raising=False)
+    monkeypatch.setattr(parallel, "_cores", lambda: 4)
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 1)
+    assert parallel.plan(sources, None, 4, min_bytes=0, task_chunks=1) is None
+    assert parallel.plan(sources, 2, 4, min_bytes=0, task_chunks=1).jobs == 2
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 3)
+    assert parallel.plan(sources, None, 4, min_bytes=0, task_chunks=1).jobs == 3
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 1)
+    monkeypatch.setenv(parallel.JOBS_ENV, "2")
+    assert parallel.plan(sources, None, 4, min_bytes=0, task_chunks=1).jobs == 2
