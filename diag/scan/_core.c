@@ -142,11 +142,12 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
     if (!ids)
         return PyErr_NoMemory();
     /* Hyperscan reports in end order almost always: sort only when it did not (qsort may not be
-     * given the NULL buffer of an empty collector). Only the end order matters below: a line's
-     * expressions are kept sorted as they are added. */
+     * given the NULL buffer of an empty collector). Ties are put in expression order too: an empty line
+     * can be reported twice (a match ending before it, one ending on its terminator), and each report
+     * must carry the members Python's loop gives it. */
     int sorted = 1;
-    for (Py_ssize_t i = 1; i < count && sorted; i++)
-        sorted = hits[i - 1].end <= hits[i].end;
+    for (Py_ssize_t i = 1; i < count && sorted; i++) /* in (end, expr) order, as Python's sorted() of the pairs */
+        sorted = hits[i - 1].end < hits[i].end || (hits[i - 1].end == hits[i].end && hits[i - 1].expr <= hits[i].expr);
     if (count > 1 && !sorted)
         qsort(hits, count, sizeof(Hit), hit_cmp);
     Py_ssize_t last_ids[MAX_LAST_IDS], last_k = 0;

@@ -410,3 +410,13 @@ def test_one_off_lines_are_answered_in_c_within_bounds(rules, monkeypatch):
     with_core = _digest(scanner, blob, True)
     assert 0 < scanner._answers.size() <= 4096
     assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)
+
+
+@needs_core
+def test_matches_ending_together_are_taken_in_expression_order_as_python_does():
+    """Found by the property test above: an empty line reported twice, by matches that end at the
+    same offset in another order than their expressions'."""
+    members = [frozenset({0}), frozenset({1, 2}), frozenset({2})]
+    for ends, exprs in (([0, 1, 1], [0, 1, 0]), ([1, 1], [1, 0])):
+        assert core.module().lines(b"\n", ends, exprs, members, {}) == lines_of_ends(b"\n", ends, exprs, members)
+
