@@ -203,3 +203,20 @@ def test_a_provider_or_ray_notice_in_a_run_that_went_on_is_only_a_warning(rules)
         assert found(went_on, cause).severity == "warning", line
         failed = diagnose(rules, [line, "Traceback (most recent call last):", "RuntimeError: worker died"])
         assert found(failed, cause).severity in ("error", "critical"), line
+
+
+def test_a_failed_nccl_call_no_rule_knows_is_a_warning_that_says_what_it_assumed(rules):
+    report = diagnose(rules, ["gpu-3:5512:5530 [1] misc/shmutils.cc:77 NCCL WARN Call to mmap failed : Bad address"])
+    finding = found(report, "unexplained-failure")
+    assert finding.severity == "warning" and finding.assumed and finding.hosts == ["gpu-3"]
+    assert "Call to mmap failed" in finding.detail
+
+
+def test_an_nccl_warn_that_reports_no_failure_or_one_a_cause_explains_adds_nothing(rules):
+    assert ids(diagnose(rules, ["gpu-3:5512:5530 [1] net_fastsocket.cc:652 NCCL WARN Cannot get incoming CPU."])) == set()
+    report = diagnose(rules, [
+        "gpu-3:5512:5530 [1] misc/shmutils.cc:77 NCCL WARN Call to mmap failed : Bad address",
+        "srun: error: gpu-3: task 1: Out Of Memory",
+    ])  # fmt: skip
+    assert report.findings[0].id == "job-oom"
+    assert "unexplained-failure" not in ids(report) or found(report, "unexplained-failure").severity != "warning"

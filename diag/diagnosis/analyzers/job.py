@@ -13,7 +13,7 @@ from diag.report import Finding
 def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     failed = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact])
     if not failed:
-        return []
+        return _nccl_failed_call(rule, ctx)
     for f in ctx.findings.values():
         if f.role == "root" and severity_rank(f.severity) >= severity_rank("error"):
             return []
@@ -65,6 +65,27 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     detail = f"The job failed and no known cause matched. First error: {first[:200]}"
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
+
+def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
+    """An NCCL WARN saying a call failed, that no rule knows, in logs that show nothing else: NCCL
+    failed for a reason outside the catalogue. Whether the job failed of it is unknown (NCCL retries
+    some calls), so it is a warning that says what it assumed, never an error on a run that went on."""
+    if ctx.findings:
+        return []
+    unknown = [ev for ev, _ in ctx.samples(rule, ["nccl_warn"])]
+    if not unknown:
+        return []
+    first = unknown[0].text.strip()
+    detail = f"NCCL reported a failed call that no known cause explains: {first[:200]}"
+    assumed = ["the job failed of it: NCCL printed a WARN, but the logs do not show the job failing"]
+    hosts = sorted({h for ev in unknown if (h := ctx.host_for(ev))})
+    return [
+        ctx.make_finding(
+            rule, ["nccl_warn"], detail=detail, evidence=pick_evidence(unknown), hosts=hosts, severity="warning",
+            confidence=0.25, assumed=assumed,
+        )
+    ]  # fmt: skip
 
 
 # How a task ends when Slurm (not the program) stopped it: these follow a cancel, never cause one.
