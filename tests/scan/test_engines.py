@@ -165,7 +165,10 @@ def test_trimmed_expressions_still_find_every_line_the_signature_matches(rules):
     for sig in signatures:
         expr = re.compile(engine_expression(Pattern(sig.pattern, sig.literal)))
         for line in examples:
-            if re.search(sig.pattern, frame(line).payload):
+            framed = frame(line)
+            if sig.levels and framed.level not in sig.levels:
+                continue  # the signature never looks at this line (a WARN-only one at an error line)
+            if re.search(sig.pattern, framed.payload):
                 checked += 1
                 assert expr.search(line), (sig.name, line)
     assert checked > 50
