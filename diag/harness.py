@@ -328,8 +328,11 @@ class ExampleFailure:
     line: str
     should_match: bool
     hit: list[str]
+    why: str = ""  # for a cue example: what went wrong
 
     def message(self) -> str:
+        if self.why:
+            return f"{self.rule.path}: rule '{self.rule.id}': cue example: {self.why} (got {self.hit}): {self.line!r}"
         if self.should_match:
             return f"{self.rule.path}: rule '{self.rule.id}': example should match but does not: {self.line!r}"
         return f"{self.rule.path}: rule '{self.rule.id}': example must not match, but {self.hit} did: {self.line!r}"
@@ -359,4 +362,23 @@ def check_examples(rules: RuleSet, only: Iterable[str] | None = None) -> list[Ex
                 failures.append(ExampleFailure(rule, f"(no match example uses signature {sig.name!r})", True, []))
         for line in rule.examples_match:
             diagnose_bytes(line.encode(), rules)  # a single line must never crash the diagnosis
+        failures += _check_cue_examples(rule, rules, scanner)
+    return failures
+
+
+def _check_cue_examples(rule: Rule, rules: RuleSet, scanner: Scanner) -> list[ExampleFailure]:
+    """Each ``cues.examples`` line must be a form no signature of the rule knows, and, diagnosed
+    alone, must be reported as the rule's cause first."""
+    failures = []
+    for line in rule.examples_cue:
+        scan = scanner.scan([MemorySource("example.log", (line + "\n").encode())])
+        hit = sorted(
+            n for (rid, n), st in scan.stats.items() if rid == rule.id and st.count and not rule.signature(n).fact
+        )
+        if hit:
+            failures.append(ExampleFailure(rule, line, False, hit, "a signature knows this cue example"))
+            continue
+        top = [f.id for f in diagnose_bytes(line.encode(), rules).findings[:1]]
+        if top != [rule.id]:
+            failures.append(ExampleFailure(rule, line, True, top, "the cues do not make it this cause first"))
     return failures

@@ -60,6 +60,10 @@ def explain_rule(rule: Rule) -> str:
     out += ["", "Matches, for example:"] + [f"  {line}" for line in rule.examples_match]
     if rule.examples_no_match:
         out += ["", "Does not match:"] + [f"  {line}" for line in rule.examples_no_match]
+    if rule.cues:
+        out += ["", "Cues (words on an error line no signature knows; a weak, low-confidence answer):"]
+        out += [f"  {word}" for word in rule.cues]
+        out += ["", "Named by its cues, for example:"] + [f"  {line}" for line in rule.examples_cue]
     if rule.references:
         out += ["", "References:"] + [f"  {r}" for r in rule.references]
     return "\n".join(out) + "\n"

@@ -22,6 +22,7 @@ _TOP_FIELDS = {
     "id": True, "title": True, "severity": True, "role": True, "confidence": False, "description": True,
     "signatures": True, "condition": False, "explains": False, "remediation": True, "settings": False,
     "references": False, "examples": True, "action": False, "lint": False, "follow": False, "status": False,
+    "cues": False,
 }  # fmt: skip
 STATUSES = ("stable", "experimental")
 ACTION_MAX = 200  # an alert line: one imperative sentence naming the setting, never cut
@@ -94,6 +95,33 @@ def _parse_signature(raw, path: str, rid: str, index: int) -> Signature:
     if not isinstance(fact, bool):
         raise RuleError(path, rid, f"{where}.fact", "must be true or false")
     return Signature(name, bound_digit_runs(pattern), literal, None, levels, fact)
+
+
+def _parse_cues(raw, path: str, rid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``cues: {words: [...], examples: [...]}``: the words, and lines only they catch."""
+    if raw is None:
+        return (), ()
+    if not isinstance(raw, dict):
+        raise RuleError(path, rid, "cues", "a mapping with 'words' and 'examples'")
+    unknown = set(raw) - {"words", "examples"}
+    if unknown:
+        raise RuleError(path, rid, f"cues.{sorted(unknown)[0]}", "unknown field")
+    words = _str_list(raw.get("words"), path, rid, "cues.words")
+    examples = _str_list(raw.get("examples"), path, rid, "cues.examples")
+    if not words:
+        raise RuleError(path, rid, "cues.words", "required: regular expressions for the cause's words")
+    if not examples:
+        raise RuleError(path, rid, "cues.examples", "required: error lines only the words catch")
+    for i, cue in enumerate(words):
+        if _FORBIDDEN_SYNTAX.search(cue):
+            raise RuleError(path, rid, f"cues.words[{i}]", "lookaround and backreferences are not allowed")
+        if len(cue) < 3:
+            raise RuleError(path, rid, f"cues.words[{i}]", "too short to point at a cause: 3+ characters")
+        try:
+            re.compile(cue, re.IGNORECASE)
+        except re.error as exc:
+            raise RuleError(path, rid, f"cues.words[{i}]", f"does not compile: {exc}") from None
+    return words, examples
 
 
 def _parse_condition(raw, path: str, rid: str, names: set[str]) -> Condition:
@@ -202,6 +230,7 @@ def parse_rule(data, path: str) -> Rule:
     unknown = set(examples) - {"match", "no_match"}
     if unknown:
         raise RuleError(path, rid, f"examples.{sorted(unknown)[0]}", "unknown field")
+    cues, examples_cue = _parse_cues(data.get("cues"), path, rid)
     return Rule(
         id=rid,
         title=data["title"].strip(),
@@ -222,6 +251,8 @@ def parse_rule(data, path: str) -> Rule:
         lint=_parse_lint(data.get("lint"), path, rid),
         follow=follow,
         status=status,
+        cues=cues,
+        examples_cue=examples_cue,
     )
 
 

@@ -131,6 +131,10 @@ class Rule:
     # "experimental": a draft (e.g. written by `fleet templates --drafts`) that a person has not
     # finished; it runs like any rule once its folder is passed with --rules, and says what it is.
     status: str = "stable"
+    # Words that point at this cause on an error line no signature knows (a message form nobody here
+    # has seen): a weak fallback, see diag.diagnosis.cues. Case-insensitive regular expressions.
+    cues: tuple[str, ...] = ()
+    examples_cue: tuple[str, ...] = ()  # lines that only the cues catch: each, alone, is diagnosed as this cause
 
     def signature(self, name: str) -> Signature:
         for sig in self.signatures:

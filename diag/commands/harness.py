@@ -82,7 +82,11 @@ def test_rules(cases, rule_dirs) -> None:
         except Exception as exc:  # noqa: BLE001 - already reported by _load_rules when it matters
             fail(str(exc))
     failures = [f.message() for f in check_examples(rules, only)]
-    checked = sum(len(r.examples_match) + len(r.examples_no_match) for r in rules.rules if only is None or r.id in only)
+    checked = sum(
+        len(r.examples_match) + len(r.examples_no_match) + len(r.examples_cue)
+        for r in rules.rules
+        if only is None or r.id in only
+    )
     try:
         results = [check_case(c, rules) for c in find_cases(cases)]
     except CaseError as exc:

@@ -13,6 +13,7 @@ from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule, RuleSet
 from diag.diagnosis.analyzers import ANALYZERS
 from diag.diagnosis.context import Context
+from diag.diagnosis.cues import cue_findings
 from diag.report import Finding
 from diag.scan.scanner import ScanResult
 
@@ -52,9 +53,12 @@ def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None
                 prior = ctx.findings.get(finding.id)
                 if prior is None or finding.sort_key() < prior.sort_key():
                     ctx.findings[finding.id] = finding
-    if sum(i.lines for i in scan.inputs) < PASTE_LINES:
+    thin = sum(i.lines for i in scan.inputs) < PASTE_LINES
+    if thin:
         for finding in ctx.findings.values():
             _weigh_thin_evidence(finding)
+    for finding in cue_findings(ctx, _weigh_thin_evidence if thin else None):
+        ctx.findings.setdefault(finding.id, finding)
     return rank(list(ctx.findings.values()), ctx.rules)
 
 

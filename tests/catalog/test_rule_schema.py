@@ -48,6 +48,11 @@ def _with(**changes):
         ({"condition": {"any": ["missing"]}}, "condition.any", "missing"),
         ({"explains": ["not-an-id"]}, "explains", "not a cause id"),
         ({"examples": {"no_match": ["x"]}}, "examples", "match"),
+        ({"cues": ["shm"]}, "cues", "mapping"),
+        ({"cues": {"words": ["/dev/shm"]}}, "cues.examples", "required"),
+        ({"cues": {"words": ["/dev/shm"], "examples": ["x"], "weight": 2}}, "cues.weight", "unknown field"),
+        ({"cues": {"words": ["abc["], "examples": ["x"]}}, "cues.words[0]", "compile"),
+        ({"cues": {"words": ["ab"], "examples": ["x"]}}, "cues.words[0]", "3+"),
     ],
 )
 def test_schema_errors_name_the_field(changes, field, words):

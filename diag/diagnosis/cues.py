@@ -1,0 +1,152 @@
+"""The words of a cause: a weak answer for error lines whose message form no rule knows.
+
+Real pastes hold message forms nobody here has seen: another version's wording, another
+framework re-raising the error in its own words. When no root cause was found, an error line that
+names what a cause is about (``/dev/shm``, ``/dev/infiniband``, ``NCCL_IB_HCA``, ``pmix``) still
+says more than "no known cause": the cause whose cues (``cues:`` in its rule) such lines name is
+reported at low confidence, and the finding says that it rests on words, not on a known message.
+
+Only lines that look like errors are read (unexplained-failure's exception, Slurm error and NCCL
+WARN lines, and the sampled error lines of a paste), never an INFO line: a working run prints
+``/dev/shm`` and ``NCCL_IB_HCA`` in its INFO lines all the time. Without a failure in the logs the
+finding is a warning at most, so a run that went on is never reported as failed because of a word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from diag.catalog.causes import severity_rank
+from diag.catalog.model import Rule
+from diag.diagnosis.context import Context, pick_evidence
+from diag.evidence import Evidence
+from diag.input.framing import frame_fields
+from diag.report import Finding
+
+UNEXPLAINED = "unexplained-failure"
+# unexplained-failure's signatures whose lines say *what* failed (the exit and banner lines do not).
+CONTENT_SIGNATURES = (
+    "exception", "exception_other", "terminate", "slurm_error", "sbatch_error", "salloc_error", "stepd_error",
+    "nccl_warn",
+)  # fmt: skip
+INFO_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
+CUE_CONFIDENCE = 0.45  # before the assumption's discount: about 0.34, below any rule's own message
+MAX_FINDINGS = 2  # the best-named cause, and a second one when other lines name another
+CUE_ASSUMED = (
+    "the words of these error lines point at this cause; their message form is not one slurmdiag knows"
+)
+
+
+@lru_cache(maxsize=256)
+def _compiled(cues: tuple[str, ...]) -> tuple[re.Pattern, ...]:
+    return tuple(re.compile(c, re.IGNORECASE) for c in cues)
+
+
+@dataclass
+class _Named:
+    rule: Rule
+    lines: list[Evidence] = field(default_factory=list)
+    words: dict[str, None] = field(default_factory=dict)
+    weight: int = 0
+
+
+def error_lines(ctx: Context) -> list[Evidence]:
+    """The error lines no rule explains, in file order: what failed, as the logs say it."""
+    # A line some rule's signature matched is known, even if that rule found nothing of it.
+    known = {
+        (ev.path, ev.line) for (rid, _), st in ctx.scan.stats.items() if rid != UNEXPLAINED for ev, _ in st.samples
+    }
+    found: dict[tuple, Evidence] = {}
+    rule = ctx.rules.get(UNEXPLAINED)
+    if rule is not None:
+        for ev, _ in ctx.samples(rule, CONTENT_SIGNATURES):
+            found.setdefault((ev.path, ev.line), ev)
+    for ev in ctx.scan.error_sample.evidence():
+        found.setdefault((ev.path, ev.line), ev)
+    lines = [
+        ev for key, ev in found.items() if key not in known and frame_fields(ev.text)[7] not in INFO_LEVELS
+    ]
+    return sorted(lines, key=lambda e: e.order)
+
+
+def best_cue(payload: str, rules: list[Rule]) -> list[tuple[Rule, str]]:
+    """The rules whose cues name the most specific (longest) words of ``payload``; several on a tie."""
+    best: list[tuple[Rule, str]] = []
+    longest = 0
+    for rule in rules:
+        for pattern in _compiled(rule.cues):
+            m = pattern.search(payload)
+            if m is None or len(m[0]) < longest:
+                continue
+            if len(m[0]) > longest:
+                best, longest = [], len(m[0])
+            if all(r is not rule for r, _ in best):
+                best.append((rule, m[0]))
+    return best
+
+
+def cue_findings(ctx: Context, weigh: Callable[[Finding], None] | None = None) -> list[Finding]:
+    """Findings named by the words of error lines, when no root cause was found otherwise.
+    ``weigh``: what the diagnosis does to every finding of a short excerpt (applied before the
+    finding is placed above unexplained-failure)."""
+    if any(f.role == "root" and f.id != UNEXPLAINED for f in ctx.findings.values()):
+        return []
+    # Only a root cause is worth naming from words: a symptom or advice said this way adds nothing.
+    rules = [r for r in ctx.rules.values() if r.cues and r.role == "root" and r.id != UNEXPLAINED]
+    if not rules:
+        return []
+    named: dict[str, _Named] = {}
+    for ev in error_lines(ctx):
+        payload = ev_payload(ev)
+        for rule, word in best_cue(payload, rules):
+            entry = named.setdefault(rule.id, _Named(rule))
+            entry.lines.append(ev)
+            entry.words.setdefault(word.strip(), None)
+            entry.weight += len(word)
+    ranked = sorted(named.values(), key=lambda n: (-len(n.lines), -n.weight, n.rule.id))[:MAX_FINDINGS]
+    failed = ctx.findings.get(UNEXPLAINED)
+    failed_severity = failed is not None and severity_rank(failed.severity) >= severity_rank("error")
+    out = []
+    for entry in ranked:
+        finding = _finding(ctx, entry, failed_severity)
+        if weigh is not None:
+            weigh(finding)
+        # A cause the words name is a better answer than "no known cause", which stays listed below it.
+        if failed is not None and finding.confidence <= failed.confidence:
+            finding.confidence = min(0.5, failed.confidence + 0.01)
+        out.append(finding)
+    return out
+
+
+def _finding(ctx: Context, entry: _Named, failed_severity: bool) -> Finding:
+    rule = entry.rule
+    # A failure the logs show is what these words may explain: the rule's severity, as far as an
+    # error. Without one, a run that may have gone on gets a warning at most.
+    if failed_severity:
+        severity = rule.severity if severity_rank(rule.severity) <= severity_rank("error") else "error"
+    else:
+        severity = "warning" if severity_rank(rule.severity) >= severity_rank("warning") else rule.severity
+    evidence = pick_evidence(entry.lines)
+    first = ev_payload(evidence[0]) if evidence else ""
+    n = len(entry.lines)
+    words = ", ".join(f"'{w}'" for w in list(entry.words)[:4])
+    detail = (
+        f"No message slurmdiag knows for this cause was found, but {n} error line{'s' if n != 1 else ''} "
+        f"name{'s' if n == 1 else ''} what it is about ({words}): {first[:200]}"
+    )
+    hosts = sorted({h for ev in entry.lines if (h := ctx.host_for(ev))})
+    ranks = sorted({ev.rank for ev in entry.lines if ev.rank is not None})
+    finding = ctx.make_finding(
+        rule, [], detail=detail, evidence=evidence, hosts=hosts, ranks=ranks, severity=severity,
+        confidence=CUE_CONFIDENCE, assumed=[CUE_ASSUMED],
+    )  # fmt: skip
+    finding.count = n
+    return finding
+
+
+def ev_payload(ev: Evidence) -> str:
+    text, cut = frame_fields(ev.text)[:2]
+    return text[cut:].strip()

@@ -1,0 +1,100 @@
+"""The words of a cause name it, weakly, when its message form is one no rule knows."""
+
+from __future__ import annotations
+
+import pytest
+
+from diag.api import load_rules
+from diag.diagnosis.cues import CUE_ASSUMED
+from diag.harness import check_examples
+from tests.diagnosis.logs import diagnose, found, ids
+
+
+def _by_cue(report):
+    return [f for f in report.findings if CUE_ASSUMED in f.assumed]
+
+
+def test_an_unknown_exception_naming_dev_shm_is_reported_as_shm_too_small(rules):
+    report = diagnose(rules, ["[rank3]: RuntimeError: could not grow the segment under /dev/shm/psm2-1 to 4194304 bytes"])
+    top = report.findings[0]
+    assert top.id == "shm-too-small"
+    assert top.severity == "error"  # the exception shows the job failed
+    assert top.confidence < 0.5  # words, not a known message
+    assert CUE_ASSUMED in top.assumed
+    assert "/dev/shm" in top.detail
+    assert top.evidence[0].rank == 3
+    assert "unexplained-failure" in ids(report)  # "no known message" stays listed below it
+
+
+def test_without_a_failure_in_the_logs_a_cue_is_only_a_warning(rules):
+    report = diagnose(rules, ["gpu-4: shared memory segment for the cache failed to grow; retrying with a smaller one"])
+    assert [(f.id, f.severity) for f in _by_cue(report)] == [("shm-too-small", "warning")]
+
+
+def test_info_lines_never_name_a_cause_by_their_words(rules):
+    # A working run prints these words in its INFO lines all the time.
+    report = diagnose(
+        rules,
+        [
+            "gpu-4:1:1 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0:1 (error checking disabled)",
+            "gpu-4:1:1 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct, /dev/shm failures 0",
+        ],
+    )
+    assert not _by_cue(report)
+
+
+def test_a_cause_found_by_its_own_messages_is_not_second_guessed_by_words(rules):
+    report = diagnose(
+        rules,
+        [
+            "gpu-4:77:90 [2] NCCL WARN Error: failed to extend /dev/shm/nccl-Yx8sQd to 9637892 bytes",
+            "[rank2]: RuntimeError: NCCL_SOCKET_IFNAME was ignored while the pmix server restarted",
+        ],
+    )
+    assert report.findings[0].id == "shm-too-small"
+    assert not _by_cue(report)
+
+
+def test_the_most_specific_words_win(rules):
+    # "mpi/pmix_v4" names the launcher's MPI plugin, not a PMIx run-time failure, though it holds "pmix".
+    report = diagnose(rules, ["slurmstepd: error: step 12.0 cannot start: mpi/pmix_v4 was not built on this node"])
+    assert report.findings[0].id == "pmix-plugin-missing"
+
+
+def test_a_line_a_rule_knows_is_not_read_for_words(rules):
+    # NCCL's modify_qp error names the GID index, but it is a known message; its rule decides.
+    line = (
+        "gpu-4:77:90 [7] NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_7:1, "
+        "curr state RTR, next state RTS, local GID index 3, local GID ::ffff:10.1.7.4, remote GID ::ffff:10.2.7.4"
+    )
+    assert not _by_cue(diagnose(rules, [line]))
+
+
+def test_words_in_a_path_of_the_framework_source_name_nothing(rules):
+    report = diagnose(
+        rules,
+        [
+            "[rank7]: torch.distributed.DistBackendError: NCCL error in: "
+            "/opt/pytorch/pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled cuda error"
+        ],
+    )
+    assert found(report, "unexplained-failure").severity == "error"
+    assert not _by_cue(report)
+
+
+@pytest.mark.parametrize("rule_id", sorted(r.id for r in load_rules().rules if r.cues))
+def test_every_cue_example_is_named_by_the_cues_alone(rules, rule_id):
+    assert not [f.message() for f in check_examples(rules, [rule_id])]
+
+
+def test_cue_examples_are_checked_by_test_rules(rules):
+    rule = next(r for r in rules.rules if r.cues)
+    broken = type(rules)([r if r is not rule else _with_cue_example(r, "RuntimeError: all is well") for r in rules.rules])
+    messages = [f.message() for f in check_examples(broken, [rule.id])]
+    assert messages and "cue example" in messages[0]
+
+
+def _with_cue_example(rule, line):
+    from dataclasses import replace
+
+    return replace(rule, examples_cue=(line,))
