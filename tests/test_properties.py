@@ -122,3 +122,33 @@ def test_numbers_too_long_for_int_never_stop_the_diagnosis():
             huge = _re.sub(r"\d+", "9" * 5000, line, count=count)
             report = diagnose_bytes((huge + "\n").encode(), rules)
             assert report.inputs  # a report, not an exception
+
+
+def _healthy_logs() -> list[bytes]:
+    """Logs of runs that worked: the bundled healthy cases and the dev split of the real ones (the
+    holdout split is measured, never tested against)."""
+    from diag.harness import find_cases
+
+    root = Path(__file__).resolve().parent.parent / "corpus"
+    cases = [c for c in find_cases([root]) if c.healthy and c.split != "holdout"]
+    return [p.read_bytes() for c in cases for p in c.logs()]
+
+
+HEALTHY_LOGS = _healthy_logs()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    log=st.sampled_from(HEALTHY_LOGS or [b"ok\n"]),
+    where=st.floats(min_value=0, max_value=1),
+    size=st.integers(min_value=1, max_value=25),
+)
+def test_an_excerpt_of_a_run_that_worked_never_reports_an_error(rules, log, where, size):
+    """What a user pastes is a few lines of the log: cut from a healthy run, it may look scary (a
+    help box, tasks terminated at the end) but it shows no failure, so nothing in it is an error."""
+    lines = log.splitlines(keepends=True)
+    start = int(where * max(0, len(lines) - size))
+    excerpt = b"".join(lines[start : start + size])
+    report = diagnose_bytes(excerpt, rules)
+    errors = [f.id for f in report.findings if f.severity in ("error", "critical")]
+    assert not errors, (errors, excerpt[:600])

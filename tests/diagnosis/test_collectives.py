@@ -142,3 +142,13 @@ def test_collective_waits_outside_the_nccl_watchdog_name_who_never_came_when_the
         "broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds.",
     ):
         assert "nccl-timeout" in ids(diagnose(rules, [line])), line
+
+
+def test_a_results_table_cut_before_its_end_is_a_warning_that_says_what_it_assumed(rules):
+    # An excerpt may stop before the largest size: the last row shown need not be the run's last.
+    cut = nccl_tests(120.5)[:-1]
+    finding = found(diagnose(rules, cut), "busbw-low")
+    assert finding.severity == "warning"
+    assert any("largest message size shown" in a for a in finding.assumed)
+    ended = cut + ["# Avg bus bandwidth    : 61.2"]
+    assert found(diagnose(rules, ended), "busbw-low").severity == "error"

@@ -220,3 +220,21 @@ def test_an_nccl_warn_that_reports_no_failure_or_one_a_cause_explains_adds_nothi
     ])  # fmt: skip
     assert report.findings[0].id == "job-oom"
     assert "unexplained-failure" not in ids(report) or found(report, "unexplained-failure").severity != "warning"
+
+
+def test_tasks_only_terminated_by_a_signal_are_a_warning_not_a_failure(rules):
+    # The end of a healthy job that someone stopped: no error of its own, no banner saying who.
+    report = diagnose(
+        rules,
+        [
+            "srun: forcing job termination",
+            "srun: error: n1: tasks 0-1: Terminated",
+            "srun: error: n2: tasks 2-3: Terminated",
+        ],
+    )
+    finding = found(report, "unexplained-failure")
+    assert finding.severity == "warning" and finding.assumed
+    assert "signal" in finding.detail
+    # A task that exited with an error of its own is a failure.
+    failed = diagnose(rules, ["srun: error: n1: task 0: Exited with exit code 1", "srun: error: n2: task 2: Terminated"])
+    assert found(failed, "unexplained-failure").severity == "error"

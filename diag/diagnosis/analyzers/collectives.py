@@ -201,6 +201,7 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
         severity = "error"
     measured = expected = None
     largest = None
+    assumed: list[str] = []
     if rows:
         largest = max(rows, key=lambda r: (r.size, r.order))
         # Several tests in one log: judge each by its own largest size, report the worst.
@@ -214,8 +215,16 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
             )
             suspects = _busbw_suspects(ctx)
             problems.append(low + (f"; the log shows why: {' and '.join(suspects)}" if suspects else ""))
+            if not ctx.stats(rule, ["avg_busbw", "table_end"]):
+                # An excerpt may stop before the largest size: only the table's end proves it was the last.
+                assumed.append(
+                    "the largest message size shown is the run's largest: the end of the results table "
+                    '("Avg bus bandwidth") is not in the logs'
+                )
     if not problems:
         return []
+    if assumed and severity is None:
+        severity = "warning"
     values = {
         "measured": f"{measured:g}" if measured is not None else "?",
         "expected": f"{expected:g}" if expected else "?",
@@ -232,6 +241,7 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
         evidence=pick_evidence(evidence),
         values=values,
         severity=severity,
+        assumed=assumed,
     )
     finding.count = max(finding.count, len(wrong_rows) + (1 if largest else 0))
     return [finding]

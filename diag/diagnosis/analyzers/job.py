@@ -21,6 +21,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.
     if "job-cancelled" in ctx.findings or "preempted" in ctx.findings:
         return []
+    if {name for name, _ in failed} <= {"task_exit", "agent_exit"} and not failure_before_cancel(ctx):
+        return _stopped_from_outside(rule, ctx)
     # A collective timeout that names the rank which fell behind is the better answer when every
     # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
     errors = [ev.text for ev, _ in ctx.samples(rule, ["exception", "exception_other", "terminate", "mpi_abort"])]
@@ -65,6 +67,26 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     detail = f"The job failed and no known cause matched. First error: {first[:200]}"
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
+
+def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
+    """Tasks that only ended by a signal (Terminated, Killed), with no error of their own and no
+    banner saying who sent it: scancel, a time limit, a preemption or srun's own Ctrl-C do this to
+    a healthy job, so it is a warning that says what it could not tell, never an error."""
+    evidence = pick_evidence([ev for ev, _ in ctx.samples(rule, ["task_exit", "agent_exit"])])
+    hosts = sorted(set(ctx.captures(rule, "host", ["task_exit"])))
+    first = evidence[0].text.strip() if evidence else ""
+    detail = (
+        "The tasks were ended by a signal and printed no error of their own; the logs do not say who sent it "
+        f"(scancel, the time limit, a preemption, srun interrupted). First: {first[:200]}"
+    )
+    assumed = ["the job failed: its tasks were stopped, but the logs hold no error and no Slurm banner saying why"]
+    return [
+        ctx.make_finding(
+            rule, ["task_exit", "agent_exit"], detail=detail, evidence=evidence, hosts=hosts, severity="warning",
+            confidence=0.25, assumed=assumed,
+        )
+    ]  # fmt: skip
 
 
 def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:

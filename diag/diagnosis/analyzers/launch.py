@@ -67,7 +67,16 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         )
         if "psec" in frameworks:
             detail += "; PMIX_MCA_psec=native avoids munge"
-        return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", confidence=0.65)]
+        if ctx.job_failed():
+            return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", confidence=0.65)]
+        # The box alone: PMIx may have gone on with another component (the ranks then run), so
+        # without a failure in the logs it is worth a warning that says what it could not see.
+        assumed = ["the job failed of it: the logs show the help box but no failure and no ranks running"]
+        return [
+            ctx.make_finding(
+                rule, ["component_missing"], detail=detail + ".", severity="warning", confidence=0.65, assumed=assumed
+            )
+        ]
     daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "daemon_failed_early"])]
     if daemons and not ctx.stats(rule, [s.name for s in rule.signatures if s.name not in daemons and not s.fact]):
         # mpirun ends the whole job when it loses a daemon: fatal even when the excerpt shows nothing else.
