@@ -152,3 +152,19 @@ def test_a_results_table_cut_before_its_end_is_a_warning_that_says_what_it_assum
     assert any("largest message size shown" in a for a in finding.assumed)
     ended = cut + ["# Avg bus bandwidth    : 61.2"]
     assert found(diagnose(rules, ended), "busbw-low").severity == "error"
+
+
+def test_sigbus_with_a_backtrace_in_nccls_code_is_shm_too_small(rules):
+    gdb = [
+        'Thread 787 "train" received signal SIGBUS, Bus error.',
+        "0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) () from /x/libnccl.so.2",
+        "#1 0x00007f6b595436d7 in ncclProxyService(void*) () from /x/libnccl.so.2",
+    ]
+    finding = found(diagnose(rules, gdb), "shm-too-small")
+    assert "ncclShmOpen" in finding.detail and finding.assumed  # the NCCL version is not in the log
+    # A SIGBUS elsewhere (the application's own code) is not NCCL's /dev/shm.
+    other = ['Thread 787 "train" received signal SIGBUS, Bus error.', "0x00007f6b in memcpy () from /lib/libc.so.6"]
+    assert "shm-too-small" not in ids(diagnose(rules, other))
+    # NCCL 2.19+ report a full /dev/shm cleanly: a SIGBUS in their code is something else.
+    newer = ["slinky-0:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"] + gdb
+    assert "shm-too-small" not in ids(diagnose(rules, newer))

@@ -372,3 +372,26 @@ def test_a_file_missing_from_an_installed_package_is_not_about_storage(rules):
         "'/opt/conda/lib/python3.11/site-packages/tokenizers/data/vocab.json'"
     )
     assert "node-local-path" not in ids(diagnose(rules, [line] + task_failed(1)))
+
+
+def test_enroot_import_run_by_hand_fails_at_the_registry(rules):
+    lines = [
+        "enroot# enroot import 'docker://$oauthtoken@nvcr.io#nvidia/cuda:10.0-base'",
+        "[INFO] Querying registry for permission grant",
+        "[INFO] Authenticating with user: $oauthtoken",
+        "[ERROR] URL https://nvcr.io/proxy_auth returned error code: 401 Unauthorized",
+    ]
+    finding = found(diagnose(rules, lines), "container-import-failure")
+    assert "401" in finding.detail
+    # The command the fix names keeps enroot's registry separator.
+    assert "docker://$oauthtoken@nvcr.io#nvidia/cuda:10.0-base" in finding.remediation
+    # A program's own HTTP error, with no enroot import around it, is not an image import.
+    assert "container-import-failure" not in ids(diagnose(rules, lines[3:]))
+
+
+def test_whiteouts_that_enroot_cannot_convert_are_an_import_failure(rules):
+    lines = [
+        "[INFO] Converting whiteouts...",
+        "0% 0:1=0s e96e057aae67      enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted",
+    ]
+    assert "enroot+caps" in found(diagnose(rules, lines), "container-import-failure").detail

@@ -701,3 +701,16 @@ def test_a_roce_port_striped_beside_ib_hcas_is_a_port_to_leave_out(rules):
     assert finding.severity == "warning" and "NCCL_IB_HCA=^mlx5_bond_0" in finding.detail
     uniform = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:10.1.0.7<0>"
     assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, [f"gpu-07:411:411 [0] NCCL INFO NET/IB : Using {uniform}"]))
+
+
+def test_gloo_peers_at_a_loopback_address_mean_ranks_advertised_loopback(rules):
+    lines = [
+        "[rank8] Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback.",
+        "[rank8] Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:14215",
+        "RuntimeError: Gloo connectFullMesh failed ...",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "nccl-socket-ifname"
+    assert "GLOO_SOCKET_IFNAME" in report.findings[0].detail
+    # The same warning on a run that went on (one node: loopback is right there) is no failure.
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, one_node() + lines[:1]))

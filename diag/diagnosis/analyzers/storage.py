@@ -327,6 +327,11 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         reasons.append(f"not enough space in {d} to convert the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
     if "command_missing" in chosen:
         reasons.append(f"enroot lacks {', '.join(ctx.captures(rule, 'cmd', ['command_missing']))}")
+    if "whiteouts_caps" in chosen:
+        reasons.append(
+            "enroot-aufs2ovlfs could not convert the image's whiteouts: it lacks its file capabilities "
+            "(install the enroot+caps package)"
+        )
     return "; ".join(dict.fromkeys(reasons))
 
 
@@ -335,7 +340,7 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     if not chosen:
         return []
     images = ctx.captures(rule, "image", ["failed_import", "bad_reference"]) or ctx.captures(
-        rule, "image", ["importing"]
+        rule, "image", ["importing", "enroot_import_cmd"]
     )
     image = first_or(images, "the image")
     if ctx.count("container-runtime-error", ["runtime_dir"]):
@@ -344,7 +349,9 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     if chosen - {"importing"} == {"squash_missing"} and all(node_local(p) for p in squashes) and ctx.spans_nodes()[0]:
         return []  # a squash file on one node's local disk, missing on the others: node-local-path says so
     reason = _import_reason(rule, ctx, chosen)
-    registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
+    registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"])) or bool(
+        ctx.stats(rule, ["enroot_step", "enroot_import_cmd"])
+    )
     if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
         return []  # a curl or HTTP error from the program itself, not from a registry's API
     hosts = sorted({h for _, st in ctx.stats(rule) for h in st.hosts})
@@ -354,7 +361,8 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     if hosts:
         detail += f" on {hosts_text(hosts)}"
     detail += f": {reason}" if reason else " (enroot's log gives no reason)"
-    return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, values={"image": image.replace("#", "/", 1)})]
+    # Kept as written: enroot's docker:// URI and pyxis both separate the registry with '#'.
+    return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, values={"image": image})]
 
 
 def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:

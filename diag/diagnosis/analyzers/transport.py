@@ -427,6 +427,31 @@ def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail, assumed=assumed)]
 
 
+def _loopback_advertised(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """Gloo (PyTorch's CPU group, also under vLLM and Ray) binds where the hostname resolves; when
+    that is loopback (hostNetwork pods, an /etc/hosts line), every rank advertises 127.0.0.1 and a
+    rank on another node then connects to its own loopback: refused."""
+    peers = ctx.captures(rule, "addr", ["loopback_peer"])
+    fallback = ctx.stats(rule, ["loopback_fallback"])
+    if not peers and not (fallback and ctx.job_failed()):
+        return []
+    detail = (
+        f"A rank connected to a peer at {peers[0]}: ranks advertised their loopback address"
+        if peers
+        else "PyTorch could not resolve the hostname to a local address and bound Gloo to loopback"
+    )
+    detail += (
+        " because the hostname resolves to 127.x (hostNetwork pods, an /etc/hosts entry), so ranks on other "
+        "nodes cannot reach them; set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to a routable interface"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["loopback_peer", "loopback_fallback"], detail=detail + ".", confidence=0.8 if peers else 0.6,
+            assumed=assumed,
+        )
+    ]  # fmt: skip
+
+
 def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     explicit = ctx.stats(rule)
     if explicit:
@@ -434,6 +459,9 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     spans, assumed = ctx.spans_nodes()
     if not spans:
         return []
+    loopback = _loopback_advertised(rule, ctx, assumed)
+    if loopback:
+        return loopback
     facts = ctx.facts
     bad = {
         h.host: iface
