@@ -275,3 +275,15 @@ def test_the_same_lightning_ranks_announced_twice_mean_two_nodes_started_as_node
     assert "4 of 8 ranks" in finding.detail
     whole = [f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8" for r in range(8)]
     assert "world-size-mismatch" not in ids(diagnose(rules, whole))
+
+
+def test_every_node_running_ranks_0_to_k_of_its_own_world_is_a_separate_job_per_node(rules):
+    def comm(host: str, rank: int, nranks: int) -> str:
+        return f"{host}:2832:2832 [{rank}] NCCL INFO comm 0x55c6f1c6{rank:04x} rank {rank} nranks {nranks} cudaDev {rank} busId 3000 - Init COMPLETE"
+
+    separate = [comm(h, r, 2) for h in ("testgpu1", "testgpu2") for r in range(2)]
+    finding = found(diagnose(rules, separate), "world-size-mismatch")
+    assert "testgpu1, testgpu2" in finding.detail and "MPI=1" in finding.detail
+    # The same per-node groups beside a communicator that spans both nodes: tensor-parallel pairs, one job.
+    world = [comm(h, 2 * i + r, 4) for i, h in enumerate(("testgpu1", "testgpu2")) for r in range(2)]
+    assert "world-size-mismatch" not in ids(diagnose(rules, separate + world))

@@ -106,8 +106,9 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
         )
     if not culprits:
         parts.append(
-            f"every reporting rank waited in the same collective (SeqNum {max_seq}): no rank fell behind, so "
-            "suspect the network or a hang inside NCCL"
+            f"every reporting rank waited in the same collective (SeqNum {max_seq}): no reporting rank fell "
+            "behind, so suspect a rank that is not shown doing work of its own past the timeout (validation or "
+            "checkpointing on rank 0 only), the network, or a hang inside NCCL"
         )
     detail = "; ".join(parts)
     later = sorted(r for r in reporters if r != first)

@@ -8,6 +8,7 @@ from diag.diagnosis.analyzers.common import first_or
 from diag.diagnosis.context import Context, hosts_text, natural_key
 from diag.hostlist import expand
 from diag.report import Finding
+from diag.scan.facts import UNNAMED_HOST
 
 # Printed by every rank of an MPI started without a PMI server, but also by one process run on its own.
 _SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi"}
@@ -235,7 +236,7 @@ def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
 def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
-        return _ranks_claimed_twice(rule, ctx)
+        return _ranks_claimed_twice(rule, ctx) or _separate_worlds(rule, ctx)
     parts = []
     for _ev, g in ctx.samples(rule, ["rank_count", "info_mismatch"])[:1]:
         parts.append(f"ranks passed different world sizes to NCCL ({g['a']} vs {g['b']})")
@@ -280,6 +281,28 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         # srun adjusted the layout and the step ran: worth knowing, not a failure by itself.
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.6)]
     return [ctx.make_finding(rule, detail=detail)]
+
+
+def _separate_worlds(rule: Rule, ctx: Context) -> list[Finding]:
+    """Every node holds ranks 0..k-1 of a k-rank communicator and no communicator is larger: each
+    node ran a job of its own (nccl-tests built without MPI=1 under mpirun, a launcher that gave
+    every node the same world), not one job spanning the nodes."""
+    facts = ctx.facts
+    k = facts.max_nranks
+    hosts = [h for h in facts.hosts.values() if h.ranks and h.host != UNNAMED_HOST]
+    if k < 2 or len(hosts) < 2 or any(h.ranks != set(range(k)) for h in hosts):
+        return []
+    detail = (
+        f"{len(hosts)} nodes ({hosts_text([h.host for h in hosts])}) each ran ranks 0-{k - 1} of their own {k}-rank "
+        "communicator and no communicator spans the nodes: each node ran a separate job (nccl-tests must be "
+        "built with MPI=1 to run across nodes under mpirun; every launcher must get the whole world)"
+    )
+    severity = "error" if ctx.job_failed() else "warning"
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", hosts=[h.host for h in hosts], severity=severity, confidence=0.5
+        )
+    ]
 
 
 def _ranks_claimed_twice(rule: Rule, ctx: Context) -> list[Finding]:
