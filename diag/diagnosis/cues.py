@@ -25,13 +25,11 @@ from diag.diagnosis.context import Context, pick_evidence
 from diag.evidence import Evidence
 from diag.input.framing import frame_fields
 from diag.report import Finding
+from diag.scan.sample import CONTENT_SIGNATURES as SAMPLED_CONTENT
 
 UNEXPLAINED = "unexplained-failure"
 # unexplained-failure's signatures whose lines say *what* failed (the exit and banner lines do not).
-CONTENT_SIGNATURES = (
-    "exception", "exception_other", "terminate", "slurm_error", "sbatch_error", "salloc_error", "stepd_error",
-    "nccl_warn",
-)  # fmt: skip
+CONTENT_SIGNATURES = (*sorted(SAMPLED_CONTENT), "nccl_warn")
 INFO_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
 CUE_CONFIDENCE = 0.45  # before the assumption's discount: about 0.34, below any rule's own message
 MAX_FINDINGS = 2  # the best-named cause, and a second one when other lines name another

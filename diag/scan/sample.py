@@ -45,7 +45,10 @@ BOILERPLATE = re.compile(
 # lines are exactly the ones to mine. Its other signatures (task exit codes, CANCELLED banners,
 # MPI_ABORT) are the cascade every failure prints, and count as known like any rule's.
 CONTENT_SIGNATURES = frozenset(
-    {"exception", "exception_other", "terminate", "slurm_error", "sbatch_error", "salloc_error", "stepd_error"}
+    {
+        "exception", "exception_other", "terminate", "slurm_error", "sbatch_error", "salloc_error", "stepd_error",
+        "glibc_corrupt", "glibc_invalid", "crash_core", "segfault_line",
+    }
 )
 
 

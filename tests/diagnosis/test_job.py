@@ -238,3 +238,14 @@ def test_tasks_only_terminated_by_a_signal_are_a_warning_not_a_failure(rules):
     # A task that exited with an error of its own is a failure.
     failed = diagnose(rules, ["srun: error: n1: task 0: Exited with exit code 1", "srun: error: n2: task 2: Terminated"])
     assert found(failed, "unexplained-failure").severity == "error"
+
+
+def test_a_process_that_crashed_is_a_failure_even_without_a_python_exception(rules):
+    for crash in (
+        ["free(): corrupted unsorted chunks", "[n7:186363] *** Process received signal ***", "[n7:186363] Signal: Aborted (6)"],
+        ["/var/spool/slurmd/job9/slurm_script: line 12: 48812 Segmentation fault      (core dumped) ./train"],
+        ["munmap_chunk(): invalid pointer"],
+    ):
+        finding = found(diagnose(rules, crash), "unexplained-failure")
+        assert finding.severity == "error"
+        assert crash[0].split(": ")[-1][:20] in finding.detail or "Segmentation fault" in finding.detail

@@ -47,6 +47,11 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "sbatch_error",
                 "salloc_error",
                 "stepd_error",
+                "process_signal",
+                "glibc_corrupt",
+                "glibc_invalid",
+                "crash_core",
+                "segfault_line",
             ],
         )
     ]
@@ -138,7 +143,8 @@ def failure_before_cancel(ctx: Context) -> bool:
         exceptions = ctx.captures(rule, "exception", names)
         if any(not e.endswith(SIGNAL_EXCEPTIONS) for e in exceptions):
             return True
-    if ctx.stats(rule, ["terminate", "mpi_abort"]):
+    crashes = ["terminate", "mpi_abort", "process_signal", "glibc_corrupt", "glibc_invalid", "crash_core", "segfault_line"]
+    if ctx.stats(rule, crashes):
         return True
     if any(not how.startswith(SIGNAL_HOWS) for how in ctx.captures(rule, "how", ["task_exit"])):
         return True
