@@ -324,7 +324,7 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
 def _sigbus_in_nccl(rule: Rule, ctx: Context) -> list[Finding]:
     """SIGBUS with a backtrace in NCCL's code: NCCL maps its shared-memory segments as files in
     /dev/shm, and touching a page the full /dev/shm cannot back raises SIGBUS, not an NCCL error."""
-    signal = ["signal_bus", "bus_error", "sigbus"]
+    signal = ["signal_bus", "caught_bus", "bus_error", "sigbus"]
     frames = ctx.captures(rule, "frame", ["nccl_frame"])
     if not frames or not ctx.stats(rule, signal):
         return []
