@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from diag.catalog.causes import alerts_while_running, severity_rank
 from diag.catalog.model import RuleSet
+from diag.diagnosis.cues import CUE_ASSUMED
 from diag.formats.safe import safe_text
 from diag.report import Finding, Report
 from diag.scan.facts import Facts
@@ -47,6 +48,7 @@ class AlertPolicy:
         return (
             finding.role == "root"
             and finding.explained_by is None
+            and CUE_ASSUMED not in finding.assumed  # named by words only: the report says so, an alert would not
             and severity_rank(finding.severity) >= severity_rank(self.min_severity)
             and alerts_while_running(finding.id, finding.role, follow)
         )

@@ -405,3 +405,12 @@ def test_slurms_node_count_makes_an_early_fallback_an_alert(tmp_path):
         alerts = []
         Follower([str(target)], RULES, FollowOptions(interval_s=0.02, idle_s=0.2, nodes=nodes), alerts.append).run()
         assert ("nccl-ib-hca-wrong" in [a.finding.id for a in alerts]) is alerted, nodes
+
+
+def test_a_cause_named_only_by_its_words_is_reported_but_never_alerted_early():
+    from diag.api import diagnose_bytes
+
+    line = b"[rank3]: RuntimeError: could not grow the segment under /dev/shm/psm2-1 to 4194304 bytes\n"
+    findings = diagnose_bytes(line, RULES).findings
+    assert findings[0].id == "shm-too-small" and findings[0].severity == "error"
+    assert AlertPolicy(RULES, clock=lambda: 0.0).select(findings, 0.0) == []
