@@ -80,3 +80,4 @@ def test_rules_as_json(rules):
     assert [r["id"] for r in data] == sorted(rules.ids())
     ib = next(r for r in data if r["id"] == "ib-devices-not-mounted")
     assert ib["action"] and ib["severity"] == "error" and ib["settings"]
+    assert "/dev/infiniband" in ib["cues"]  # the words that name it on an unknown error line

@@ -28,7 +28,7 @@ def rules_json(rules: RuleSet) -> str:
             "id": r.id, "title": r.title, "severity": r.severity, "role": r.role, "confidence": r.confidence,
             "description": r.description, "action": r.action, "remediation": r.remediation,
             "settings": list(r.settings), "references": list(r.references), "explains": list(r.explains),
-            "path": r.path,
+            "cues": list(r.cues), "path": r.path,
         }
         for r in sorted(rules.rules, key=lambda r: r.id)
     ]  # fmt: skip
