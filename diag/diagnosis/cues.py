@@ -31,6 +31,10 @@ UNEXPLAINED = "unexplained-failure"
 # unexplained-failure's signatures whose lines say *what* failed (the exit and banner lines do not).
 CONTENT_SIGNATURES = (*sorted(SAMPLED_CONTENT), "nccl_warn")
 INFO_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
+FAILURE_WORDS = re.compile(
+    r"error|errno|fail|fatal|panic|abort|exception|denied|refused|timed out|cannot|can't|unable|invalid"
+    r"|not found|no such|unreachable|corrupt|killed|illegal|segmentation fault"
+)
 CUE_CONFIDENCE = 0.45  # before the assumption's discount: about 0.34, below any rule's own message
 MAX_FINDINGS = 2  # the best-named cause, and a second one when other lines name another
 CUE_ASSUMED = (
@@ -63,7 +67,10 @@ def error_lines(ctx: Context) -> list[Evidence]:
         for ev, _ in ctx.samples(rule, CONTENT_SIGNATURES):
             found.setdefault((ev.path, ev.line), ev)
     for ev in ctx.scan.error_sample.evidence():
-        found.setdefault((ev.path, ev.line), ev)
+        # The sample is broad on purpose (a "timeout" key of a printed config is in it): only a
+        # line that says something failed is read for words.
+        if FAILURE_WORDS.search(ev_payload(ev).lower()):
+            found.setdefault((ev.path, ev.line), ev)
     lines = [
         ev for key, ev in found.items() if key not in known and frame_fields(ev.text)[7] not in INFO_LEVELS
     ]

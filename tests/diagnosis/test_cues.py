@@ -98,3 +98,9 @@ def _with_cue_example(rule, line):
     from dataclasses import replace
 
     return replace(rule, examples_cue=(line,))
+
+
+def test_a_printed_setting_is_not_an_error_line_though_it_says_timeout(rules):
+    # torchrun prints its launch configuration; "timeout" there is a key, not a failure.
+    report = diagnose(rules, ["  rdzv_configs     : {'rank': 1, 'timeout': 900}", "  rdzv_endpoint    : 10.13.27.125:7010"])
+    assert not _by_cue(report)
