@@ -29,6 +29,34 @@ def test_contained_ecc_error_is_an_error_not_critical(rules):
     assert (finding.severity, finding.hosts) == ("error", ["slinky-1"])
 
 
+def test_a_recorded_row_remapping_on_a_run_that_went_on_is_a_warning_and_an_error_when_it_failed(rules):
+    # NVIDIA's Xid table: 63 records a row remapping and 92 a high single-bit ECC rate; the GPU keeps
+    # working until its next reset. The training went on and saved its checkpoint.
+    xid63 = (
+        "slinky-1: [ 9123.4] NVRM: Xid (PCI:0000:9a:00): 63, pid=20412, name=python3, Row Remapper: New row "
+        "(0x00000000016d0c40) marked for remapping, reset gpu to activate."
+    )
+    xid92 = "slinky-1: [ 9124.0] NVRM: Xid (PCI:0000:9a:00): 92, High single-bit ECC error rate"
+    went_on = ["step 4000 loss 1.82", "saved checkpoint to /pfs/u/ckpt/step_4000"]
+    for xid in (xid63, xid92):
+        finding = found(diagnose(rules, [xid, *went_on]), "gpu-xid")
+        assert finding.severity == "warning", (xid, finding.severity)
+        failed = diagnose(rules, [xid, "srun: error: slinky-1: task 1: Exited with exit code 1"])
+        assert found(failed, "gpu-xid").severity == "error"
+
+
+def test_an_uncorrectable_nvlink_error_in_the_process_is_a_hardware_fault(rules):
+    # cudaErrorNvlinkUncorrectable as PyTorch re-raises it; the driver's Xid 74 is in dmesg, not here.
+    lines = [
+        "[rank6]: RuntimeError: CUDA error: uncorrectable NVLink error was detected during the execution",
+        WATCHDOG,
+        "srun: error: slinky-0: task 6: Exited with exit code 1",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "gpu-xid" and report.findings[0].severity == "critical"
+    assert found(report, "nccl-timeout").explained_by == "gpu-xid"
+
+
 def test_application_xid_is_only_a_warning_and_leaves_the_failure_unexplained(rules):
     lines = [
         "[rank4]: RuntimeError: CUDA error: an illegal memory access was encountered",
