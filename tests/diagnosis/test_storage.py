@@ -97,6 +97,38 @@ def test_failed_image_import_names_the_nodes_whose_tasks_failed(rules):
     assert "container-runtime-error" not in ids(report)
 
 
+def test_enroot_refused_at_the_token_realm_or_given_a_broken_image_is_an_import_failure(rules):
+    # enroot's common::curl prints the realm it asked for a token (auth.docker.io/token, no /v2/ in
+    # it); docker.sh checks every layer's sha256; runtime.sh refuses a file unsquashfs cannot read.
+    for reason in (
+        "[ERROR] URL https://auth.docker.io/token returned error code: 429 Too Many Requests",
+        "Checksum mismatch: sha256:9c4f3c6d5b0e2a7f8a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b7",
+        "[ERROR] Invalid image format: /lustre/images/pytorch-24.05.sqsh",
+    ):
+        lines = [f"slurmstepd: error: pyxis:     {reason}", "slurmstepd: error: pyxis: couldn't start container"]
+        report = diagnose(rules, lines + task_failed(0, 1))
+        assert report.findings[0].id == "container-import-failure", (reason, [f.id for f in report.findings])
+        assert "container-runtime-error" not in ids(report)
+    # Only enroot's line, as pasted from a failed `enroot import`: its [ERROR] URL form is the registry's.
+    alone = diagnose(rules, ["[ERROR] URL https://auth.docker.io/token returned error code: 429 Too Many Requests"])
+    assert [f.id for f in alone.findings] == ["container-import-failure"]
+
+
+def test_enroot_without_nvidia_container_cli_cannot_start_the_container_it_imported(rules):
+    lines = [
+        "pyxis: imported docker image: nvcr.io#nvidia/pytorch:24.05-py3",
+        "slurmstepd: error: pyxis: container start failed with error code: 1",
+        "slurmstepd: error: pyxis: printing enroot log file:",
+        "slurmstepd: error: pyxis:     [ERROR] Command not found: nvidia-container-cli, see "
+        "https://github.com/NVIDIA/libnvidia-container",
+        "slurmstepd: error: pyxis:     [ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1",
+    ]
+    report = diagnose(rules, lines + task_failed(0))
+    assert report.findings[0].id == "container-runtime-error", [f.id for f in report.findings]
+    assert "nvidia-container-cli" in report.findings[0].detail
+    assert "container-import-failure" not in ids(report)
+
+
 def test_imported_image_and_the_programs_own_curl_404_are_no_import_failure(rules):
     lines = [
         "pyxis: importing docker image: docker.io#library/pytorch:2.5.1-cuda12.4",

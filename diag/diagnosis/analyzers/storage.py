@@ -313,6 +313,10 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         reasons.append(
             f"the squash file {', '.join(ctx.captures(rule, 'path', ['squash_missing'])[:2])} does not exist"
         )
+    if "checksum" in chosen:
+        reasons.append("a downloaded layer did not match its digest (a proxy or a cut download altered it)")
+    for path in ctx.captures(rule, "path", ["bad_format"])[:1]:
+        reasons.append(f"{path} is not a squashfs image (a partial import, or a tarball)")
     if chosen & {"disk_full", "squashfs_write"}:
         reasons.append("the disk filled up while converting the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
     for image in ctx.captures(rule, "image", ["pull_denied"])[:1]:
@@ -340,11 +344,19 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     image = first_or(images, "the image")
     if ctx.count("container-runtime-error", ["runtime_dir"]):
         return []  # the import failed because enroot could not make its own directories: not the image
+    if chosen - {"importing"} == {"command_missing"} and set(ctx.captures(rule, "cmd", ["command_missing"])) <= {
+        "nvidia-container-cli"
+    }:
+        return []  # enroot's 98-nvidia hook needs it to start a container: container-runtime-error's
     squashes = ctx.captures(rule, "path", ["squash_missing"])
     if chosen - {"importing"} == {"squash_missing"} and all(node_local(p) for p in squashes) and ctx.spans_nodes()[0]:
         return []  # a squash file on one node's local disk, missing on the others: node-local-path says so
     reason = _import_reason(rule, ctx, chosen)
-    registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
+    # enroot's common::curl prints "[ERROR] URL <url> returned error code" for the registry's API
+    # (/v2/...) and for its token realm (auth.docker.io/token, nvcr.io/proxy_auth), which has no /v2/.
+    registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"])) or any(
+        "[ERROR] URL " in ev.text for ev, _ in ctx.samples(rule, ["http_error"])
+    )
     if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
         return []  # a curl or HTTP error from the program itself, not from a registry's API
     hosts = sorted({h for _, st in ctx.stats(rule) for h in st.hosts})
@@ -397,6 +409,10 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"the enroot hook {g['hook']} failed (exit {g['code']})")
     for _ev, g in ctx.samples(rule, ["nvidia_cli"])[:1]:
         parts.append(f"nvidia-container-cli: {g['what']}: {g['reason']}")
+    if "nvidia_cli_missing" in chosen:
+        parts.append(
+            "enroot's NVIDIA hook needs nvidia-container-cli, which this node lacks (install libnvidia-container-tools)"
+        )
     for _ev, g in ctx.samples(rule, ["seccomp"])[:1]:
         why = f" ({g['reason']})" if g.get("reason") else ""
         parts.append(
