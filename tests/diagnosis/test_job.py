@@ -124,6 +124,19 @@ def test_no_failure_line_means_no_unexplained_failure(rules):
     assert "unexplained-failure" not in ids(diagnose(rules, ["step 100 loss 2.31", "training finished"]))
 
 
+def test_pyxis_notices_printed_as_errors_on_a_run_that_went_on_are_no_failure(rules):
+    # pyxis reports through slurm_error(): options it ignores without an image, and the SIGTERM it
+    # forwards. Neither is a failure of the run; a real error line next to them still is.
+    notices = [
+        "slurmstepd: error: pyxis: ignoring --container-mounts because neither --container-image nor "
+        "--container-name is set",
+        "slurmstepd: error: pyxis: received SIGTERM, forwarding to child 41822",
+    ]
+    assert "unexplained-failure" not in ids(diagnose(rules, [*notices, "step 100 loss 2.31"]))
+    failed = diagnose(rules, [*notices, "slurmstepd: error: execve(): train.py: Permission denied"])
+    assert found(failed, "unexplained-failure").severity == "error"
+
+
 def test_a_node_slurm_marked_not_responding_is_a_node_failure(rules):
     finding = found(
         diagnose(rules, ["[2026-12-02T11:13:37.123] error: Nodes gpu[03-04] not responding, setting DOWN"]),
