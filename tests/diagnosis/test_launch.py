@@ -271,3 +271,35 @@ def test_the_same_lightning_ranks_announced_twice_mean_two_nodes_started_as_node
     assert "4 of 8 ranks" in finding.detail
     whole = [f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8" for r in range(8)]
     assert "world-size-mismatch" not in ids(diagnose(rules, whole))
+
+
+def test_a_sampler_given_a_rank_beyond_its_world_is_a_layout_mismatch_not_an_unexplained_crash(rules):
+    # torch.utils.data.DistributedSampler checks rank < num_replicas: RANK came from SLURM_PROCID of
+    # a 16-task step while WORLD_SIZE said 8. Every rank >= 8 stops; ranks 0-7 wait for them.
+    lines = [
+        "[rank8]: Traceback (most recent call last):",
+        '[rank8]:   File "/opt/train.py", line 40, in <module>',
+        "[rank8]:     sampler = DistributedSampler(dataset)",
+        "[rank8]: ValueError: Invalid rank 8, rank should be in the interval [0, 7]",
+        "[rank9]: ValueError: Invalid rank 9, rank should be in the interval [0, 7]",
+        "srun: error: slinky-1: tasks 8-15: Exited with exit code 1",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "world-size-mismatch", [f.id for f in report.findings]
+    assert "world of 8" in report.findings[0].detail
+    assert "unexplained-failure" not in ids(report)
+
+
+def test_a_store_key_that_never_arrived_is_a_rendezvous_failure_unless_rank_0_crashed_first(rules):
+    # TCPStore::doWait (2.2+) on the ranks that waited for rank 0 to publish a key.
+    wait = "[rank5]: torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"
+    alone = diagnose(rules, [wait, "srun: error: slinky-1: task 5: Exited with exit code 1"])
+    assert alone.findings[0].id == "rendezvous-failure", [f.id for f in alone.findings]
+    assert "1800 s" in alone.findings[0].detail
+    crashed = [
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        wait,
+        "srun: error: slinky-0: task 0: Exited with exit code 1",
+    ]
+    report = diagnose(rules, crashed)
+    assert report.findings[0].id == "cuda-oom" and "rendezvous-failure" not in ids(report)
