@@ -203,6 +203,8 @@ def test_mpi_libraries_started_without_a_pmi_server_in_their_own_words(rules):
     for line in (
         "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case.",
         "[unset]: write_line error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1",
+        # MPICH 4.x's pmi_wire.c says the same through PMIU_write.
+        "[unset]: PMIU_write error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1",
     ):
         report = diagnose(rules, ["0: " + line, "1: " + line])
         assert report.findings[0].id == "pmix-not-used", (line, [f.id for f in report.findings])
