@@ -97,6 +97,24 @@ def test_failed_image_import_names_the_nodes_whose_tasks_failed(rules):
     assert "container-runtime-error" not in ids(report)
 
 
+def test_weights_saved_to_rank_0s_tmp_are_missing_in_the_directory_another_node_made(rules):
+    # transformers' from_pretrained: the directory exists on rank 8's node (its config was written
+    # there too) but the weights were saved only on rank 0's local disk.
+    lines = [
+        "[rank0]: Saving model checkpoint to /tmp/u/sft/final",
+        "[rank8]: Traceback (most recent call last):",
+        "[rank8]: OSError: Error no file named pytorch_model.bin, model.safetensors, tf_model.h5, model.ckpt.index or "
+        "flax_model.msgpack found in directory /tmp/u/sft/final.",
+        "srun: error: slinky-1: task 8: Exited with exit code 1",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "node-local-path", [f.id for f in report.findings]
+    assert "/tmp/u/sft/final" in report.findings[0].detail
+    # The same words on a node that is the whole job: a wrong path, not another node's disk.
+    one = diagnose(rules, [lines[2], *one_node()])
+    assert "node-local-path" not in ids(one)
+
+
 def test_enroot_refused_at_the_token_realm_or_given_a_broken_image_is_an_import_failure(rules):
     # enroot's common::curl prints the realm it asked for a token (auth.docker.io/token, no /v2/ in
     # it); docker.sh checks every layer's sha256; runtime.sh refuses a file unsquashfs cannot read.

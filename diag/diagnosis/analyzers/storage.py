@@ -15,6 +15,8 @@ _MISSING_PATHS = [
     "ds_no_files",
     "peft_missing",
     "no_weights",
+    "hf_no_weights",
+    "hf_no_index",
     "trainer_no_checkpoint",
     "ds_universal_missing",
     "megatron_idx",
