@@ -137,6 +137,25 @@ def test_pyxis_notices_printed_as_errors_on_a_run_that_went_on_are_no_failure(ru
     assert found(failed, "unexplained-failure").severity == "error"
 
 
+def test_submitits_uncompleted_job_error_names_the_cause_by_the_state_it_quotes(rules):
+    # submitit (core/core.py) raises UncompletedJobError quoting sacct's state on its own line;
+    # the user pastes it from the driver process, with none of the job's own output.
+    for state, cause in (
+        ("TIMEOUT", "job-time-limit"),
+        ("OUT_OF_MEMORY", "job-oom"),
+        ("NODE_FAIL", "node-failure"),
+        ("PREEMPTED", "preempted"),
+        ("FAILED", "unexplained-failure"),
+    ):
+        lines = [
+            "submitit.core.utils.UncompletedJobError: Job 48213 (task: 0) with path /pfs/u/logs/48213_0_result.pkl",
+            f"has not produced any output (state: {state})",
+            "No output/error stream produced ! Check: /pfs/u/logs/48213_0_log.out",
+        ]
+        report = diagnose(rules, lines)
+        assert report.findings[0].id == cause, (state, [f.id for f in report.findings])
+
+
 def test_a_node_slurm_marked_not_responding_is_a_node_failure(rules):
     finding = found(
         diagnose(rules, ["[2026-12-02T11:13:37.123] error: Nodes gpu[03-04] not responding, setting DOWN"]),
