@@ -66,6 +66,10 @@ def test_stale_file_handle_is_broken_storage_even_on_one_node(rules):
     line = "slinky-0: [rank12]: OSError: [Errno 116] Stale file handle: '/lustre/proj/ckpt/step_2000.pt'"
     finding = found(diagnose(rules, [line]), "shared-storage-missing")
     assert (finding.ranks, finding.hosts) == ([12], ["slinky-0"])
+    # glibc before 2.16 (EL6-era images) words ESTALE "Stale NFS file handle".
+    old = "slinky-0: [rank12]: IOError: [Errno 116] Stale NFS file handle: '/nfs/proj/ckpt/step_2000.pt'"
+    report = diagnose(rules, [old, "srun: error: slinky-0: task 12: Exited with exit code 1"])
+    assert report.findings[0].id == "shared-storage-missing" and "stale NFS handle" in report.findings[0].detail
 
 
 def test_container_mount_of_a_missing_shared_file_system_is_folded_into_shared_storage(rules):

@@ -502,6 +502,7 @@ SHARED_FS_PREFIXES = (
 # Messages that mean the mount itself is broken (not a path that is missing).
 _BROKEN_WORDS = (
     "Stale file handle",
+    "Stale NFS file handle",  # glibc before 2.16
     "Transport endpoint is not connected",
     "Input/output error",
     "Cannot send after transport endpoint shutdown",
@@ -556,7 +557,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     if broken:
         texts = " ".join(ev.text for ev, _ in broken)
         for needle, meaning in (
-            ("Stale file handle", "a stale NFS handle (the export or server was restarted)"),
+            ("file handle", "a stale NFS handle (the export or server was restarted)"),
             ("Transport endpoint is not connected", "a dead FUSE mount (the client process is gone)"),
             ("Input/output error", "I/O errors (client evicted or a storage target down)"),
             ("Cannot send after transport endpoint shutdown", "the Lustre client was evicted (errno 108)"),
