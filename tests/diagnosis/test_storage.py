@@ -47,6 +47,24 @@ def test_named_container_missing_on_other_nodes_is_node_local_not_a_runtime_erro
     assert "container-runtime-error" not in ids(report)
 
 
+def test_named_container_that_no_node_of_the_job_has_was_made_by_another_job(rules):
+    # pyxis removes named containers when the job that made them ends (container_scope=job): a
+    # name that task 0 cannot find either, with no node shown that has it, is not node-local.
+    lines = [
+        "$ srun --container-name=train python -c 'import torch'",
+        'pyxis: error: a container with name "train" does not exist, and --container-image is not set',
+        "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+        "srun: error: slinky-0: task 0: Exited with exit code 1",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "container-runtime-error", [f.id for f in report.findings]
+    assert "container_scope=job" in report.findings[0].detail
+    assert "node-local-path" not in ids(report)
+    # Task 0 only terminated by srun after the others failed: node 0 had it, the others did not.
+    others = diagnose(rules, lines[1:3] + task_failed(1, 2) + ["srun: error: slinky-0: task 0: Terminated"])
+    assert others.findings[0].id == "node-local-path", [f.id for f in others.findings]
+
+
 # ---------------------------------------------------------------------------------- shared_storage
 def dataset_missing(rank: int) -> str:
     return f"[rank{rank}]: FileNotFoundError: [Errno 2] No such file or directory: '/fsx/datasets/imagenet/train/n01440764'"

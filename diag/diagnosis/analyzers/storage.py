@@ -53,7 +53,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     # (evidence, what is missing, why it is node-local, confidence, what it assumed or None)
     local: list = []
     elsewhere: list = []  # (evidence, path, confidence when unknown): missing files on storage that may be shared
-    for ev, g in ctx.samples(rule, ["pyxis_name"]):
+    for ev, g in ctx.samples(rule, ["pyxis_name"] if not named_container_made_nowhere(ctx) else []):
         local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
     failed = ctx.job_failed()
     shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS)} if not failed else set()
@@ -371,8 +371,25 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, values={"image": image.replace("#", "/", 1)})]
 
 
+def named_container_made_nowhere(ctx: Context) -> bool:
+    """pyxis keeps a named container on the node that made it until the job that made it ends
+    (container_scope=job, its default). When task 0 cannot find the name either and every node the
+    logs show failed, no node of this job made it: another job did (and its end removed it), or none."""
+    failed = ctx.rules.get("unexplained-failure")
+    if failed is None:
+        return False
+    # Tasks srun terminated after the others failed (Terminated, Killed) may well have had it.
+    exits = [(ev, g) for ev, g in ctx.samples(failed, ["task_exit"]) if g.get("how", "").startswith("Exited")]
+    if not any(part.split("-")[0] == "0" for _, g in exits for part in g.get("task", "").split(",")):
+        return False
+    failing = {g["host"] for _, g in exits if g.get("host")}
+    return not (set(ctx.facts.hosts) | ctx.facts.slurm_task_hosts) - failing
+
+
 def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
+    if chosen == {"name_missing"} and not named_container_made_nowhere(ctx):
+        return []  # made on some nodes of the job, missing on others: node-local-path says so
     if not chosen:
         return []
     generic = {"start_failed", "couldnt_start", "pyxis_other"}
@@ -442,6 +459,12 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")
     for _ev, g in ctx.samples(rule, ["namespace"])[:1]:
         parts.append(f"pyxis could not join the {g['ns']} namespace: {g['reason']}")
+    for _ev, g in ctx.samples(rule, ["name_missing"] if named_container_made_nowhere(ctx) else [])[:1]:
+        parts.append(
+            f'no node of this job has the named container "{g["name"]}": pyxis removes named containers when '
+            "the job that made them ends (container_scope=job), so create it with --container-image in the same "
+            "job, or save it with --container-save"
+        )
     for _ev, g in ctx.samples(rule, ["name_flag"])[:1]:
         parts.append(f'--container-name "{g["flag"]}" was used but the container {g["state"]}')
     if "mounts_format" in chosen:
