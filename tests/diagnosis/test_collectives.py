@@ -3,7 +3,7 @@ nccl-tests bandwidth, and NCCL_DEBUG=INFO left on for a large job."""
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids
+from tests.diagnosis.logs import diagnose, found, ids, top
 
 # Two ranks on two nodes, as NCCL places them (this is how a rank gets its host).
 INIT = [
@@ -139,7 +139,7 @@ def test_a_dataloader_killed_by_sigbus_outranks_its_peers_timeouts_and_the_launc
         "srun: error: gpu-001: task 0: Exited with exit code 1",
     ]
     report = diagnose(rules, lines)
-    assert report.findings[0].id == "shm-too-small", [f.id for f in report.findings]
+    top(report, "shm-too-small")
     assert found(report, "nccl-timeout").explained_by == "shm-too-small"
     assert "unexplained-failure" not in ids(report)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids
+from tests.diagnosis.logs import diagnose, found, ids, top
 
 WATCHDOG = (
     "[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
@@ -53,7 +53,7 @@ def test_an_uncorrectable_nvlink_error_in_the_process_is_a_hardware_fault(rules)
         "srun: error: slinky-0: task 6: Exited with exit code 1",
     ]
     report = diagnose(rules, lines)
-    assert report.findings[0].id == "gpu-xid" and report.findings[0].severity == "critical"
+    assert top(report, "gpu-xid").severity == "critical"
     assert found(report, "nccl-timeout").explained_by == "gpu-xid"
 
 
