@@ -57,6 +57,18 @@ def test_an_uncorrectable_nvlink_error_in_the_process_is_a_hardware_fault(rules)
     assert found(report, "nccl-timeout").explained_by == "gpu-xid"
 
 
+def test_a_fatal_nvswitch_sxid_is_a_hardware_fault_and_a_non_fatal_one_only_a_record(rules):
+    # Fabric Manager user guide: a fatal SXid takes the node's NVLink fabric down until a reset;
+    # non-fatal ones are recorded and the fabric goes on.
+    fatal = "slinky-0: [ 8812.3] nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 20034, Fatal, Link 27 LTSSM Fault Up"
+    report = diagnose(rules, [fatal, WATCHDOG, "srun: error: slinky-0: task 0: Exited with exit code 1"])
+    finding = top(report, "gpu-xid")
+    assert (finding.severity, finding.hosts) == ("critical", ["slinky-0"])
+    assert found(report, "nccl-timeout").explained_by == "gpu-xid"
+    recorded = "nvidia-nvswitch4: SXid (PCI:0000:c6:00.0): 19084, Non-fatal, Link 29 AN1 Heartbeat Timeout Error (First)"
+    assert found(diagnose(rules, [recorded, "step 100 loss 2.1"]), "gpu-xid").severity == "info"
+
+
 def test_application_xid_is_only_a_warning_and_leaves_the_failure_unexplained(rules):
     lines = [
         "[rank4]: RuntimeError: CUDA error: an illegal memory access was encountered",

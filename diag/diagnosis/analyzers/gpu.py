@@ -64,6 +64,18 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
         )
         parts.append(f"Xid {n}{where}: {meaning} [{label}]")
     severity = None
+    switch = ctx.samples(rule, ["sxid"])
+    fatal = sorted({int(g["sxid"]) for _, g in switch if g["sev"] == "Fatal"})
+    if fatal:
+        where = hosts_text(sorted({h for ev, _ in switch if (h := ctx.host_for(ev))}))
+        parts.append(
+            f"fatal NVSwitch SXid {', '.join(map(str, fatal))}{' on ' + where if where else ''}: the node's NVLink "
+            "fabric lost a link; the GPUs and switches need a reset [hardware]"
+        )
+        classes.add("hardware")
+    elif switch:
+        parts.append(f"non-fatal NVSwitch SXid {switch[0][1]['sxid']}: recorded, the fabric kept working")
+        classes.add("switch-recorded")
     if "ecc_in_process" in chosen:
         parts.append("the process got 'uncorrectable ECC error encountered' [hardware]")
         classes.add("hardware")
@@ -98,10 +110,12 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     elif "application" in classes:
         severity = "warning"
         parts.append("no hardware Xid: rule out the program (illegal address) before suspecting the GPU")
+    elif "switch-recorded" in classes:
+        severity = "warning" if ctx.job_failed() else "info"
     else:
         severity = "info"
     detail = "; ".join(parts) + "."
-    values = {"xid": ", ".join(str(n) for n in order) or "<n>"}
+    values = {"xid": ", ".join(str(n) for n in order) or (f"SXid {fatal[0]}" if fatal else "<n>")}
     confidence = 0.9 if severity in ("critical", "error") else 0.5
     return [ctx.make_finding(rule, detail=detail, severity=severity, confidence=confidence, values=values)]
 
