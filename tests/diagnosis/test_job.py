@@ -155,6 +155,31 @@ def test_submitits_uncompleted_job_error_names_the_cause_by_the_state_it_quotes(
         top(diagnose(rules, lines), cause)
 
 
+def test_the_kernels_and_pytorchs_own_words_for_host_memory_running_out(rules):
+    # mm/oom_kill.c: the 4.19+ summary line naming the cgroup and task, and the victim line older
+    # kernels print on its own; c10/core/impl/alloc_cpu.cpp's two wordings of a failed CPU allocation.
+    for lines, says in (
+        (
+            [
+                "slinky-1: [ 1234.5] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,"
+                "oom_memcg=/slurm/uid_1000/job_48213,task_memcg=/slurm/uid_1000/job_48213/step_0,task=python,"
+                "pid=4412,uid=1000",
+            ],
+            "killed python",
+        ),
+        (["slinky-1: [ 1234.5] Killed process 4412 (pt_main_thread) total-vm:123456kB, anon-rss:98765kB"], "killed pt_"),
+        (
+            [
+                "[rank3]: RuntimeError: [enforce fail at ../c10/core/impl/alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator:"
+                " can't allocate memory: you tried to allocate 68719476736 bytes. Error code 12 (Cannot allocate memory)"
+            ],
+            "64.0 GiB",
+        ),
+    ):
+        report = diagnose(rules, [*lines, "srun: error: slinky-1: task 3: Exited with exit code 1"])
+        assert says in top(report, "job-oom").detail, (says, report.findings[0].detail)
+
+
 def test_a_node_slurm_marked_not_responding_is_a_node_failure(rules):
     finding = found(
         diagnose(rules, ["[2026-12-02T11:13:37.123] error: Nodes gpu[03-04] not responding, setting DOWN"]),
