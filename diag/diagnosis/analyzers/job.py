@@ -13,9 +13,9 @@ from diag.report import Finding
 def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     failed = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact])
     if [n for n, _ in failed] == ["stepd_error"] and ctx.count(rule.id, ["stepd_error"]) == ctx.count(
-        rule.id, ["pyxis_notice"]
+        rule.id, ["stepd_notice"]
     ):
-        failed = []  # every slurmstepd error line is a pyxis notice of a run that went on
+        failed = []  # every slurmstepd error line is a notice printed on runs that go on
     if not failed:
         return _nccl_failed_call(rule, ctx)
     for f in ctx.findings.values():
