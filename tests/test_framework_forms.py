@@ -36,6 +36,23 @@ FORMS = [
     ("container-runtime-error", "slurmstepd: error: pyxis: container start error: enroot exited with code 1"),
     ("container-runtime-error", "slurmstepd: error: pyxis: couldn't chdir to /workspace/run: No such file or directory"),
     ("container-import-failure", "Error response from daemon: manifest for nvcr.io/x/y:1 not found: manifest unknown"),
+    # Read from upstream sources (see README, Framework message forms).
+    ("shm-too-small", "RuntimeError: DataLoader worker (pid 4417) is killed by signal: Bus error. It is possible that "
+     "dataloader's workers are out of shared memory. Please try to raise your shared memory limit."),
+    ("gpu-xid", "RuntimeError: CUDA error: uncorrectable NVLink error was detected during the execution"),
+    ("cuda-oom", "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+     "191.98 GiB of which 1.05 GiB is free."),
+    ("cuda-oom", "RuntimeError: CUDA driver error: out of memory"),
+    ("cuda-oom", "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: "
+     "15,032,385,536 bytes)."),
+    ("world-size-mismatch", "ValueError: Invalid rank 8, rank should be in the interval [0, 7]"),
+    ("rendezvous-failure", "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"),
+    ("rendezvous-failure", "RuntimeError: [3] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via "
+     "c10d key-value store by key '0', but store->get('0') got error: Socket Timeout"),
+    ("container-import-failure", "[ERROR] Invalid image format: /lustre/images/pytorch-24.05.sqsh"),
+    ("container-runtime-error", "[ERROR] Command not found: nvidia-container-cli, see "
+     "https://github.com/NVIDIA/libnvidia-container"),
+    ("pmix-not-used", "[unset]: PMIU_write error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1"),
 ]
 
 DAMAGE = {

@@ -29,5 +29,20 @@ def found(report: Report, cause: str) -> Finding:
     return by_id[cause]
 
 
+def top(report: Report, cause: str) -> Finding:
+    """The first finding, which must be ``cause``; fails the test, listing the order found instead."""
+    assert report.findings and report.findings[0].id == cause, [f.id for f in report.findings]
+    return report.findings[0]
+
+
+def leads(rules: RuleSet, lines: list[str], cause: str, says: str, not_also: str) -> Report:
+    """Diagnose ``lines``: ``cause`` comes first, its detail says ``says``, and ``not_also`` (the
+    cause a reader might wrongly take it for) is not reported beside it."""
+    report = diagnose(rules, lines)
+    assert says in top(report, cause).detail
+    assert not_also not in ids(report), [f.id for f in report.findings]
+    return report
+
+
 def ids(report: Report) -> set[str]:
     return {f.id for f in report.findings}

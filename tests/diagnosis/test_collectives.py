@@ -3,7 +3,7 @@ nccl-tests bandwidth, and NCCL_DEBUG=INFO left on for a large job."""
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids
+from tests.diagnosis.logs import diagnose, found, ids, top
 
 # Two ranks on two nodes, as NCCL places them (this is how a rank gets its host).
 INIT = [
@@ -120,6 +120,38 @@ def test_pytorch_shared_tensors_that_do_not_fit_in_dev_shm_are_shm_too_small(rul
     ):
         report = diagnose(rules, ["[rank1]: " + line, "srun: error: n1: task 1: Exited with exit code 1"])
         assert report.findings[0].id == "shm-too-small", (line, [f.id for f in report.findings])
+
+
+def test_a_dataloader_killed_by_sigbus_outranks_its_peers_timeouts_and_the_launchers_summary(rules):
+    # PyTorch's main process re-raises the worker's death in words that name shared memory
+    # (torch/csrc/DataLoader.cpp); the worker's own "Unexpected bus error" line went to a stderr
+    # this paste left out. The other ranks then wait in the next all-reduce, and torchrun sums up.
+    lines = [
+        "[rank3]: Traceback (most recent call last):",
+        '[rank3]:   File "/opt/train.py", line 88, in <module>',
+        "[rank3]: RuntimeError: DataLoader worker (pid 40417) is killed by signal: Bus error. It is possible that "
+        "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+        WATCHDOG.replace("SeqNum=2", "SeqNum=812"),
+        WATCHDOG.replace("[rank0]", "[rank1]").replace("[Rank 0]", "[Rank 1]").replace("SeqNum=2", "SeqNum=812"),
+        "E1202 11:14:40.000000 696 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+        "local_rank: 3 (pid: 40400) of binary: /usr/bin/python",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        "srun: error: gpu-001: task 0: Exited with exit code 1",
+    ]
+    report = diagnose(rules, lines)
+    top(report, "shm-too-small")
+    assert found(report, "nccl-timeout").explained_by == "shm-too-small"
+    assert "unexplained-failure" not in ids(report)
+
+
+def test_a_dataloader_worker_killed_by_another_signal_is_not_shm(rules):
+    for line in (
+        "RuntimeError: DataLoader worker (pid 40417) is killed by signal: Segmentation fault. ",
+        "RuntimeError: DataLoader worker (pid 40417) exited unexpectedly with exit code 1. Details are lost due to "
+        "multiprocessing. Rerunning with num_workers=0 may give better error trace.",
+    ):
+        report = diagnose(rules, [line, "srun: error: n1: task 1: Exited with exit code 1"])
+        assert "shm-too-small" not in ids(report), (line, [f.id for f in report.findings])
 
 
 def test_rays_object_store_in_tmp_is_a_warning_not_a_failure(rules):

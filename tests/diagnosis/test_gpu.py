@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids
+from tests.diagnosis.logs import diagnose, found, ids, top
 
 WATCHDOG = (
     "[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
@@ -27,6 +27,46 @@ def test_contained_ecc_error_is_an_error_not_critical(rules):
     xid = "slinky-1: [ 9123.4] NVRM: Xid (PCI:0000:9a:00): 94, pid=20412, name=python3, Contained: SM (0x1). RST: No"
     finding = found(diagnose(rules, [xid]), "gpu-xid")
     assert (finding.severity, finding.hosts) == ("error", ["slinky-1"])
+
+
+def test_a_recorded_row_remapping_on_a_run_that_went_on_is_a_warning_and_an_error_when_it_failed(rules):
+    # NVIDIA's Xid table: 63 records a row remapping and 92 a high single-bit ECC rate; the GPU keeps
+    # working until its next reset. The training went on and saved its checkpoint.
+    xid63 = (
+        "slinky-1: [ 9123.4] NVRM: Xid (PCI:0000:9a:00): 63, pid=20412, name=python3, Row Remapper: New row "
+        "(0x00000000016d0c40) marked for remapping, reset gpu to activate."
+    )
+    xid92 = "slinky-1: [ 9124.0] NVRM: Xid (PCI:0000:9a:00): 92, High single-bit ECC error rate"
+    went_on = ["step 4000 loss 1.82", "saved checkpoint to /pfs/u/ckpt/step_4000"]
+    for xid in (xid63, xid92):
+        finding = found(diagnose(rules, [xid, *went_on]), "gpu-xid")
+        assert finding.severity == "warning", (xid, finding.severity)
+        failed = diagnose(rules, [xid, "srun: error: slinky-1: task 1: Exited with exit code 1"])
+        assert found(failed, "gpu-xid").severity == "error"
+
+
+def test_an_uncorrectable_nvlink_error_in_the_process_is_a_hardware_fault(rules):
+    # cudaErrorNvlinkUncorrectable as PyTorch re-raises it; the driver's Xid 74 is in dmesg, not here.
+    lines = [
+        "[rank6]: RuntimeError: CUDA error: uncorrectable NVLink error was detected during the execution",
+        WATCHDOG,
+        "srun: error: slinky-0: task 6: Exited with exit code 1",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report, "gpu-xid").severity == "critical"
+    assert found(report, "nccl-timeout").explained_by == "gpu-xid"
+
+
+def test_a_fatal_nvswitch_sxid_is_a_hardware_fault_and_a_non_fatal_one_only_a_record(rules):
+    # Fabric Manager user guide: a fatal SXid takes the node's NVLink fabric down until a reset;
+    # non-fatal ones are recorded and the fabric goes on.
+    fatal = "slinky-0: [ 8812.3] nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 20034, Fatal, Link 27 LTSSM Fault Up"
+    report = diagnose(rules, [fatal, WATCHDOG, "srun: error: slinky-0: task 0: Exited with exit code 1"])
+    finding = top(report, "gpu-xid")
+    assert (finding.severity, finding.hosts) == ("critical", ["slinky-0"])
+    assert found(report, "nccl-timeout").explained_by == "gpu-xid"
+    recorded = "nvidia-nvswitch4: SXid (PCI:0000:c6:00.0): 19084, Non-fatal, Link 29 AN1 Heartbeat Timeout Error (First)"
+    assert found(diagnose(rules, [recorded, "step 100 loss 2.1"]), "gpu-xid").severity == "info"
 
 
 def test_application_xid_is_only_a_warning_and_leaves_the_failure_unexplained(rules):

@@ -3,7 +3,7 @@ node failure, preemption or scancel), and the honest 'unexplained' when nothing 
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids
+from tests.diagnosis.logs import diagnose, found, ids, top
 
 WATCHDOG = (
     "[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
@@ -122,6 +122,66 @@ def test_unexplained_failure_names_the_node_that_failed_not_the_ones_cancelled_a
 
 def test_no_failure_line_means_no_unexplained_failure(rules):
     assert "unexplained-failure" not in ids(diagnose(rules, ["step 100 loss 2.31", "training finished"]))
+
+
+def test_stepd_notices_printed_as_errors_on_a_run_that_went_on_are_no_failure(rules):
+    # pyxis reports through slurm_error() options it ignores without an image and the SIGTERM it
+    # forwards; Slurm 19.05-20.02's accounting raced with an exiting process; slurmstepd fell back
+    # to TMPDIR=/tmp. None is a failure of the run; a real error line next to them still is.
+    notices = [
+        "slurmstepd: error: pyxis: ignoring --container-mounts because neither --container-image nor "
+        "--container-name is set",
+        "slurmstepd: error: pyxis: received SIGTERM, forwarding to child 41822",
+        "slurmstepd: error: _is_a_lwp: open() /proc/40417/status failed: No such file or directory",
+        "slurmstepd: error: Unable to create TMPDIR [/local/scratch/48213]: Permission denied",
+        "slurmstepd: error: Setting TMPDIR to /tmp",
+    ]
+    assert "unexplained-failure" not in ids(diagnose(rules, [*notices, "step 100 loss 2.31"]))
+    failed = diagnose(rules, [*notices, "slurmstepd: error: execve(): train.py: Permission denied"])
+    assert found(failed, "unexplained-failure").severity == "error"
+
+
+def test_submitits_uncompleted_job_error_names_the_cause_by_the_state_it_quotes(rules):
+    # submitit (core/core.py) raises UncompletedJobError quoting sacct's state on its own line;
+    # the user pastes it from the driver process, with none of the job's own output.
+    for state, cause in (
+        ("TIMEOUT", "job-time-limit"),
+        ("OUT_OF_MEMORY", "job-oom"),
+        ("NODE_FAIL", "node-failure"),
+        ("PREEMPTED", "preempted"),
+        ("FAILED", "unexplained-failure"),
+    ):
+        lines = [
+            "submitit.core.utils.UncompletedJobError: Job 48213 (task: 0) with path /pfs/u/logs/48213_0_result.pkl",
+            f"has not produced any output (state: {state})",
+            "No output/error stream produced ! Check: /pfs/u/logs/48213_0_log.out",
+        ]
+        top(diagnose(rules, lines), cause)
+
+
+def test_the_kernels_and_pytorchs_own_words_for_host_memory_running_out(rules):
+    # mm/oom_kill.c: the 4.19+ summary line naming the cgroup and task, and the victim line older
+    # kernels print on its own; c10/core/impl/alloc_cpu.cpp's two wordings of a failed CPU allocation.
+    for lines, says in (
+        (
+            [
+                "slinky-1: [ 1234.5] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,"
+                "oom_memcg=/slurm/uid_1000/job_48213,task_memcg=/slurm/uid_1000/job_48213/step_0,task=python,"
+                "pid=4412,uid=1000",
+            ],
+            "killed python",
+        ),
+        (["slinky-1: [ 1234.5] Killed process 4412 (pt_main_thread) total-vm:123456kB, anon-rss:98765kB"], "killed pt_"),
+        (
+            [
+                "[rank3]: RuntimeError: [enforce fail at ../c10/core/impl/alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator:"
+                " can't allocate memory: you tried to allocate 68719476736 bytes. Error code 12 (Cannot allocate memory)"
+            ],
+            "64.0 GiB",
+        ),
+    ):
+        report = diagnose(rules, [*lines, "srun: error: slinky-1: task 3: Exited with exit code 1"])
+        assert says in top(report, "job-oom").detail, (says, report.findings[0].detail)
 
 
 def test_a_node_slurm_marked_not_responding_is_a_node_failure(rules):

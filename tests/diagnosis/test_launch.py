@@ -3,7 +3,7 @@ the master port, and a layout that does not fit the allocation."""
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids
+from tests.diagnosis.logs import diagnose, found, ids, leads, top
 
 TASK_FAILED = "srun: error: slinky-0: task 0: Exited with exit code 1"
 
@@ -207,6 +207,8 @@ def test_mpi_libraries_started_without_a_pmi_server_in_their_own_words(rules):
     for line in (
         "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case.",
         "[unset]: write_line error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1",
+        # MPICH 4.x's pmi_wire.c says the same through PMIU_write.
+        "[unset]: PMIU_write error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1",
     ):
         report = diagnose(rules, ["0: " + line, "1: " + line])
         assert report.findings[0].id == "pmix-not-used", (line, [f.id for f in report.findings])
@@ -287,3 +289,31 @@ def test_every_node_running_ranks_0_to_k_of_its_own_world_is_a_separate_job_per_
     # The same per-node groups beside a communicator that spans both nodes: tensor-parallel pairs, one job.
     world = [comm(h, 2 * i + r, 4) for i, h in enumerate(("testgpu1", "testgpu2")) for r in range(2)]
     assert "world-size-mismatch" not in ids(diagnose(rules, separate + world))
+
+
+def test_a_sampler_given_a_rank_beyond_its_world_is_a_layout_mismatch_not_an_unexplained_crash(rules):
+    # torch.utils.data.DistributedSampler checks rank < num_replicas: RANK came from SLURM_PROCID of
+    # a 16-task step while WORLD_SIZE said 8. Every rank >= 8 stops; ranks 0-7 wait for them.
+    lines = [
+        "[rank8]: Traceback (most recent call last):",
+        '[rank8]:   File "/opt/train.py", line 40, in <module>',
+        "[rank8]:     sampler = DistributedSampler(dataset)",
+        "[rank8]: ValueError: Invalid rank 8, rank should be in the interval [0, 7]",
+        "[rank9]: ValueError: Invalid rank 9, rank should be in the interval [0, 7]",
+        "srun: error: slinky-1: tasks 8-15: Exited with exit code 1",
+    ]
+    leads(rules, lines, "world-size-mismatch", says="world of 8", not_also="unexplained-failure")
+
+
+def test_a_store_key_that_never_arrived_is_a_rendezvous_failure_unless_rank_0_crashed_first(rules):
+    # TCPStore::doWait (2.2+) on the ranks that waited for rank 0 to publish a key.
+    wait = "[rank5]: torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"
+    alone = diagnose(rules, [wait, "srun: error: slinky-1: task 5: Exited with exit code 1"])
+    assert "1800 s" in top(alone, "rendezvous-failure").detail
+    crashed = [
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        wait,
+        "srun: error: slinky-0: task 0: Exited with exit code 1",
+    ]
+    report = diagnose(rules, crashed)
+    assert top(report, "cuda-oom") and "rendezvous-failure" not in ids(report)

@@ -3,7 +3,7 @@ systems missing on some nodes, image import and container start."""
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids, one_node
+from tests.diagnosis.logs import diagnose, found, ids, leads, one_node, top
 
 
 def placed(*ranks: int, per_node: int = 8) -> list[str]:
@@ -47,6 +47,21 @@ def test_named_container_missing_on_other_nodes_is_node_local_not_a_runtime_erro
     assert "container-runtime-error" not in ids(report)
 
 
+def test_named_container_that_no_node_of_the_job_has_was_made_by_another_job(rules):
+    # pyxis removes named containers when the job that made them ends (container_scope=job): a
+    # name that task 0 cannot find either, with no node shown that has it, is not node-local.
+    lines = [
+        "$ srun --container-name=train python -c 'import torch'",
+        'pyxis: error: a container with name "train" does not exist, and --container-image is not set',
+        "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1",
+        "srun: error: slinky-0: task 0: Exited with exit code 1",
+    ]
+    leads(rules, lines, "container-runtime-error", says="container_scope=job", not_also="node-local-path")
+    # Task 0 only terminated by srun after the others failed: node 0 had it, the others did not.
+    terminated = ["srun: error: slinky-0: task 0: Terminated"]
+    top(diagnose(rules, lines[1:3] + task_failed(1, 2) + terminated), "node-local-path")
+
+
 # ---------------------------------------------------------------------------------- shared_storage
 def dataset_missing(rank: int) -> str:
     return f"[rank{rank}]: FileNotFoundError: [Errno 2] No such file or directory: '/fsx/datasets/imagenet/train/n01440764'"
@@ -66,6 +81,10 @@ def test_stale_file_handle_is_broken_storage_even_on_one_node(rules):
     line = "slinky-0: [rank12]: OSError: [Errno 116] Stale file handle: '/lustre/proj/ckpt/step_2000.pt'"
     finding = found(diagnose(rules, [line]), "shared-storage-missing")
     assert (finding.ranks, finding.hosts) == ([12], ["slinky-0"])
+    # glibc before 2.16 (EL6-era images) words ESTALE "Stale NFS file handle".
+    old = "slinky-0: [rank12]: IOError: [Errno 116] Stale NFS file handle: '/nfs/proj/ckpt/step_2000.pt'"
+    report = diagnose(rules, [old, "srun: error: slinky-0: task 12: Exited with exit code 1"])
+    assert "stale NFS handle" in top(report, "shared-storage-missing").detail
 
 
 def test_container_mount_of_a_missing_shared_file_system_is_folded_into_shared_storage(rules):
@@ -95,6 +114,51 @@ def test_failed_image_import_names_the_nodes_whose_tasks_failed(rules):
     assert (finding.severity, finding.hosts) == ("error", ["slinky-0", "slinky-1"])
     # pyxis <= 0.23 says "couldn't start container" after a failed import too: not a second cause.
     assert "container-runtime-error" not in ids(report)
+
+
+def test_weights_saved_to_rank_0s_tmp_are_missing_in_the_directory_another_node_made(rules):
+    # transformers' from_pretrained: the directory exists on rank 8's node (its config was written
+    # there too) but the weights were saved only on rank 0's local disk.
+    lines = [
+        "[rank0]: Saving model checkpoint to /tmp/u/sft/final",
+        "[rank8]: Traceback (most recent call last):",
+        "[rank8]: OSError: Error no file named pytorch_model.bin, model.safetensors, tf_model.h5, model.ckpt.index or "
+        "flax_model.msgpack found in directory /tmp/u/sft/final.",
+        "srun: error: slinky-1: task 8: Exited with exit code 1",
+    ]
+    assert "/tmp/u/sft/final" in top(diagnose(rules, lines), "node-local-path").detail
+    # The same words on a node that is the whole job: a wrong path, not another node's disk.
+    one = diagnose(rules, [lines[2], *one_node()])
+    assert "node-local-path" not in ids(one)
+
+
+def test_enroot_refused_at_the_token_realm_or_given_a_broken_image_is_an_import_failure(rules):
+    # enroot's common::curl prints the realm it asked for a token (auth.docker.io/token, no /v2/ in
+    # it); docker.sh checks every layer's sha256; runtime.sh refuses a file unsquashfs cannot read.
+    for reason in (
+        "[ERROR] URL https://auth.docker.io/token returned error code: 429 Too Many Requests",
+        "Checksum mismatch: sha256:9c4f3c6d5b0e2a7f8a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b7",
+        "[ERROR] Invalid image format: /lustre/images/pytorch-24.05.sqsh",
+    ):
+        lines = [f"slurmstepd: error: pyxis:     {reason}", "slurmstepd: error: pyxis: couldn't start container"]
+        report = diagnose(rules, lines + task_failed(0, 1))
+        top(report, "container-import-failure")
+        assert "container-runtime-error" not in ids(report)
+    # Only enroot's line, as pasted from a failed `enroot import`: its [ERROR] URL form is the registry's.
+    alone = diagnose(rules, ["[ERROR] URL https://auth.docker.io/token returned error code: 429 Too Many Requests"])
+    assert [f.id for f in alone.findings] == ["container-import-failure"]
+
+
+def test_enroot_without_nvidia_container_cli_cannot_start_the_container_it_imported(rules):
+    lines = [
+        "pyxis: imported docker image: nvcr.io#nvidia/pytorch:24.05-py3",
+        "slurmstepd: error: pyxis: container start failed with error code: 1",
+        "slurmstepd: error: pyxis: printing enroot log file:",
+        "slurmstepd: error: pyxis:     [ERROR] Command not found: nvidia-container-cli, see "
+        "https://github.com/NVIDIA/libnvidia-container",
+        "slurmstepd: error: pyxis:     [ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1",
+    ]
+    leads(rules, lines + task_failed(0), "container-runtime-error", "nvidia-container-cli", "container-import-failure")
 
 
 def test_imported_image_and_the_programs_own_curl_404_are_no_import_failure(rules):
@@ -385,8 +449,8 @@ def test_enroot_import_run_by_hand_fails_at_the_registry(rules):
     assert "401" in finding.detail
     # The command the fix names keeps enroot's registry separator.
     assert "docker://$oauthtoken@nvcr.io#nvidia/cuda:10.0-base" in finding.remediation
-    # A program's own HTTP error, with no enroot import around it, is not an image import.
-    assert "container-import-failure" not in ids(diagnose(rules, lines[3:]))
+    # A program's own HTTP error, in no enroot wording and with no enroot import around it, is not an image import.
+    assert "container-import-failure" not in ids(diagnose(rules, ["URL https://api.example.org/items returned error code: 500"]))
 
 
 def test_whiteouts_that_enroot_cannot_convert_are_an_import_failure(rules):

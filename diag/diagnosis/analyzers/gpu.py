@@ -31,6 +31,7 @@ XID_MEANING: dict[int, tuple[str, str]] = {
 }
 
 ERROR_ONLY_XIDS = {63, 92, 94}  # hardware, but the GPU keeps working: error rather than critical
+RECORD_ONLY_XIDS = {63, 92}  # corrected and recorded: no process was stopped by them
 
 
 def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
@@ -63,8 +64,23 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
         )
         parts.append(f"Xid {n}{where}: {meaning} [{label}]")
     severity = None
+    switch = ctx.samples(rule, ["sxid"])
+    fatal = sorted({int(g["sxid"]) for _, g in switch if g["sev"] == "Fatal"})
+    if fatal:
+        where = hosts_text(sorted({h for ev, _ in switch if (h := ctx.host_for(ev))}))
+        parts.append(
+            f"fatal NVSwitch SXid {', '.join(map(str, fatal))}{' on ' + where if where else ''}: the node's NVLink "
+            "fabric lost a link; the GPUs and switches need a reset [hardware]"
+        )
+        classes.add("hardware")
+    elif switch:
+        parts.append(f"non-fatal NVSwitch SXid {switch[0][1]['sxid']}: recorded, the fabric kept working")
+        classes.add("switch-recorded")
     if "ecc_in_process" in chosen:
         parts.append("the process got 'uncorrectable ECC error encountered' [hardware]")
+        classes.add("hardware")
+    if chosen & {"nvlink_uncorrectable", "nvlink_enum"}:
+        parts.append("the process got an uncorrectable NVLink error (the driver logs it as Xid 74) [hardware]")
         classes.add("hardware")
     if "gpu_lost" in chosen:
         parts.append("the GPU is lost (reboot required) [hardware]")
@@ -84,15 +100,22 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     hard = [n for n in order if XID_MEANING.get(n, ("", "unknown"))[1] in ("hardware", "unknown")]
     if "hardware" in classes or "unknown" in classes:
         severity = "error" if hard and set(hard) <= ERROR_ONLY_XIDS and not chosen - {"xid"} else "critical"
+        if severity == "error" and set(hard) <= RECORD_ONLY_XIDS and not ctx.job_failed():
+            # NVIDIA's Xid table: 63 records a row remapping (reset the GPU when convenient), 92 a
+            # rising single-bit rate; neither stops a process. On a run that went on: a warning.
+            severity = "warning"
+            parts.append("the logs show no failure: plan a GPU reset, nothing stopped of it")
     elif "driver" in classes:
         severity = "error"
     elif "application" in classes:
         severity = "warning"
         parts.append("no hardware Xid: rule out the program (illegal address) before suspecting the GPU")
+    elif "switch-recorded" in classes:
+        severity = "warning" if ctx.job_failed() else "info"
     else:
         severity = "info"
     detail = "; ".join(parts) + "."
-    values = {"xid": ", ".join(str(n) for n in order) or "<n>"}
+    values = {"xid": ", ".join(str(n) for n in order) or (f"SXid {fatal[0]}" if fatal else "<n>")}
     confidence = 0.9 if severity in ("critical", "error") else 0.5
     return [ctx.make_finding(rule, detail=detail, severity=severity, confidence=confidence, values=values)]
 

@@ -12,6 +12,10 @@ from diag.report import Finding
 
 def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     failed = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact])
+    if [n for n, _ in failed] == ["stepd_error"] and ctx.count(rule.id, ["stepd_error"]) == ctx.count(
+        rule.id, ["stepd_notice"]
+    ):
+        failed = []  # every slurmstepd error line is a notice printed on runs that go on
     if not failed:
         return _nccl_failed_call(rule, ctx)
     for f in ctx.findings.values():
@@ -223,8 +227,9 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if "task_oom" in names:
         tasks = ctx.captures(rule, "task", ["task_oom"])
         parts.append(f"srun reports task(s) {', '.join(tasks[:6])} Out Of Memory")
-    if "kernel_oom" in names:
-        comms = ctx.captures(rule, "comm", ["kernel_oom"])
+    kernel = ["kernel_oom", "kernel_killed", "kernel_oom_summary"]
+    if names & set(kernel):
+        comms = ctx.captures(rule, "comm", kernel)
         parts.append(f"the kernel killed {', '.join(comms[:3])} for memory")
     if "ray_memory_monitor" in names:
         workers = ctx.captures(rule, "workers", ["ray_memory_monitor"])
@@ -235,12 +240,14 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("Kubernetes evicted the pod: the node was low on memory")
     if "k8s_oomkilled" in names:
         parts.append("Kubernetes killed the container at its memory limit (OOMKilled)")
-    if "kernel_invoked" in names and "kernel_oom" not in names:
+    if "kernel_invoked" in names and not names & set(kernel):
         parts.append(f"{', '.join(ctx.captures(rule, 'comm', ['kernel_invoked'])[:3])} invoked the kernel's OOM killer")
     if "sacct_state" in names and not parts:
         parts.append("Slurm recorded the job as OUT_OF_MEMORY")
     for _ev, groups in ctx.samples(rule, ["host_alloc"])[:1]:
         parts.append(f"the program could not allocate {groups['size']} of host memory")
+    for _ev, groups in ctx.samples(rule, ["cpu_alloc"])[:1]:
+        parts.append(f"PyTorch could not allocate {int(groups['bytes']) / (1 << 30):.1f} GiB of host memory")
     if "exceeded_at_some_point" in names and not parts:
         parts.append("Slurm says the job exceeded its memory limit")
     confidence = None

@@ -127,6 +127,12 @@ def _earlier_roots(ctx: Context, first: tuple[int, int], exclude: str) -> list[F
 NO_SUCH_FAMILY = ("-9", "-5")
 
 
+# What the other ranks say when rank 0 (the store's host) is gone or never set its keys.
+PEER_STORE_ERRORS = frozenset(
+    {"store_get", "store_wait", "store_connection", "connect_refused", "client_timeout", "connect_any", "connect_timed_out"}
+)
+
+
 def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if "gai" in chosen and all(
@@ -187,15 +193,18 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if "store_get" in chosen:
         err = first_or(ctx.captures(rule, "error", ["store_get"]))
         parts.append(f"ranks could not fetch the NCCL unique id from rank 0 through the store ({err})")
+    for _ev, g in ctx.samples(rule, ["store_wait"])[:1]:
+        parts.append(
+            f"a key in the store ({g['keys'][:60]}) was not set within {int(g['ms']) // 1000} s: the process "
+            "that sets it (rank 0) never got there, crashed first, or used another store"
+        )
     local = [a for a in addrs if a.strip("[]") in LOCAL_ADDRS]
     if local and ctx.facts.multi_node():
         parts.append(f"MASTER_ADDR is {local[0]}, which every node resolves to itself in a multi-node job")
     detail = "Rendezvous failed: " + "; ".join(parts) + "."
     first = min((ev.order for ev, _ in ctx.samples(rule, list(chosen))), default=(1 << 30, 0))
     values = {"addr": target}
-    if chosen <= {"store_get", "store_connection", "connect_refused", "client_timeout", "connect_any", "connect_timed_out"} and any(
-        _earlier_roots(ctx, (1 << 62, 0), rule.id)
-    ):
+    if chosen <= PEER_STORE_ERRORS and any(_earlier_roots(ctx, (1 << 62, 0), rule.id)):
         # Rank 0 died of something else: the others then cannot reach its store. Whether the store
         # error's line comes first in the file depends on how the processes' output interleaved.
         return []
@@ -274,6 +283,9 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"mpirun asked for{want} more processes than the allocation has slots (tasks)")
     for _ev, g in ctx.samples(rule, ["nccl_invalid_rank"])[:1]:
         parts.append(f"a process asked NCCL for rank {g['rank']} in a world of {g['nranks']}: RANK and WORLD_SIZE disagree")
+    for _ev, g in ctx.samples(rule, ["sampler_rank"])[:1]:
+        world = int(g["max"]) + 1
+        parts.append(f"a DistributedSampler got rank {g['rank']} in a world of {world}: RANK and WORLD_SIZE disagree")
     if "device_ordinal" in chosen:
         parts.append("a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")
     detail = "Launch layout does not match: " + "; ".join(parts) + "."

@@ -15,6 +15,8 @@ _MISSING_PATHS = [
     "ds_no_files",
     "peft_missing",
     "no_weights",
+    "hf_no_weights",
+    "hf_no_index",
     "trainer_no_checkpoint",
     "ds_universal_missing",
     "megatron_idx",
@@ -51,7 +53,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     # (evidence, what is missing, why it is node-local, confidence, what it assumed or None)
     local: list = []
     elsewhere: list = []  # (evidence, path, confidence when unknown): missing files on storage that may be shared
-    for ev, g in ctx.samples(rule, ["pyxis_name"]):
+    for ev, g in ctx.samples(rule, ["pyxis_name"] if not named_container_made_nowhere(ctx) else []):
         local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
     failed = ctx.job_failed()
     shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS)} if not failed else set()
@@ -313,6 +315,10 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         reasons.append(
             f"the squash file {', '.join(ctx.captures(rule, 'path', ['squash_missing'])[:2])} does not exist"
         )
+    if "checksum" in chosen:
+        reasons.append("a downloaded layer did not match its digest (a proxy or a cut download altered it)")
+    for path in ctx.captures(rule, "path", ["bad_format"])[:1]:
+        reasons.append(f"{path} is not a squashfs image (a partial import, or a tarball)")
     if chosen & {"disk_full", "squashfs_write"}:
         reasons.append("the disk filled up while converting the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
     for image in ctx.captures(rule, "image", ["pull_denied"])[:1]:
@@ -345,12 +351,21 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     image = first_or(images, "the image")
     if ctx.count("container-runtime-error", ["runtime_dir"]):
         return []  # the import failed because enroot could not make its own directories: not the image
+    if chosen - {"importing"} == {"command_missing"} and set(ctx.captures(rule, "cmd", ["command_missing"])) <= {
+        "nvidia-container-cli"
+    }:
+        return []  # enroot's 98-nvidia hook needs it to start a container: container-runtime-error's
     squashes = ctx.captures(rule, "path", ["squash_missing"])
     if chosen - {"importing"} == {"squash_missing"} and all(node_local(p) for p in squashes) and ctx.spans_nodes()[0]:
         return []  # a squash file on one node's local disk, missing on the others: node-local-path says so
     reason = _import_reason(rule, ctx, chosen)
-    registry = any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"])) or bool(
-        ctx.stats(rule, ["enroot_step", "enroot_import_cmd"])
+    # enroot's common::curl prints "[ERROR] URL <url> returned error code" for the registry's API
+    # (/v2/...) and for its token realm (auth.docker.io/token, nvcr.io/proxy_auth), which has no /v2/;
+    # enroot import's own [INFO] steps make a curl error the registry's too.
+    registry = (
+        any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
+        or any("[ERROR] URL " in ev.text for ev, _ in ctx.samples(rule, ["http_error"]))
+        or bool(ctx.stats(rule, ["enroot_step", "enroot_import_cmd"]))
     )
     if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
         return []  # a curl or HTTP error from the program itself, not from a registry's API
@@ -365,8 +380,25 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, values={"image": image})]
 
 
+def named_container_made_nowhere(ctx: Context) -> bool:
+    """pyxis keeps a named container on the node that made it until the job that made it ends
+    (container_scope=job, its default). When task 0 cannot find the name either and every node the
+    logs show failed, no node of this job made it: another job did (and its end removed it), or none."""
+    failed = ctx.rules.get("unexplained-failure")
+    if failed is None:
+        return False
+    # Tasks srun terminated after the others failed (Terminated, Killed) may well have had it.
+    exits = [(ev, g) for ev, g in ctx.samples(failed, ["task_exit"]) if g.get("how", "").startswith("Exited")]
+    if not any(part.split("-")[0] == "0" for _, g in exits for part in g.get("task", "").split(",")):
+        return False
+    failing = {g["host"] for _, g in exits if g.get("host")}
+    return not (set(ctx.facts.hosts) | ctx.facts.slurm_task_hosts) - failing
+
+
 def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
+    if chosen == {"name_missing"} and not named_container_made_nowhere(ctx):
+        return []  # made on some nodes of the job, missing on others: node-local-path says so
     if not chosen:
         return []
     generic = {"start_failed", "couldnt_start", "pyxis_other"}
@@ -405,6 +437,10 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"the enroot hook {g['hook']} failed (exit {g['code']})")
     for _ev, g in ctx.samples(rule, ["nvidia_cli"])[:1]:
         parts.append(f"nvidia-container-cli: {g['what']}: {g['reason']}")
+    if "nvidia_cli_missing" in chosen:
+        parts.append(
+            "enroot's NVIDIA hook needs nvidia-container-cli, which this node lacks (install libnvidia-container-tools)"
+        )
     for _ev, g in ctx.samples(rule, ["seccomp"])[:1]:
         why = f" ({g['reason']})" if g.get("reason") else ""
         parts.append(
@@ -432,6 +468,12 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")
     for _ev, g in ctx.samples(rule, ["namespace"])[:1]:
         parts.append(f"pyxis could not join the {g['ns']} namespace: {g['reason']}")
+    for _ev, g in ctx.samples(rule, ["name_missing"] if named_container_made_nowhere(ctx) else [])[:1]:
+        parts.append(
+            f'no node of this job has the named container "{g["name"]}": pyxis removes named containers when '
+            "the job that made them ends (container_scope=job), so create it with --container-image in the same "
+            "job, or save it with --container-save"
+        )
     for _ev, g in ctx.samples(rule, ["name_flag"])[:1]:
         parts.append(f'--container-name "{g["flag"]}" was used but the container {g["state"]}')
     if "mounts_format" in chosen:
@@ -492,6 +534,7 @@ SHARED_FS_PREFIXES = (
 # Messages that mean the mount itself is broken (not a path that is missing).
 _BROKEN_WORDS = (
     "Stale file handle",
+    "Stale NFS file handle",  # glibc before 2.16
     "Transport endpoint is not connected",
     "Input/output error",
     "Cannot send after transport endpoint shutdown",
@@ -546,7 +589,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     if broken:
         texts = " ".join(ev.text for ev, _ in broken)
         for needle, meaning in (
-            ("Stale file handle", "a stale NFS handle (the export or server was restarted)"),
+            ("file handle", "a stale NFS handle (the export or server was restarted)"),
             ("Transport endpoint is not connected", "a dead FUSE mount (the client process is gone)"),
             ("Input/output error", "I/O errors (client evicted or a storage target down)"),
             ("Cannot send after transport endpoint shutdown", "the Lustre client was evicted (errno 108)"),

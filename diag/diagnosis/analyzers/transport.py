@@ -1094,9 +1094,11 @@ def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
         if err:
             detail += f": {err.strip()[:80]}"
         return [ctx.make_finding(rule, clean + ["attach_segment"], detail=detail + ".")]
-    if ctx.stats(rule, ["dataloader_bus"]):
+    # The worker's own line and the main process's re-raise name the same death; either will do.
+    loader = ["dataloader_bus", "dataloader_killed_bus"]
+    if ctx.stats(rule, loader):
         detail = "A DataLoader worker died of SIGBUS: its shared memory did not fit in /dev/shm"
-        return [ctx.make_finding(rule, ["dataloader_bus", "bus_error"], detail=detail + ".", confidence=0.75)]
+        return [ctx.make_finding(rule, [*loader, "bus_error"], detail=detail + ".", confidence=0.75)]
     if ctx.stats(rule, ["attach_segment"]):
         detail = "Ranks could not attach to a peer's /dev/shm segment: its creator failed to allocate it"
         return [ctx.make_finding(rule, ["attach_segment"], detail=detail + ".", confidence=0.6)]
