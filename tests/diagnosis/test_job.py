@@ -309,3 +309,16 @@ def test_a_process_that_crashed_is_a_failure_even_without_a_python_exception(rul
         finding = found(diagnose(rules, crash), "unexplained-failure")
         assert finding.severity == "error"
         assert crash[0].split(": ")[-1][:20] in finding.detail or "Segmentation fault" in finding.detail
+
+
+def test_an_nccl_tests_check_that_failed_is_a_failure_shown_with_the_warn_that_names_the_call(rules):
+    lines = [
+        "my-node:7039:7435 [0] misc/nvmlwrap.cc:183 NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found",
+        "my-node:7039:7435 [0] NCCL INFO init.cc:881 -> 2",
+        "my-node: Test NCCL failure common.cu:1126 'unhandled system error (run with NCCL_DEBUG=INFO for details) / '",
+    ]
+    report = diagnose(rules, lines)
+    finding = found(report, "unexplained-failure")
+    assert finding.severity == "error" and "nvmlDeviceGetHandleByPciBusId" in finding.evidence[0].text
+    # The WARN names the failing call (NVML, not a socket): no guess about interfaces.
+    assert "nccl-socket-ifname" not in ids(report)

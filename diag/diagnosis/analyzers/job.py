@@ -53,6 +53,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "stepd_error",
                 "process_signal",
                 "nccl_error",
+                "nccl_tests_failure",
+                "nccl_warn",
                 "glibc_corrupt",
                 "glibc_invalid",
                 "crash_core",
@@ -148,7 +150,7 @@ def failure_before_cancel(ctx: Context) -> bool:
         exceptions = ctx.captures(rule, "exception", names)
         if any(not e.endswith(SIGNAL_EXCEPTIONS) for e in exceptions):
             return True
-    crashes = ["terminate", "mpi_abort", "nccl_error", "process_signal", "glibc_corrupt", "glibc_invalid", "crash_core", "segfault_line"]
+    crashes = ["terminate", "mpi_abort", "nccl_error", "nccl_tests_failure", "process_signal", "glibc_corrupt", "glibc_invalid", "crash_core", "segfault_line"]
     if ctx.stats(rule, crashes):
         return True
     if any(not how.startswith(SIGNAL_HOWS) for how in ctx.captures(rule, "how", ["task_exit"])):

@@ -589,6 +589,9 @@ def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
     ]
 
 
+_SOCKET_WORDS = re.compile(r"[Ss]ocket|[Cc]onnect|[Bb]ootstrap")
+
+
 def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
     """NCCL failed with a bare "unhandled system error" and no line saying which call failed (the run
     had NCCL_DEBUG=INFO off). Between nodes the usual failing call is a socket NCCL cannot open or
@@ -599,6 +602,10 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
     gid = ctx.rules.get("roce-gid-index")
     if gid and ctx.stats(gid, ["modify_qp_short"]):
         return []  # the failing verbs call is quoted, if only in part
+    failed = ctx.rules.get("unexplained-failure")
+    warns = [ev.text for ev, _ in ctx.samples(failed, ["nccl_warn"])] if failed else []
+    if any(not _SOCKET_WORDS.search(w) for w in warns):
+        return []  # an NCCL WARN names the call that failed, and it is not a socket's
     detail = (
         'NCCL failed with "unhandled system error" and the logs hold no NCCL WARN saying which call failed; '
         "between nodes that is most often a socket to a peer over an interface it cannot reach (a container's "
