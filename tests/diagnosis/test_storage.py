@@ -459,3 +459,12 @@ def test_whiteouts_that_enroot_cannot_convert_are_an_import_failure(rules):
         "0% 0:1=0s e96e057aae67      enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted",
     ]
     assert "enroot+caps" in found(diagnose(rules, lines), "container-import-failure").detail
+
+
+def test_tensorflow_shards_of_a_sharded_save_missing_on_the_merging_task_are_node_local(rules):
+    # Markdown bold and a numbered list, as pasted; the ps task wrote its shard to its own disk.
+    lines = ["1. Error on ps-1: **Not found: /train_dir/model.ckpt-0_temp_5fcd97c8/part-00000-of-00002.index**"]
+    finding = found(diagnose(rules, lines), "node-local-path")
+    assert "_temp_" in finding.detail and "/train_dir/model.ckpt-0_temp_5fcd97c8" in finding.detail
+    # A checkpoint that is simply not there (no sharded save's temp directory) is not called node-local.
+    assert "node-local-path" not in ids(diagnose(rules, ["Not found: /train_dir/model.ckpt-1000.index"]))

@@ -25,6 +25,8 @@ _MISSING_PATHS = [
     "missing_arrow",
     "missing_unquoted",
     "missing_before",
+    "tf_not_found",
+    "tf_not_found_status",
     "h5py_missing",
     "lightning_missing",
     "ds_invalid",
@@ -92,6 +94,13 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         elif ctx.job_failed():  # a file missing in a run that went on is no finding of its own
             why = "not found here, and nothing shows it on this node's storage"
             local.append((ev, path, why, unknown_conf, UNKNOWN_WHERE))
+    for ev, g in ctx.samples(rule, ["tf_not_found", "tf_not_found_status"]):
+        if "_temp_" in g["path"]:
+            why = (
+                "TensorFlow's sharded save writes each task's shard under a _temp_ directory that the task "
+                "merging them must read: each task wrote to its own node's disk"
+            )
+            local.append((ev, _clean_path(g["path"]), why, 0.7, None))
     for ev, g in ctx.samples(rule, ["ext_so"]):
         # Only a library in a per-node cache or scratch: a system library missing is the image's problem.
         if node_local(g["path"]):
