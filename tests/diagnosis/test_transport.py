@@ -714,3 +714,11 @@ def test_gloo_peers_at_a_loopback_address_mean_ranks_advertised_loopback(rules):
     assert "GLOO_SOCKET_IFNAME" in report.findings[0].detail
     # The same warning on a run that went on (one node: loopback is right there) is no failure.
     assert "nccl-socket-ifname" not in ids(diagnose(rules, one_node() + lines[:1]))
+
+
+def test_a_verbs_driver_missing_right_before_nccl_fails_is_the_cause(rules):
+    warning = "libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0"
+    failed = diagnose(rules, [warning, "ip-0AB85F07: Test NCCL failure common.cu:775 'internal error'"])
+    assert failed.findings[0].id == "ib-verbs-library-missing" and failed.findings[0].severity == "error"
+    # Alone, in an excerpt that shows no IB and no failure, it is the same line every Ethernet job prints.
+    assert found(diagnose(rules, [warning]), "ib-verbs-library-missing").severity == "warning"

@@ -143,6 +143,9 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     if ctx.stats(rule, ["lib_not_loadable"]) and ctx.job_failed():
         # A program that links the verbs library died loading it: the failure itself, not a quiet fallback.
         return [ctx.make_finding(rule, confidence=0.75)]
+    if known is None and ctx.count("unexplained-failure", ["nccl_error", "nccl_tests_failure", "nccl_warn"]):
+        # NCCL itself then failed: the verbs stack it could not load is the likeliest reason.
+        return [ctx.make_finding(rule, confidence=0.6, assumed=[IB_ASSUMED])]
     if known is None:
         # An excerpt that shows neither IB nor how many nodes: the same lines are on every job in a
         # container without RDMA, where nothing needs IB.
