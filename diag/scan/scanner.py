@@ -338,6 +338,7 @@ class Scanner:
         # A worker's records share one matches tuple per distinct payload, and pickling keeps
         # that sharing: describe each once. The tuple is held here, so its id stays its own.
         described: dict[int, tuple] = {}
+        rule_tails: dict[int, tuple] = {}  # id(matches) -> (matches, _rule_keys of all but the first)
         sampling = self.sampler is not None
         rank_entry = self._rank_entry
         for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
@@ -354,9 +355,22 @@ class Scanner:
                 if not keep(host, pid, rank, emitter, known[1]):
                     continue
             line_no += line_base
-            if host and pid is not None and len(matches) == 1 and matches[0][0] == rank_entry:
-                facts.observe_rank_line(host, pid, emitter, level, matches[0][1], (index, line_no))
-                continue
+            if host and pid is not None and matches and matches[0][0] == rank_entry:
+                if len(matches) == 1:
+                    facts.observe_rank_line(host, pid, emitter, level, matches[0][1], (index, line_no))
+                    continue
+                # NCCL's "Init COMPLETE" line: the process's rank, then rule matches that only count once
+                # their samples are full. The same effects in the same order as below, without a Frame.
+                tail = rule_tails.get(id(matches))
+                if tail is None or tail[0] is not matches:
+                    tail = rule_tails[id(matches)] = (matches, self._rule_keys(matches[1:]))
+                counted = tail[1] and [stats_of.get(key) for key in tail[1]]
+                if counted and all(stats is not None and len(stats.samples) >= MAX_SAMPLES for stats in counted):
+                    facts.observe_rank_line(host, pid, emitter, level, matches[0][1], (index, line_no))
+                    ev_rank = rank if rank is not None else facts.rank_for(host, pid)
+                    for stats, (_, groups) in zip(counted, matches[1:]):
+                        stats.count_hit(host, ev_rank, groups)
+                    continue
             fr = Frame(text, text[cut:], host, pid, rank, local_rank, task, level, timestamp, emitter)
             order = (index, line_no)
             facts.observe_frame(fr, order)
@@ -384,6 +398,16 @@ class Scanner:
                         rank=ev_rank, task=task, local_rank=local_rank, pid=pid, timestamp=timestamp,
                     )  # fmt: skip
                 stats.add(ev, {k: v for k, v in groups.items() if v is not None})
+
+    def _rule_keys(self, matches: tuple) -> tuple | None:
+        """The statistics keys of ``matches`` when all of them are rule matches, else None."""
+        keys = []
+        for i, _ in matches:
+            owner, sig = self.entries[i]
+            if owner == FACTS_OWNER:
+                return None
+            keys.append((owner, sig.name))
+        return tuple(keys)
 
     def apply_folded(self, folded: Folded, result: ScanResult) -> None:
         """Add the counts of folded repeats; their first sightings were applied already."""
