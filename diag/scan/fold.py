@@ -41,6 +41,10 @@ _MAX_VALUE_IDS = 65536  # ids of captured values remembered per scanner (apart: 
 _MAX_DESCRIPTIONS = 4096  # describe's answers remembered per folder (the ids above outlive them)
 _MAX_VALUES_CHARS = 1024  # a line capturing more is never folded, so no table holds long captures
 _UNSET = object()
+# Ids of captured values, unique in the process: the scanner describes the lines it frames itself
+# (Scanner._describe) and a folder describes the others (Folder.keep), and both kinds of keys meet in
+# one folder's memory, so two numberings starting at 0 could make unequal values look alike there.
+_VALUE_IDS = itertools.count()
 _INHERITED = "@inherited"  # a key this task has not written: whatever it held when the task began
 _FACT, _LAST_WINS, _ORDERED, _RULE = "fact", "last-wins", "ordered", "rule"
 
@@ -78,7 +82,7 @@ class Folder:
         ]
         self._names = [sig.name for _, sig in entries]
         self._value_ids: dict[tuple, int] = {}
-        self._next_id = itertools.count()
+        self._next_id = _VALUE_IDS  # shared: a fold key never holds one folder's id meaning another's values
         self._descriptions: dict[int, tuple] = {}  # value id -> describe's answer (a pure function of the values)
 
     def describe(self, matches: tuple) -> tuple:
