@@ -186,6 +186,22 @@ class Folder:
             seen.add(key)
         return True
 
+    def carry(self) -> tuple:
+        """What a later span's folder in the same worker may start from (:meth:`adopt`): the lines
+        shipped so far and the rules whose samples they filled. Sound because a worker takes its
+        spans in input order, so everything it shipped is applied (or folded as a repeat of a line
+        applied before it) ahead of its next span: a key says the same there (host, emitter, the
+        evidence rank, captured values), except one whose rank is "whatever the process had when
+        this span began", which is dropped. Last-wins values are not carried: a repeat that writes
+        one still ships until its span wrote the same value. Two workers on a 256 MB log at 30%
+        candidates shipped 155,000 records without this, for 85,000 that one process ships."""
+        kept = {key for key in self._seen if type(key[2]) is not tuple}  # (_INHERITED, pid): this span's own
+        return kept, self._shipped, self._full
+
+    def adopt(self, carried: tuple) -> None:
+        """Start from what :meth:`carry` gave (before this folder sees a line)."""
+        self._seen, self._shipped, self._full = carried
+
     def _forget(self) -> None:
         # Both at once: a line remembered across a cleared shadow would compare its writes and
         # its rank token against values no longer known.

@@ -141,3 +141,28 @@ def test_init_complete_lines_counted_without_a_frame_give_what_the_general_path_
     assert complete.count == 6 * 96
     assert sum(complete.hosts.values()) == 6 * 96 and len(complete.hosts) == 4
     assert set(complete.captures["nranks"]) == {"8", "96"}
+
+
+def test_a_later_span_of_the_same_worker_folds_what_its_earlier_span_shipped(rules):
+    """A worker's second span starts from the lines its first span shipped (all applied before it):
+    a channel line folds at once, but a rule match whose evidence rank is "whatever the process had
+    when the span began" ships again, since another worker's span in between may have changed it."""
+    scanner = Scanner(rules, jobs=1)
+    everything = frozenset(range(len(scanner.entries)))
+
+    def line(text: str) -> tuple:
+        record = scanner.digest(text.encode(), 1, everything)  # described as a worker describes it
+        return record[3], record[4], record[5], record[10], scanner._describe(record[11])
+
+    channel = line("node0:7:7 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA")
+    version = line("node0:7:7 [0] NCCL INFO NCCL version 2.28.9+cuda12.9")
+    assert channel[4][0] is not None and version[4][1]  # remembered values; a rule match
+    first = scanner.folder(from_start=False)  # a span after the job's start
+    for _ in range(70):  # the version rule's samples fill
+        first.keep_described(*version)
+    assert first.keep_described(*channel)
+    second = scanner.folder(from_start=False)
+    second.adopt(first.carry())
+    assert not second.keep_described(*channel)  # folded: its first sighting is applied before this span
+    assert second.keep_described(*version)  # shipped: process 7's rank may differ here
+    assert not second.keep_described(*version)  # then a repeat within this span folds
