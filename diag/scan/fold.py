@@ -38,8 +38,13 @@ from diag.scan.facts import FACT_KIND, HOST_OF, RANK_OF, counter, overwrites
 _MAX_SEEN = 65536  # distinct lines remembered per task
 _MAX_SHADOW = 65536  # last-wins keys remembered per task
 _MAX_VALUE_IDS = 65536  # ids of captured values remembered per scanner (apart: the fold tables may fill first)
+_MAX_DESCRIPTIONS = 4096  # describe's answers remembered per folder (the ids above outlive them)
 _MAX_VALUES_CHARS = 1024  # a line capturing more is never folded, so no table holds long captures
 _UNSET = object()
+# Ids of captured values, unique in the process: the scanner describes the lines it frames itself
+# (Scanner._describe) and a folder describes the others (Folder.keep), and both kinds of keys meet in
+# one folder's memory, so two numberings starting at 0 could make unequal values look alike there.
+_VALUE_IDS = itertools.count()
 _INHERITED = "@inherited"  # a key this task has not written: whatever it held when the task began
 _FACT, _LAST_WINS, _ORDERED, _RULE = "fact", "last-wins", "ordered", "rule"
 
@@ -77,7 +82,8 @@ class Folder:
         ]
         self._names = [sig.name for _, sig in entries]
         self._value_ids: dict[tuple, int] = {}
-        self._next_id = itertools.count()
+        self._next_id = _VALUE_IDS  # shared: a fold key never holds one folder's id meaning another's values
+        self._descriptions: dict[int, tuple] = {}  # value id -> describe's answer (a pure function of the values)
 
     def describe(self, matches: tuple) -> tuple:
         """What folding needs to know of a line's ``matches``, computed once per distinct payload
@@ -86,6 +92,14 @@ class Folder:
         increments, rule entries as a set, and the rank a lone ``comm_rank`` observation writes or None).
         The id stands for the values in fold keys: a small int hashes at once. The last item lets the
         compiled core compute that observation's writes (facts.overwrites) without calling Python."""
+        values = tuple([(i, *groups.values()) for i, groups in matches])
+        # Lines that differ only in what no signature captures (channel lines of other ranks, a new comm
+        # pointer) describe alike: known values are answered from their id (only short values get one).
+        vid = self._value_ids.get(values)
+        if vid is not None:
+            known = self._descriptions.get(vid)
+            if known is not None:
+                return known
         kinds, names = self._kinds, self._names
         rules: list[int] = []
         last_wins: list[tuple] = []
@@ -104,16 +118,18 @@ class Folder:
                 if name:
                     counters.append(name)
         rank_write = int(last_wins[0][1]["rank"]) if len(last_wins) == 1 and last_wins[0][0] == "comm_rank" else None
-        values = tuple([(i, *groups.values()) for i, groups in matches])
         if sum(len(v) for _, *vs in values for v in vs if v) > _MAX_VALUES_CHARS:
             return None, tuple(rules), tuple(last_wins), True, (), frozenset(rules), None  # shipped, not remembered
-        ids = self._value_ids
-        vid = ids.get(values)
         if vid is None:
+            ids = self._value_ids
             if len(ids) >= _MAX_VALUE_IDS:
                 ids.clear()  # ids are never reused, so a forgotten value only gets a new one
             vid = ids[values] = next(self._next_id)
-        return vid, tuple(rules), tuple(last_wins), ordered, tuple(counters), frozenset(rules), rank_write
+        known = vid, tuple(rules), tuple(last_wins), ordered, tuple(counters), frozenset(rules), rank_write
+        if len(self._descriptions) >= _MAX_DESCRIPTIONS:
+            self._descriptions.clear()
+        self._descriptions[vid] = known
+        return known
 
     def keep(self, host: str | None, pid: int | None, rank: int | None, emitter: str | None, matches: tuple) -> bool:
         """True: ship this record. False: it was folded into :attr:`folded`."""
@@ -169,6 +185,22 @@ class Folder:
         if values is not None:
             seen.add(key)
         return True
+
+    def carry(self) -> tuple:
+        """What a later span's folder in the same worker may start from (:meth:`adopt`): the lines
+        shipped so far and the rules whose samples they filled. Sound because a worker takes its
+        spans in input order, so everything it shipped is applied (or folded as a repeat of a line
+        applied before it) ahead of its next span: a key says the same there (host, emitter, the
+        evidence rank, captured values), except one whose rank is "whatever the process had when
+        this span began", which is dropped. Last-wins values are not carried: a repeat that writes
+        one still ships until its span wrote the same value. Two workers on a 256 MB log at 30%
+        candidates shipped 155,000 records without this, for 85,000 that one process ships."""
+        kept = {key for key in self._seen if type(key[2]) is not tuple}  # (_INHERITED, pid): this span's own
+        return kept, self._shipped, self._full
+
+    def adopt(self, carried: tuple) -> None:
+        """Start from what :meth:`carry` gave (before this folder sees a line)."""
+        self._seen, self._shipped, self._full = carried
 
     def _forget(self) -> None:
         # Both at once: a line remembered across a cleared shadow would compare its writes and

@@ -149,18 +149,27 @@ _scanner: Scanner | None = None
 _sources: list[Source] = []
 
 
+_carried: tuple | None = None  # this worker's fold memory from its earlier tasks (Folder.carry)
+
+
 def _digest(task: Task) -> tuple[list[Record], InputStats, Folded]:
+    global _carried
     assert _scanner is not None
     source = _sources[task.index]
     stats = InputStats(source.path)
     folder = _scanner.folder(from_start=task.index == 0 and (task.span is None or task.span.start == 0))
+    if _carried is not None:  # the pool hands each worker its tasks in input order
+        folder.adopt(_carried)
     records = list(_scanner.digest_source(task.index, source, stats, span=task.span, folder=folder))
+    _carried = folder.carry()
     return records, stats, folder.folded
 
 
 def _worker_start(parent: int) -> None:
     """A worker dies with the main process (killed by a time limit, say) instead of waiting forever
     on a queue it holds both ends of; Ctrl-C is the main process's to handle."""
+    global _carried
+    _carried = None  # a new worker has shipped nothing yet
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Forked with SIGINT blocked (see run): a Ctrl-C that came before the line above is dropped here,
     # instead of killing the worker with a KeyboardInterrupt that reads as a broken pool.

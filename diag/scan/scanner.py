@@ -117,6 +117,7 @@ class Scanner:
         self._confirmers: list = [core.PENDING] * len(entries) if self._core else []
         self._by_matches: dict[tuple, tuple] = {}
         self._answers = self._core.Answers() if self._core else None  # the same answers, held in C
+        self._payloads = self._core.Payloads() if self._core else None  # recent payloads' answers, held in C
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
@@ -195,6 +196,8 @@ class Scanner:
     def _digest_in_python(self, block: bytes, folder: Folder | None) -> list[tuple[int, Record]]:
         hosts = self._hosts
         keep = folder.keep_described if folder is not None else None
+        seen = folder._seen if folder is not None else None  # cleared in place when the folder forgets
+        counters = folder.folded.counters if folder is not None else None
         # One pass over an ASCII block (the usual case) instead of a check per line.
         fast = COMMON_NCCL_BYTES.match if block.isascii() and b"\x1b" not in block else match_common_nccl
         shipped: list[tuple[int, Record]] = []
@@ -218,8 +221,18 @@ class Scanner:
                 host = hosts[host_b] = host_b.decode("ascii")
             pid = int(pid_b)
             rank = int(rank) if rank else None
-            if keep is not None and not keep(host, pid, rank, "nccl", known[1]):
-                continue
+            if keep is not None:
+                desc = known[1]
+                if not (desc[1] or desc[2] or desc[3]) and desc[0] is not None:
+                    # Facts that only count (two lines in three at 30% candidates): keep_described's
+                    # own steps for such a line, inline: a repeat of its (host, emitter, values) folds.
+                    key = (host, "nccl", None, desc[0])
+                    if key in seen:
+                        for name in desc[4]:
+                            counters[(host, name)] = counters.get((host, name), 0) + 1
+                        continue
+                if not keep(host, pid, rank, "nccl", desc):
+                    continue
             text = raw.decode("ascii")
             task, local, ts = m.group(1, 3, 4)
             shipped.append((start, (
@@ -338,6 +351,7 @@ class Scanner:
         # A worker's records share one matches tuple per distinct payload, and pickling keeps
         # that sharing: describe each once. The tuple is held here, so its id stays its own.
         described: dict[int, tuple] = {}
+        rule_tails: dict[int, tuple] = {}  # id(matches) -> (matches, _rule_keys of all but the first)
         sampling = self.sampler is not None
         rank_entry = self._rank_entry
         for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
@@ -354,9 +368,22 @@ class Scanner:
                 if not keep(host, pid, rank, emitter, known[1]):
                     continue
             line_no += line_base
-            if host and pid is not None and len(matches) == 1 and matches[0][0] == rank_entry:
-                facts.observe_rank_line(host, pid, emitter, level, matches[0][1], (index, line_no))
-                continue
+            if host and pid is not None and matches and matches[0][0] == rank_entry:
+                if len(matches) == 1:
+                    facts.observe_rank_line(host, pid, emitter, level, matches[0][1], (index, line_no))
+                    continue
+                # NCCL's "Init COMPLETE" line: the process's rank, then rule matches that only count once
+                # their samples are full. The same effects in the same order as below, without a Frame.
+                tail = rule_tails.get(id(matches))
+                if tail is None or tail[0] is not matches:
+                    tail = rule_tails[id(matches)] = (matches, self._rule_keys(matches[1:]))
+                counted = tail[1] and [stats_of.get(key) for key in tail[1]]
+                if counted and all(stats is not None and len(stats.samples) >= MAX_SAMPLES for stats in counted):
+                    facts.observe_rank_line(host, pid, emitter, level, matches[0][1], (index, line_no))
+                    ev_rank = rank if rank is not None else facts.rank_for(host, pid)
+                    for stats, (_, groups) in zip(counted, matches[1:]):
+                        stats.count_hit(host, ev_rank, groups)
+                    continue
             fr = Frame(text, text[cut:], host, pid, rank, local_rank, task, level, timestamp, emitter)
             order = (index, line_no)
             facts.observe_frame(fr, order)
@@ -384,6 +411,16 @@ class Scanner:
                         rank=ev_rank, task=task, local_rank=local_rank, pid=pid, timestamp=timestamp,
                     )  # fmt: skip
                 stats.add(ev, {k: v for k, v in groups.items() if v is not None})
+
+    def _rule_keys(self, matches: tuple) -> tuple | None:
+        """The statistics keys of ``matches`` when all of them are rule matches, else None."""
+        keys = []
+        for i, _ in matches:
+            owner, sig = self.entries[i]
+            if owner == FACTS_OWNER:
+                return None
+            keys.append((owner, sig.name))
+        return tuple(keys)
 
     def apply_folded(self, folded: Folded, result: ScanResult) -> None:
         """Add the counts of folded repeats; their first sightings were applied already."""

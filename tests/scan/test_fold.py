@@ -107,3 +107,62 @@ def test_long_captured_values_are_not_kept_in_the_fold_tables(rules):
     folded = _scan(rules, blob, True, from_start=True)
     assert folded[:3] == _scan(rules, blob, False)[:3]
     assert not folded[3]._seen and not folded[3].folded.matches
+
+
+def _stats_and_facts(rules, blob: bytes, short_path: bool):
+    scanner = Scanner(rules, chunk_bytes=1 << 16, jobs=1)
+    if not short_path:
+        scanner._rank_entry = -1  # no record takes the communicator line's short path
+    source = MemorySource("job.log", blob)
+    result = ScanResult()
+    result.inputs = [InputStats(source.path)]
+    folder = scanner.folder(True)
+    scanner.apply(scanner.digest_source(0, source, result.inputs[0]), source.path, 0, result, folder=folder)
+    scanner.apply_folded(folder.folded, result)
+    return result.stats, result.facts
+
+
+def test_init_complete_lines_counted_without_a_frame_give_what_the_general_path_gives(rules):
+    """Hundreds of processes on 4 hosts, with and without a rank in their prefix, taking new ranks in
+    every communicator: once the rules' 64 samples are full, their "Init COMPLETE" lines are counted
+    on the short path, and every count, host, rank, captured value and fact is the general path's."""
+    lines = []
+    for comm in range(6):
+        size = 8 if comm % 2 else 96
+        for p in range(96):
+            rank = p % 8 if comm % 2 else (p * 7 + comm) % 96
+            init = _init(f"node{p // 24}", 1000 + p, rank, size, 0x100 * comm + p)
+            prefix = f"[rank{p}]: " if p % 3 == 0 else ""  # torchrun's rank prefix: the line's own rank
+            lines += [prefix + line for line in init]
+    blob = "\n".join(lines).encode()
+    short = _stats_and_facts(rules, blob, True)
+    assert short == _stats_and_facts(rules, blob, False)
+    complete = short[0][("nccl-debug-verbose", "init_complete")]
+    assert complete.count == 6 * 96
+    assert sum(complete.hosts.values()) == 6 * 96 and len(complete.hosts) == 4
+    assert set(complete.captures["nranks"]) == {"8", "96"}
+
+
+def test_a_later_span_of_the_same_worker_folds_what_its_earlier_span_shipped(rules):
+    """A worker's second span starts from the lines its first span shipped (all applied before it):
+    a channel line folds at once, but a rule match whose evidence rank is "whatever the process had
+    when the span began" ships again, since another worker's span in between may have changed it."""
+    scanner = Scanner(rules, jobs=1)
+    everything = frozenset(range(len(scanner.entries)))
+
+    def line(text: str) -> tuple:
+        record = scanner.digest(text.encode(), 1, everything)  # described as a worker describes it
+        return record[3], record[4], record[5], record[10], scanner._describe(record[11])
+
+    channel = line("node0:7:7 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA")
+    version = line("node0:7:7 [0] NCCL INFO NCCL version 2.28.9+cuda12.9")
+    assert channel[4][0] is not None and version[4][1]  # remembered values; a rule match
+    first = scanner.folder(from_start=False)  # a span after the job's start
+    for _ in range(70):  # the version rule's samples fill
+        first.keep_described(*version)
+    assert first.keep_described(*channel)
+    second = scanner.folder(from_start=False)
+    second.adopt(first.carry())
+    assert not second.keep_described(*channel)  # folded: its first sighting is applied before this span
+    assert second.keep_described(*version)  # shipped: process 7's rank may differ here
+    assert not second.keep_described(*version)  # then a repeat within this span folds
