@@ -96,6 +96,24 @@ def test_node_with_another_nccl_is_named(rules):
     assert (finding.severity, finding.hosts) == ("error", ["slinky-3"])
 
 
+def test_two_nodes_on_two_nccls_are_a_mismatch_without_a_majority(rules):
+    # NCCL <= 2.22 has no check: the pair shows only as each node's version line, then a bootstrap
+    # message cut short (bootstrap.cc "Message truncated : received <a> bytes instead of <b>").
+    lines = [
+        version("slinky-0", "2.18.5+cuda12.2"),
+        version("slinky-1", "2.21.5+cuda12.4"),
+        "slinky-0:9912:9950 [0] bootstrap.cc:150 NCCL WARN Message truncated : received 2048 bytes instead of 1536",
+    ]
+    report = diagnose(rules, lines)
+    finding = found(report, "nccl-version-mismatch")
+    assert report.findings[0].id == "nccl-version-mismatch"
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-0", "slinky-1"])
+    # One node printing two versions (two programs run one after the other) is no split between nodes.
+    assert "nccl-version-mismatch" not in ids(
+        diagnose(rules, [version("slinky-0", "2.18.5+cuda12.2"), version("slinky-0", "2.21.5+cuda12.4")])
+    )
+
+
 def test_nccls_refusal_names_the_minority_rank_and_its_node(rules):
     placed = [
         f"slinky-{r // 8}:{100 + r}:{100 + r} [0] NCCL INFO comm 0x{r:x}1 rank {r} nranks 32 cudaDev 0 busId 1000 - "

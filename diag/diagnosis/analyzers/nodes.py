@@ -295,16 +295,24 @@ def version_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"versions": per_host or f"{g['local']} vs {g['remote']}"},
             )
         ]
-    if odd:
+    split = sorted({h for hs in by_version.values() for h in hs}, key=natural_key)
+    # As many nodes on each version (two nodes, one each) is as certain a split, only which side is
+    # the odd one is not: name them all. (NCCL <= 2.22 has no check of its own and fails later with a
+    # truncated message or an internal error, or hangs.) One node printing two versions is two
+    # programs run one after the other, no split.
+    tie = len(by_version) > 1 and all(len(h.versions) == 1 for h in facts.hosts.values() if h.versions)
+    if odd or tie:
         detail = f"The nodes load different NCCL libraries: {per_host}"
+        if not odd:
+            detail += "; no version is the majority, so either may be the odd one"
         return [
             ctx.make_finding(
                 rule,
                 [],
                 detail=detail + ".",
-                hosts=odd,
-                confidence=0.85,
-                evidence=_version_evidence(ctx, odd),
+                hosts=odd or split,
+                confidence=0.85 if odd else 0.75,
+                evidence=_version_evidence(ctx, odd or split),
                 values={"versions": per_host},
             )
         ]
