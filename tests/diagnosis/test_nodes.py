@@ -31,6 +31,23 @@ def test_node_with_fewer_hcas_is_the_odd_one_out(rules):
     assert (finding.severity, finding.hosts) == ("warning", ["slinky-2"])
 
 
+def test_nccls_unequal_device_notes_are_a_warning_while_the_run_goes_on(rules):
+    # net_ib connect.cc prints these before it connects over the devices both sides share: the
+    # rail-local note (INFO, 2.24+) and the merged-device count (WARN in 2.20-2.23, INFO since).
+    notes = [
+        "slinky-0:10:40 [0] NCCL INFO NET/IB : There are mismatched physical devices between local (0,1) and "
+        "remote (0). To disable this warning, set NCCL_IB_WARN_RAIL_LOCAL=0",
+        "slinky-0:10:40 [0] transport/net_ib.cc:1174 NCCL WARN NET/IB : Local mergedDev=mlx5_0+mlx5_1 has a "
+        "different number of devices=2 as remoteDev=mlx5_0 nRemDevs=1",
+    ]
+    healthy = ib_node("slinky-0", 10) + ib_node("slinky-1", 11)
+    for note in notes:
+        finding = found(diagnose(rules, healthy + [note]), "ib-hca-mismatch-nodes")
+        assert finding.severity == "warning", note
+    # The same note in a job that then hung is the likeliest reason it did.
+    assert found(diagnose(rules, healthy + [notes[1], WATCHDOG]), "ib-hca-mismatch-nodes").severity == "error"
+
+
 def test_nccls_mixed_device_count_check_is_an_error_naming_the_odd_node(rules):
     check = (
         "[2026-06-02 10:11:12] slinky-3:12:12 [0] init.cc:1432 (ncclCommInitRankFunc) NCCL WARN Detected mixed local "

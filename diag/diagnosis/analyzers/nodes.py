@@ -49,6 +49,10 @@ FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration"
 
 
 # ------------------------------------------------------------------------------------- HCA mismatch
+# The signatures whose lines NCCL prints before it connects over fewer devices anyway.
+CONNECTED_ANYWAY = frozenset({"physical_mismatch", "merged_mismatch"})
+
+
 def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     table = _per_host_fabric(ctx)
@@ -63,6 +67,13 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
         odd = _odd_hosts(table) if table else []
         if table:
             detail += "; per node: " + _table_text(table)
+        if {n for n, _ in explicit} <= CONNECTED_ANYWAY and not (ctx.job_failed() or ctx.count("nccl-timeout")):
+            # NCCL's notes that a connection pairs unequal device sets (net_ib connect: the rail-local
+            # note, an INFO; the merged-device count, a WARN in 2.20-2.23 and an INFO since) come
+            # before a connection that goes ahead on the devices both sides share: fewer rails, slower,
+            # but no failure of their own.
+            detail += " (NCCL connected anyway, over the devices both sides share: slower, not failed)"
+            return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None, severity="warning", confidence=0.6)]
         return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None)]
     if len(table) < 2 or not facts.multi_node():
         return []
