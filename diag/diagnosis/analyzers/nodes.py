@@ -43,6 +43,8 @@ CQE_SIGNATURES = [
     "ompi_async",
     "query_failed",
     "device_failed",
+    "comm_fatal",
+    "poll_cq_failed",
 ]
 
 FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
@@ -149,7 +151,7 @@ def _table_text(table: dict[str, str]) -> str:
 # ------------------------------------------------------------------------------------------- IB faults
 def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     cqe = ctx.samples(rule, CQE_SIGNATURES)
-    events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal"])
+    events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async"])
     faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
     faults += [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
     real = [(ev, g) for ev, g in cqe if g.get("status") != "5"]
