@@ -701,3 +701,43 @@ def test_a_roce_port_striped_beside_ib_hcas_is_a_port_to_leave_out(rules):
     assert finding.severity == "warning" and "NCCL_IB_HCA=^mlx5_bond_0" in finding.detail
     uniform = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:10.1.0.7<0>"
     assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, [f"gpu-07:411:411 [0] NCCL INFO NET/IB : Using {uniform}"]))
+
+
+# --------------------------------------------------------------------------- UCX (MPI jobs, UCX PML)
+def ucx(host: str, level: str, text: str) -> str:
+    """A UCX log line: file right-aligned in 17 characters, component and level padded."""
+    return f"[1712345678.123456] [{host}:4711:0] {'ucp_context.c:1770':>17} UCX  {level:<5} {text}"
+
+
+def test_ucx_without_verbs_transports_is_a_mount_problem_unless_ucx_net_devices_names_a_missing_hca(rules):
+    none = ucx("n2", "ERROR", "no usable transports/devices (asked rc,ud on network:mlx5_0:1 )")
+    assert top(diagnose(rules, [none])) == "ib-devices-not-mounted"
+    # The device UCX_NET_DEVICES names is not there: that setting is the cause, not the mount.
+    typo = ucx("n2", "WARN", "network device 'mlx5_9:1' is not available, please use one or more of: 'mlx5_0:1'(ib)")
+    report = diagnose(rules, [typo, ucx("n2", "ERROR", "no usable transports/devices (asked rc on network:mlx5_9:1 )")])
+    assert top(report) == "nccl-ib-hca-wrong"
+    assert "ib-devices-not-mounted" not in ids(report)
+    # Shared memory and TCP only were asked for: nothing says an RDMA device was wanted.
+    shm_tcp = ucx("n2", "ERROR", "no usable transports/devices (asked sm,tcp on all devices)")
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, [shm_tcp]))
+
+
+def test_ucx_gid_entry_it_cannot_read_is_a_gid_index_finding_naming_the_setting(rules):
+    lines = [
+        "export UCX_IB_GID_INDEX=7",
+        ucx("n2", "ERROR", "ibv_query_gid(dev=mlx5_0 port=1 index=7) failed: Invalid argument"),
+    ]
+    finding = found(diagnose(rules, lines), "roce-gid-index")
+    assert "index 7 on mlx5_0:1" in finding.detail and "UCX_IB_GID_INDEX=7" in finding.detail
+
+
+def test_ucx_async_error_events_are_link_faults_and_its_routine_events_are_not(rules):
+    fault = ucx("n3", "ERROR", "IB Async event on mlx5_2: local work queue catastrophic error on QPN 0x1a2b")
+    finding = found(diagnose(rules, [fault]), "ib-link-fault")
+    assert finding.hosts == ["n3"] and "mlx5_2" in finding.detail
+    routine = [
+        ucx("n3", "DIAG", "IB Async event on mlx5_2: port active on port 1"),
+        ucx("n3", "WARN", "IB Async event on mlx5_2: GID table change on port 1"),
+        ucx("n3", "DIAG", "IB Async event on mlx5_2: communication established on QPN 0x1a2b"),
+    ]
+    assert "ib-link-fault" not in ids(diagnose(rules, routine))

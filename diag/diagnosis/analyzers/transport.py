@@ -199,6 +199,8 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
                 rule, ["ucx_no_ib_transport"], detail=detail + ".", confidence=0.5, evidence=[e for e, _ in ucx[:4]]
             )
         ]
+    if ucx := _ucx_no_verbs(rule, ctx):
+        return ucx
     unseen = [h.host for h in facts.hosts.values() if h.ib_no_device and "NCCL_IB_HCA" not in h.env]
     if not unseen or "1" in facts.env_values("NCCL_IB_DISABLE"):
         return []
@@ -228,6 +230,24 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             evidence=pick_evidence(ev),
         )
     ]
+
+
+def _ucx_no_verbs(rule: Rule, ctx: Context) -> list[Finding]:
+    """UCX asked for verbs transports (UCX_TLS=rc,ud,dc...) and found them on no device: it sees no RDMA
+    device at all. Where UCX also says a device named in UCX_NET_DEVICES is not there, that setting is
+    the cause (nccl-ib-hca-wrong), not the mount."""
+    asked = [
+        (ev, g["asked"])
+        for ev, g in ctx.samples(rule, ["ucx_no_usable"])
+        if re.match(r"\s*(?:(?:rc|ud|dc|ib)(?:_\w+)?[, ])+", g.get("asked", ""))
+    ]
+    if not asked or ctx.count("nccl-ib-hca-wrong"):
+        return []
+    detail = (
+        f"UCX found none of the InfiniBand transports it was asked for ({asked[0][1].strip()}): it sees no verbs "
+        "device (in a container or pod /dev/infiniband was not passed in, or the host has no RDMA driver)"
+    )
+    return [ctx.make_finding(rule, ["ucx_no_usable"], detail=detail + ".", confidence=0.5, evidence=[asked[0][0]])]
 
 
 def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
@@ -883,7 +903,7 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread", "gid_empty"]
     if not ctx.stats(rule, names):
-        return []
+        return _ucx_gid(rule, ctx)
     facts = ctx.facts
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
@@ -990,6 +1010,27 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint or no_data) else 0.7)]
 
 
+def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
+    """UCX's own view of a GID entry it cannot use: the index it was given (UCX_IB_GID_INDEX) or picked
+    is past the table, empty, or of no RoCE type; or the address handle built from it cannot reach
+    the peer (on RoCE, creating it resolves the GID's IP address)."""
+    samples = ctx.samples(rule, ["ucx_gid", "ucx_create_ah"])
+    if not samples:
+        return []
+    g = samples[0][1]
+    hca, port, gid = g.get("hca") or g.get("hca2"), g.get("port") or g.get("port2"), g.get("gid") or g.get("gid2")
+    where = f" on {hca}" + (f":{port}" if port else "") if hca else ""
+    if ctx.stats(rule, ["ucx_gid"]):
+        detail = f"UCX could not use GID index {gid}{where}" if gid else f"UCX could not read a GID entry{where}"
+        detail += f" ({g['err']})" if g.get("err") else " (its sysfs RoCE type is unreadable or empty)"
+    else:
+        detail = f"UCX could not build a RoCE address handle{where} ({g.get('err', 'error')}): the GID it uses does not reach the peer"
+    forced = ctx.captures(rule, "ucx_gid", ["ucx_gid_export"]) + ctx.facts.env_values("UCX_IB_GID_INDEX")
+    if forced:
+        detail += f"; UCX_IB_GID_INDEX={forced[0]} is set"
+    return [ctx.make_finding(rule, ["ucx_gid", "ucx_create_ah"], detail=detail + ".", confidence=0.8 if forced else 0.65)]
+
+
 # --------------------------------------------------------------------------------------- GDR disabled
 def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
@@ -999,7 +1040,7 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     ib_hosts = {h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()}
     no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
     ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
-    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "peermem_missing"])
+    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "peermem_missing", "ucx_gdr"])
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
     if not hosts and not explicit:
@@ -1013,7 +1054,12 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     missing = ctx.captures(rule, "why", ["peermem_missing"])
     if missing:
         parts.append(f"the {missing[0]} kernel module is not installed")
-    said_disabled = [(ev, g) for ev, g in explicit if g.get("hca")]
+    said_disabled = [(ev, g) for ev, g in explicit if g.get("hca") and UCX_GDR not in ev.text]
+    if ucx := [ev.text for ev, _ in explicit if UCX_GDR in ev.text]:
+        # UCX's framing keeps the device name ("mlx5_0: Couldn't ...") out of the payload.
+        dev = re.search(r"([\w.-]+): " + UCX_GDR, ucx[0])
+        on = f" on {dev.group(1)}" if dev else ""
+        parts.append(f"UCX could not enable it{on} (no nv_peer_mem/nvidia-peermem and no dmabuf)")
     if said_disabled:
         ev, g = said_disabled[0]
         why = f" ({g['why']})" if g.get("why") else ""
@@ -1030,6 +1076,8 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence), assumed=assumed)
     ]
 
+
+UCX_GDR = "Couldn't enable GPUDirect RDMA"
 
 # NCCL_NET_GDR_LEVEL values that allow GPUDirect RDMA nowhere (LOC: same GPU only; 0 is its number).
 GDR_OFF_LEVELS = ("LOC", "0")
