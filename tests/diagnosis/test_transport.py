@@ -741,3 +741,24 @@ def test_ucx_async_error_events_are_link_faults_and_its_routine_events_are_not(r
         ucx("n3", "DIAG", "IB Async event on mlx5_2: communication established on QPN 0x1a2b"),
     ]
     assert "ib-link-fault" not in ids(diagnose(rules, routine))
+
+
+def test_net_plugin_missing_a_library_it_links_to_is_a_broken_plugin_in_every_wording(rules):
+    # plugin/plugin_open.cc: a dlerror() that does not name the plugin itself is printed as is, since
+    # 2.28 after the plugin's name; before, NCCL only said the plugin could not be found.
+    for line in (
+        "NET/Plugin: libnccl-net.so: libfabric.so.1: cannot open shared object file: No such file or directory",
+        "NET/Plugin: libfabric.so.1: cannot open shared object file: No such file or directory",
+    ):
+        logs = [f"slinky-1:13:13 [0] NCCL INFO {line}", *socket_node("slinky-1")]
+        report = diagnose(rules, ib_node("slinky-0") + logs)
+        plugin = found(report, "nccl-net-plugin")
+        assert (plugin.severity, "libfabric.so.1" in plugin.detail) == ("error", True), line
+        # Where the built-in IB transport carries the traffic, the job is fine: a warning.
+        assert found(diagnose(rules, ib_node("slinky-0") + [logs[0]]), "nccl-net-plugin").severity == "warning"
+    # The plugin itself absent, in NCCL 2.12's words, is the probe every job without a plugin prints.
+    probe = (
+        "slinky-0:12:12 [0] NCCL INFO NET/Plugin : Plugin load returned 2 : libnccl-net.so: cannot open shared "
+        "object file: No such file or directory."
+    )
+    assert "nccl-net-plugin" not in ids(diagnose(rules, ib_node("slinky-0") + [probe]))

@@ -643,6 +643,10 @@ DEFAULT_PLUGIN_NAMES = {"libnccl-net.so", ""}
 
 
 # ----------------------------------------------------------------------------------------- net plugin
+# A plugin that is there but cannot be used (built for another NCCL, or missing a library it needs).
+BROKEN_PLUGIN = ["symbol_missing", "unsupported", "broken", "unpack_incompatible", "dep_missing"]
+
+
 def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     plugin_env = ctx.captures(rule, "plugin", ["plugin_env"]) + facts.env_values("NCCL_NET_PLUGIN")
@@ -691,7 +695,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"what": "SHARP (CollNet) could not start."},
             )
         ]
-    broken = ctx.stats(rule, ["symbol_missing", "unsupported", "broken", "unpack_incompatible"])
+    broken = ctx.stats(rule, BROKEN_PLUGIN)
     if broken:
         names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
         why = ctx.captures(rule, "dlerror", ["broken"])
@@ -707,6 +711,8 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
             )
         elif why:
             detail += f" ({why[0][:120]})"
+        elif dep := ctx.captures(rule, "dep", ["dep_missing"]):
+            detail += f" (a library it links to is missing: {dep[0]})"
         detail += "; NCCL skipped it and used its built-in transport"
         severe = fell_back or ctx.job_failed()
         confidence = 0.85 if severe else 0.6
@@ -719,7 +725,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(
                 rule,
-                ["symbol_missing", "unsupported", "broken", "unpack_incompatible"],
+                BROKEN_PLUGIN,
                 detail=detail + ".",
                 severity=ctx.between_nodes_severity(rule.severity, assumed) if severe else "warning",
                 confidence=confidence,
