@@ -1020,13 +1020,13 @@ def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
     """UCX's own view of a GID entry it cannot use: the index it was given (UCX_IB_GID_INDEX) or picked
     is past the table, empty, or of no RoCE type; or the address handle built from it cannot reach
     the peer (on RoCE, creating it resolves the GID's IP address)."""
-    samples = ctx.samples(rule, ["ucx_gid", "ucx_create_ah"])
+    samples = ctx.samples(rule, UCX_GID)
     if not samples:
         return []
     g = samples[0][1]
-    hca, port, gid = g.get("hca") or g.get("hca2"), g.get("port") or g.get("port2"), g.get("gid") or g.get("gid2")
+    hca, port, gid = g.get("hca"), g.get("port"), g.get("gid")
     where = f" on {hca}" + (f":{port}" if port else "") if hca else ""
-    if ctx.stats(rule, ["ucx_gid"]):
+    if ctx.stats(rule, ["ucx_gid", "ucx_gid_type"]):
         detail = f"UCX could not use GID index {gid}{where}" if gid else f"UCX could not read a GID entry{where}"
         detail += f" ({g['err']})" if g.get("err") else " (its sysfs RoCE type is unreadable or empty)"
     else:
@@ -1034,7 +1034,10 @@ def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
     forced = ctx.captures(rule, "ucx_gid", ["ucx_gid_export"]) + ctx.facts.env_values("UCX_IB_GID_INDEX")
     if forced:
         detail += f"; UCX_IB_GID_INDEX={forced[0]} is set"
-    return [ctx.make_finding(rule, ["ucx_gid", "ucx_create_ah"], detail=detail + ".", confidence=0.8 if forced else 0.65)]
+    return [ctx.make_finding(rule, UCX_GID, detail=detail + ".", confidence=0.8 if forced else 0.65)]
+
+
+UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_create_ah"]
 
 
 # --------------------------------------------------------------------------------------- GDR disabled
