@@ -45,6 +45,23 @@ def test_tcp_fallback_is_only_info_on_ethernet_nodes_and_silent_on_one_node(rule
 
 
 # ------------------------------------------------------------------------------------- ib_expected
+def provider_warning(provider: str) -> str:
+    """libibverbs (dynamic_driver.c) on stderr, no host prefix: a provider in /etc/libibverbs.d it cannot load."""
+    lib = f"lib{provider}-rdmav34.so"
+    return f"libibverbs: Warning: couldn't load driver '{lib}': {lib}: cannot open shared object file: No such file"
+
+
+def test_verbs_provider_warnings_on_nodes_whose_hcas_nccl_opened_are_no_finding(rules):
+    healthy = ib_node("slinky-0") + ib_node("slinky-1", 13)
+    # ConnectX-3's provider missing on nodes with mlx5 HCAs, or any provider where IB came up everywhere.
+    assert "ib-verbs-library-missing" not in ids(diagnose(rules, healthy + [provider_warning("mlx4")]))
+    assert "ib-verbs-library-missing" not in ids(diagnose(rules, healthy + [provider_warning("mlx5")]))
+    # The HCA's own provider missing where a node then found no device and used sockets: the cause.
+    broken = ["slinky-1:13:13 [0] NCCL INFO NET/IB : No device found.", *socket_node("slinky-1")]
+    report = diagnose(rules, ib_node("slinky-0") + [provider_warning("mlx5"), *broken])
+    assert found(report, "ib-verbs-library-missing").severity == "error"
+
+
 UNOPENABLE = "slinky-1:13:13 [0] transport/net_ib.cc:201 NCCL WARN NET/IB : Unable to open device mlx5_0"
 NO_VERBS = "slinky-1:13:13 [0] misc/ibvwrap.cc:109 NCCL WARN Failed to open libibverbs.so.1"
 

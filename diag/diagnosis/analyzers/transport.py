@@ -132,6 +132,32 @@ def _external_net(nets: set[str]) -> bool:
     return any(n not in ("IB", "Socket") for n in nets)
 
 
+# libibverbs' warnings about providers (libibverbs/dynamic_driver.c, init.c): one per provider listed
+# in /etc/libibverbs.d that it cannot load, whichever HCA the node has.
+PROVIDER_WARNINGS = frozenset({"provider_missing", "no_userspace_driver", "no_config_dir", "provider_abi"})
+
+
+def verbs_missing(rule: Rule, ctx: Context) -> list[Finding]:
+    """ib-verbs-library-missing, less libibverbs' provider warnings that did not stop IB: where every
+    node that shows NCCL's network opened its HCAs, or where the provider missing is ConnectX-3's
+    libmlx4 and every HCA NCCL lists is an mlx5 one, the warning is about hardware these nodes lack."""
+    hit = {n for n, _ in ctx.stats(rule)}
+    if hit and hit <= PROVIDER_WARNINGS:
+        shown = [h for h in ctx.facts.hosts.values() if h.hcas or h.nets or h.channel_nets or h.ib_no_device]
+        works = bool(shown) and all(h.hcas and not h.ib_no_device and not h.uses_socket() for h in shown)
+        drivers = ctx.captures(rule, "driver", ["provider_missing"])
+        hcas = [hca for h in shown for hca in h.hcas]
+        other_hw = (
+            hit == {"provider_missing"}
+            and hcas
+            and all("mlx4" in d for d in drivers)
+            and not any(hca.startswith("mlx4") for hca in hcas)
+        )
+        if works or other_hw:
+            return []
+    return ib_expected(rule, ctx)
+
+
 def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     """A fabric problem that matters only where IB was expected: a warning when nothing shows IB."""
     if not ctx.stats(rule):
