@@ -1075,7 +1075,9 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     ib_hosts = {h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()}
     no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
     ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
-    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "peermem_missing", "ucx_gdr"])
+    explicit = ctx.samples(
+        rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "disabled_gpu_v23", "peermem_missing", "ucx_gdr"]
+    )
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
     if not hosts and not explicit:
