@@ -84,6 +84,27 @@ def test_link_fault_blames_the_first_real_completion_error_not_the_flushes(rules
     assert found(report, "nccl-timeout").explained_by == "ib-link-fault"
 
 
+def test_a_communicator_poisoned_by_a_fatal_hca_event_is_a_link_fault_even_when_only_pytorch_quotes_it(rules):
+    # NCCL 2.23+ (net_ib ncclIbStatsCheckFatalCount) fails every later call once an async fatal event
+    # was seen; a user often pastes only PyTorch's re-raise of it.
+    paste = [
+        "[rank5]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:3356, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.23.4",
+        "[rank5]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+        "[rank5]: Last error:",
+        "[rank5]: communicator encountered a fatal error (detected in ncclIbIsend)",
+    ]
+    report = diagnose(rules, paste)
+    assert report.findings[0].id == "ib-link-fault"
+    # With the event itself in the log, that line is the first error the finding names.
+    event = (
+        "[2025-03-02 11:22:30] n3:7:9 [5] transport/net_ib.cc:123 NCCL WARN NET/IB : mlx5_5:1 async fatal event: "
+        "local catastrophic error"
+    )
+    finding = found(diagnose(rules, [event, *paste]), "ib-link-fault")
+    assert "local catastrophic error" in finding.detail and finding.hosts == ["n3"]
+
+
 def test_link_speed_drop_is_a_warning_and_non_fatal_async_events_are_nothing(rules):
     drop = "slinky-2:7781:7790 [0] NCCL WARN NET/IB : mlx5_3:1 speed change detected: 400000 -> 200000 Mbps"
     finding = found(diagnose(rules, [drop]), "ib-link-fault")
