@@ -44,6 +44,12 @@ def test_nccls_unequal_device_notes_are_a_warning_while_the_run_goes_on(rules):
     for note in notes:
         finding = found(diagnose(rules, healthy + [note]), "ib-hca-mismatch-nodes")
         assert finding.severity == "warning", note
+    # NCCL_IGNORE_NET_MISMATCH=1 makes 2.30's count check an INFO note (init.cc) and NCCL goes on.
+    ignored = (
+        "slinky-0:10:10 [0] NCCL INFO Detected mixed local Net device counts across ranks (min 1, max 2). Ignoring "
+        "due to NCCL_IGNORE_NET_MISMATCH."
+    )
+    assert found(diagnose(rules, healthy + [ignored]), "ib-hca-mismatch-nodes").severity == "warning"
     # The same note in a job that then hung is the likeliest reason it did.
     assert found(diagnose(rules, healthy + [notes[1], WATCHDOG]), "ib-hca-mismatch-nodes").severity == "error"
 

@@ -69,12 +69,15 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
         odd = _odd_hosts(table) if table else []
         if table:
             detail += "; per node: " + _table_text(table)
-        if {n for n, _ in explicit} <= CONNECTED_ANYWAY and not (ctx.job_failed() or ctx.count("nccl-timeout")):
+        # NCCL_IGNORE_NET_MISMATCH=1 turns 2.30's count check into an INFO note and NCCL carries on.
+        ignored = all("Ignoring due to" in ev.text for ev, _ in ctx.samples(rule, ["mixed_counts"]))
+        notes = CONNECTED_ANYWAY | ({"mixed_counts"} if ignored else set())
+        if {n for n, _ in explicit} <= notes and not (ctx.job_failed() or ctx.count("nccl-timeout")):
             # NCCL's notes that a connection pairs unequal device sets (net_ib connect: the rail-local
             # note, an INFO; the merged-device count, a WARN in 2.20-2.23 and an INFO since) come
             # before a connection that goes ahead on the devices both sides share: fewer rails, slower,
             # but no failure of their own.
-            detail += " (NCCL connected anyway, over the devices both sides share: slower, not failed)"
+            detail += " (NCCL went on anyway, over the devices both sides share: slower, not failed)"
             return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None, severity="warning", confidence=0.6)]
         return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None)]
     if len(table) < 2 or not facts.multi_node():
