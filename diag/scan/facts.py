@@ -43,6 +43,9 @@ TESTS_STAMP = r"(?:\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)?\s*$"
 
 FACT_SIGNATURES: tuple[Signature, ...] = (
     _sig("using_network", r"^Using network (?P<net>.+?)\s*$"),
+    # NCCL 2.3 (init.cu): "Using internal Network IB", "Using external Network <plugin>".
+    _sig("using_network", r"^Using internal Network (?P<net>.+?)\s*$"),
+    _sig("using_network", r"^Using external Network (?P<net>.+?)\s*$"),
     _sig("assigned_net", r"^Assigned NET plugin (?P<net>\S+) to comm"),
     _sig("channel_net", r"\[(?:send|receive)\] via NET/(?P<net>[^/\s]+)/(?P<dev>\d+)(?P<gdr>/GDRDMA)?", kind="counter"),
     _sig("ib_using", r"^NET/IB ?: Using (?P<devs>.*?)(?:\[RO\])?; OOB (?P<oob>\S+)", "NET/IB"),

@@ -779,3 +779,17 @@ def test_net_plugin_missing_a_library_it_links_to_is_a_broken_plugin_in_every_wo
         "object file: No such file or directory."
     )
     assert "nccl-net-plugin" not in ids(diagnose(rules, ib_node("slinky-0") + [probe]))
+
+
+
+def nccl_2_3(host: str, net: str, device_line: str) -> list[str]:
+    """NCCL 2.3 (init.cu) names its network "Using internal Network <name>"; its HCA lines are per
+    device ("NET/IB: [0] mlx5_0:1/IB"), with no "NET/IB : Using ... ; OOB" line to read."""
+    return [f"{host}:4411:4411 [0] NCCL INFO {text}" for text in (device_line, f"Using internal Network {net}")]
+
+
+def test_nccl_2_3_internal_network_lines_tell_which_node_fell_back(rules):
+    ib = nccl_2_3("gpu07", "IB", "NET/IB: [0] mlx5_0:1/IB ")
+    socket = nccl_2_3("gpu08", "Socket", "NET/Socket : Using [0]eth0:10.0.0.8<0>")
+    tcp = found(diagnose(rules, ib + socket), "nccl-tcp-fallback")
+    assert tcp.severity == "error" and tcp.hosts == ["gpu08"]
