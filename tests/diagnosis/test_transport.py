@@ -793,3 +793,20 @@ def test_nccl_2_3_internal_network_lines_tell_which_node_fell_back(rules):
     socket = nccl_2_3("gpu08", "Socket", "NET/Socket : Using [0]eth0:10.0.0.8<0>")
     tcp = found(diagnose(rules, ib + socket), "nccl-tcp-fallback")
     assert tcp.severity == "error" and tcp.hosts == ["gpu08"]
+
+
+def test_a_verbs_device_left_out_of_every_container_while_ib_runs_is_a_warning(rules):
+    # NCCL opens every verbs device before NCCL_IB_HCA filters them (net_ib init), so a device not
+    # passed in (here a bond) is reported on nodes that then use their other HCAs normally.
+    def left_out(host: str, pid: int) -> list[str]:
+        return [
+            f"{host}:{pid}:{pid} [0] misc/ibvwrap.cc:216 NCCL WARN Call to ibv_open_device failed",
+            f"{host}:{pid}:{pid} [0] transport/net_ib.cc:592 NCCL WARN NET/IB : Unable to open device mlx5_bond_0",
+        ]
+
+    healthy = left_out("slinky-0", 12) + ib_node("slinky-0") + left_out("slinky-1", 13) + ib_node("slinky-1", 13)
+    assert found(diagnose(rules, healthy), "ib-devices-not-mounted").severity == "warning"
+    # A node left with fewer HCAs than the others is what hangs a collective: still the error.
+    fewer = "slinky-1:13:13 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.10.0.13<0>"
+    uneven = left_out("slinky-0", 12) + ib_node("slinky-0") + left_out("slinky-1", 13) + [fewer]
+    assert found(diagnose(rules, uneven), "ib-devices-not-mounted").severity == "error"

@@ -193,6 +193,8 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
     """Verbs devices that cannot be opened; or, with less certainty, no IB device at all where the
     job asked for IB and no HCA filter, image or switch explains it: the devices are not visible."""
     found = ib_expected(rule, ctx)
+    if found and (partial := _opened_the_rest(rule, ctx)):
+        return partial
     if found or ctx.count("ib-verbs-library-missing"):
         return found
     facts = ctx.facts
@@ -256,6 +258,32 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             evidence=pick_evidence(ev),
         )
     ]
+
+
+def _opened_the_rest(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL opens every verbs device before it applies NCCL_IB_HCA (net_ib init), so a device left out
+    of the container (a bond, a storage HCA) is reported on healthy nodes too. Where every node that
+    could not open one opened as many HCAs as the others and carries its traffic over IB, in a run
+    that went on, that is a warning."""
+    unopened = ctx.stats(rule, ["open_failed", "unable_to_open"])
+    hosts = {h for _, st in unopened for h in st.hosts}
+    facts = ctx.facts
+    if not hosts or UNNAMED_HOST in hosts or any(h not in facts.hosts for h in hosts):
+        return []
+    nodes = [facts.hosts[h] for h in hosts]
+    if not all(hf.hcas and not hf.ib_no_device and not hf.uses_socket() for hf in nodes):
+        return []
+    # Fewer HCAs there than on another node makes the rails unequal, which can hang a collective; and
+    # in a job that failed the missing devices stay a suspect: both keep the rule's error.
+    if len({len(hf.hcas) for hf in facts.hosts.values() if hf.hcas}) > 1 or ctx.job_failed() or ctx.count("nccl-timeout"):
+        return []
+    devices = ctx.captures(rule, "hca", ["unable_to_open"])
+    detail = (
+        f"NCCL could not open {', '.join(devices) or 'some verbs devices'} on {hosts_text(sorted(hosts, key=natural_key))} "
+        "(not passed into the container), but opened as many HCAs there as on the other nodes and runs over "
+        "InfiniBand: no fallback, and the run went on"
+    )
+    return [ctx.make_finding(rule, detail=detail + ".", severity="warning", confidence=0.5)]
 
 
 def _ucx_no_verbs(rule: Rule, ctx: Context) -> list[Finding]:
