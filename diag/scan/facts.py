@@ -37,8 +37,15 @@ def _sig(name: str, pattern: str, literal: str | None = None, kind: str = "set")
     return Signature(name, bound_digit_runs(pattern), lit, None, (), True)
 
 
+# The "-T" timestamp nccl-tests may end a result row with (util.cu TIME_STRING_FORMAT), then the line end.
+TESTS_STAMP = r"(?:\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)?\s*$"
+
+
 FACT_SIGNATURES: tuple[Signature, ...] = (
     _sig("using_network", r"^Using network (?P<net>.+?)\s*$"),
+    # NCCL 2.3 (init.cu): "Using internal Network IB", "Using external Network <plugin>".
+    _sig("using_network", r"^Using internal Network (?P<net>.+?)\s*$"),
+    _sig("using_network", r"^Using external Network (?P<net>.+?)\s*$"),
     _sig("assigned_net", r"^Assigned NET plugin (?P<net>\S+) to comm"),
     _sig("channel_net", r"\[(?:send|receive)\] via NET/(?P<net>[^/\s]+)/(?P<dev>\d+)(?P<gdr>/GDRDMA)?", kind="counter"),
     _sig("ib_using", r"^NET/IB ?: Using (?P<devs>.*?)(?:\[RO\])?; OOB (?P<oob>\S+)", "NET/IB"),
@@ -58,9 +65,20 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
     _sig("pg_status", r"[Ll]ast enqueued (?:NCCL )?work: (?P<enq>-?\d+), last completed (?:NCCL )?work: (?P<done>-?\d+)",
          "ast enqueued ", kind="ordered"),
     _sig("nic_rate", r"\+ NET\[(?P<bw>\d+(?:\.\d+)?)\] - NET/(?P<dev>\S+)", "+ NET["),
+    # nccl-tests result rows (src/common.cu, src/util.cu): size count type redop root, then time algbw
+    # busbw #wrong out of place and in place; "-T" (2.18+) appends a timestamp. Rooted collectives
+    # (broadcast, gather, scatter) print redop "none" and their root instead of -1; "-J" (2026+)
+    # adds min/max/p99/cv% after each #wrong.
     _sig("busbw_row", r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>\w+)\s+(?P<redop>\w+)\s+-1\s+(?P<t1>[\d.]+)\s+"
          r"(?P<algbw1>[\d.]+)\s+(?P<busbw1>[\d.]+)\s+(?P<wrong1>\d+|N/A)(?:\s+(?P<t2>[\d.]+)\s+(?P<algbw2>[\d.]+)\s+"
-         r"(?P<busbw2>[\d.]+)\s+(?P<wrong2>\d+|N/A))?\s*$", "      -1  ", kind="ordered"),
+         r"(?P<busbw2>[\d.]+)\s+(?P<wrong2>\d+|N/A))?" + TESTS_STAMP, "      -1  ", kind="ordered"),
+    _sig("busbw_row", r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>\w+)\s+none\s+\d+\s+(?P<t1>[\d.]+)\s+"
+         r"(?P<algbw1>[\d.]+)\s+(?P<busbw1>[\d.]+)\s+(?P<wrong1>\d+|N/A)(?:\s+(?P<t2>[\d.]+)\s+(?P<algbw2>[\d.]+)\s+"
+         r"(?P<busbw2>[\d.]+)\s+(?P<wrong2>\d+|N/A))?" + TESTS_STAMP, "  none  ", kind="ordered"),
+    _sig("busbw_row", r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>\w+)\s+(?P<redop>\w+)\s+-1\s+(?P<t1>[\d.]+)\s+"
+         r"(?P<algbw1>[\d.]+)\s+(?P<busbw1>[\d.]+)\s+(?P<wrong1>\d+|N/A)(?:\s+[\d.]+){4}\s+(?P<t2>[\d.]+)\s+"
+         r"(?P<algbw2>[\d.]+)\s+(?P<busbw2>[\d.]+)\s+(?P<wrong2>\d+|N/A)(?:\s+[\d.]+){4}" + TESTS_STAMP, "      -1  ",
+         kind="ordered"),
     # What kinds of output the logs hold at all (the report's coverage): Slurm's own messages and a
     # launcher's. Such lines are few, so making them candidates costs nothing measurable.
     _sig("slurm_message", r"^srun: ", "srun: "),

@@ -83,6 +83,34 @@ def test_full_busbw_is_no_finding(rules):
     assert "busbw-low" not in ids(diagnose(rules, nccl_tests(350.85)))
 
 
+def test_rows_of_rooted_timestamped_and_per_iteration_tables_are_judged_too(rules):
+    """nccl-tests prints broadcast/gather/scatter rows with redop "none" and their root, appends a
+    timestamp with -T and min/max/p99/cv% after each #wrong with per-iteration timing (src/util.cu)."""
+    head = nccl_tests(350.85)[:8]
+    slow = "  8589934592    2147483648     float"
+    rows = {
+        "broadcast": f"{slow}    none       0  47435.26  181.09  120.50      0  47104.21  182.36  120.50      0",
+        "timestamp": f"{slow}     sum      -1  47435.26  181.09  120.50      0  47104.21  182.36  120.50      0  "
+        "2026-07-09 16:02:59",
+        "per-iteration": f"{slow}     sum      -1  47435.26  181.09  120.50      0  47001.2  48002.3  48002.3     0.05"
+        "  47104.21  182.36  120.50      0  47001.2  48002.3  48002.3     0.05",
+    }
+    end = ["# Out of bounds values : 0 OK"]  # the table's end: its last row is the largest size
+    for form, row in rows.items():
+        assert found(diagnose(rules, head + [row] + end), "busbw-low").severity == "error", form
+        fast = row.replace("120.50", "350.85")
+        assert "busbw-low" not in ids(diagnose(rules, head + [fast] + end)), form
+
+
+def test_nccl_tests_own_bandwidth_floor_failing_is_an_error(rules):
+    # NCCL_TESTS_MIN_BW=<GB/s>: nccl-tests prints FAILED when the average is under 0.9 x that; with
+    # nothing else in the paste to infer the fabric from, its verdict is the evidence.
+    report = diagnose(rules, ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 12.4871 FAILED"])
+    assert found(report, "busbw-low").severity == "error"
+    passed = ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 182.33 OK"]
+    assert "busbw-low" not in ids(diagnose(rules, passed))
+
+
 # ----------------------------------------------------------------------------------- debug_verbose
 def init_complete(nranks: int, shown: int) -> list[str]:
     return [

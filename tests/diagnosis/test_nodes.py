@@ -31,6 +31,29 @@ def test_node_with_fewer_hcas_is_the_odd_one_out(rules):
     assert (finding.severity, finding.hosts) == ("warning", ["slinky-2"])
 
 
+def test_nccls_unequal_device_notes_are_a_warning_while_the_run_goes_on(rules):
+    # net_ib connect.cc prints these before it connects over the devices both sides share: the
+    # rail-local note (INFO, 2.24+) and the merged-device count (WARN in 2.20-2.23, INFO since).
+    notes = [
+        "slinky-0:10:40 [0] NCCL INFO NET/IB : There are mismatched physical devices between local (0,1) and "
+        "remote (0). To disable this warning, set NCCL_IB_WARN_RAIL_LOCAL=0",
+        "slinky-0:10:40 [0] transport/net_ib.cc:1174 NCCL WARN NET/IB : Local mergedDev=mlx5_0+mlx5_1 has a "
+        "different number of devices=2 as remoteDev=mlx5_0 nRemDevs=1",
+    ]
+    healthy = ib_node("slinky-0", 10) + ib_node("slinky-1", 11)
+    for note in notes:
+        finding = found(diagnose(rules, healthy + [note]), "ib-hca-mismatch-nodes")
+        assert finding.severity == "warning", note
+    # NCCL_IGNORE_NET_MISMATCH=1 makes 2.30's count check an INFO note (init.cc) and NCCL goes on.
+    ignored = (
+        "slinky-0:10:10 [0] NCCL INFO Detected mixed local Net device counts across ranks (min 1, max 2). Ignoring "
+        "due to NCCL_IGNORE_NET_MISMATCH."
+    )
+    assert found(diagnose(rules, healthy + [ignored]), "ib-hca-mismatch-nodes").severity == "warning"
+    # The same note in a job that then hung is the likeliest reason it did.
+    assert found(diagnose(rules, healthy + [notes[1], WATCHDOG]), "ib-hca-mismatch-nodes").severity == "error"
+
+
 def test_nccls_mixed_device_count_check_is_an_error_naming_the_odd_node(rules):
     check = (
         "[2026-06-02 10:11:12] slinky-3:12:12 [0] init.cc:1432 (ncclCommInitRankFunc) NCCL WARN Detected mixed local "
@@ -67,6 +90,27 @@ def test_link_fault_blames_the_first_real_completion_error_not_the_flushes(rules
     assert found(report, "nccl-timeout").explained_by == "ib-link-fault"
 
 
+def test_a_communicator_poisoned_by_a_fatal_hca_event_is_a_link_fault_even_when_only_pytorch_quotes_it(rules):
+    # NCCL 2.23+ (net_ib ncclIbStatsCheckFatalCount) fails every later call once an async fatal event
+    # was seen; a user often pastes only PyTorch's re-raise of it.
+    paste = [
+        "[rank5]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:3356, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.23.4",
+        "[rank5]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+        "[rank5]: Last error:",
+        "[rank5]: communicator encountered a fatal error (detected in ncclIbIsend)",
+    ]
+    report = diagnose(rules, paste)
+    assert report.findings[0].id == "ib-link-fault"
+    # With the event itself in the log, that line is the first error the finding names.
+    event = (
+        "[2025-03-02 11:22:30] n3:7:9 [5] transport/net_ib.cc:123 NCCL WARN NET/IB : mlx5_5:1 async fatal event: "
+        "local catastrophic error"
+    )
+    finding = found(diagnose(rules, [event, *paste]), "ib-link-fault")
+    assert "local catastrophic error" in finding.detail and finding.hosts == ["n3"]
+
+
 def test_link_speed_drop_is_a_warning_and_non_fatal_async_events_are_nothing(rules):
     drop = "slinky-2:7781:7790 [0] NCCL WARN NET/IB : mlx5_3:1 speed change detected: 400000 -> 200000 Mbps"
     finding = found(diagnose(rules, [drop]), "ib-link-fault")
@@ -94,6 +138,24 @@ def test_node_with_another_nccl_is_named(rules):
     ]
     finding = found(diagnose(rules, lines + [WATCHDOG]), "nccl-version-mismatch")
     assert (finding.severity, finding.hosts) == ("error", ["slinky-3"])
+
+
+def test_two_nodes_on_two_nccls_are_a_mismatch_without_a_majority(rules):
+    # NCCL <= 2.22 has no check: the pair shows only as each node's version line, then a bootstrap
+    # message cut short (bootstrap.cc "Message truncated : received <a> bytes instead of <b>").
+    lines = [
+        version("slinky-0", "2.18.5+cuda12.2"),
+        version("slinky-1", "2.21.5+cuda12.4"),
+        "slinky-0:9912:9950 [0] bootstrap.cc:150 NCCL WARN Message truncated : received 2048 bytes instead of 1536",
+    ]
+    report = diagnose(rules, lines)
+    finding = found(report, "nccl-version-mismatch")
+    assert report.findings[0].id == "nccl-version-mismatch"
+    assert (finding.severity, finding.hosts) == ("error", ["slinky-0", "slinky-1"])
+    # One node printing two versions (two programs run one after the other) is no split between nodes.
+    assert "nccl-version-mismatch" not in ids(
+        diagnose(rules, [version("slinky-0", "2.18.5+cuda12.2"), version("slinky-0", "2.21.5+cuda12.4")])
+    )
 
 
 def test_nccls_refusal_names_the_minority_rank_and_its_node(rules):

@@ -45,6 +45,23 @@ def test_tcp_fallback_is_only_info_on_ethernet_nodes_and_silent_on_one_node(rule
 
 
 # ------------------------------------------------------------------------------------- ib_expected
+def provider_warning(provider: str) -> str:
+    """libibverbs (dynamic_driver.c) on stderr, no host prefix: a provider in /etc/libibverbs.d it cannot load."""
+    lib = f"lib{provider}-rdmav34.so"
+    return f"libibverbs: Warning: couldn't load driver '{lib}': {lib}: cannot open shared object file: No such file"
+
+
+def test_verbs_provider_warnings_on_nodes_whose_hcas_nccl_opened_are_no_finding(rules):
+    healthy = ib_node("slinky-0") + ib_node("slinky-1", 13)
+    # ConnectX-3's provider missing on nodes with mlx5 HCAs, or any provider where IB came up everywhere.
+    assert "ib-verbs-library-missing" not in ids(diagnose(rules, healthy + [provider_warning("mlx4")]))
+    assert "ib-verbs-library-missing" not in ids(diagnose(rules, healthy + [provider_warning("mlx5")]))
+    # The HCA's own provider missing where a node then found no device and used sockets: the cause.
+    broken = ["slinky-1:13:13 [0] NCCL INFO NET/IB : No device found.", *socket_node("slinky-1")]
+    report = diagnose(rules, ib_node("slinky-0") + [provider_warning("mlx5"), *broken])
+    assert found(report, "ib-verbs-library-missing").severity == "error"
+
+
 UNOPENABLE = "slinky-1:13:13 [0] transport/net_ib.cc:201 NCCL WARN NET/IB : Unable to open device mlx5_0"
 NO_VERBS = "slinky-1:13:13 [0] misc/ibvwrap.cc:109 NCCL WARN Failed to open libibverbs.so.1"
 
@@ -722,3 +739,95 @@ def test_a_verbs_driver_missing_right_before_nccl_fails_is_the_cause(rules):
     assert failed.findings[0].id == "ib-verbs-library-missing" and failed.findings[0].severity == "error"
     # Alone, in an excerpt that shows no IB and no failure, it is the same line every Ethernet job prints.
     assert found(diagnose(rules, [warning]), "ib-verbs-library-missing").severity == "warning"
+
+
+# --------------------------------------------------------------------------- UCX (MPI jobs, UCX PML)
+def ucx(host: str, level: str, text: str) -> str:
+    """A UCX log line: file right-aligned in 17 characters, component and level padded."""
+    return f"[1712345678.123456] [{host}:4711:0] {'ucp_context.c:1770':>17} UCX  {level:<5} {text}"
+
+
+def test_ucx_without_verbs_transports_is_a_mount_problem_unless_ucx_net_devices_names_a_missing_hca(rules):
+    none = ucx("n2", "ERROR", "no usable transports/devices (asked rc,ud on network:mlx5_0:1 )")
+    assert top(diagnose(rules, [none])) == "ib-devices-not-mounted"
+    # The device UCX_NET_DEVICES names is not there: that setting is the cause, not the mount.
+    typo = ucx("n2", "WARN", "network device 'mlx5_9:1' is not available, please use one or more of: 'mlx5_0:1'(ib)")
+    report = diagnose(rules, [typo, ucx("n2", "ERROR", "no usable transports/devices (asked rc on network:mlx5_9:1 )")])
+    assert top(report) == "nccl-ib-hca-wrong"
+    assert "ib-devices-not-mounted" not in ids(report)
+    # Shared memory and TCP only were asked for: nothing says an RDMA device was wanted.
+    shm_tcp = ucx("n2", "ERROR", "no usable transports/devices (asked sm,tcp on all devices)")
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, [shm_tcp]))
+
+
+def test_ucx_gid_entry_it_cannot_read_is_a_gid_index_finding_naming_the_setting(rules):
+    lines = [
+        "export UCX_IB_GID_INDEX=7",
+        ucx("n2", "ERROR", "ibv_query_gid(dev=mlx5_0 port=1 index=7) failed: Invalid argument"),
+    ]
+    finding = found(diagnose(rules, lines), "roce-gid-index")
+    assert "index 7 on mlx5_0:1" in finding.detail and "UCX_IB_GID_INDEX=7" in finding.detail
+
+
+def test_ucx_async_error_events_are_link_faults_and_its_routine_events_are_not(rules):
+    fault = ucx("n3", "ERROR", "IB Async event on mlx5_2: local work queue catastrophic error on QPN 0x1a2b")
+    finding = found(diagnose(rules, [fault]), "ib-link-fault")
+    assert finding.hosts == ["n3"] and "mlx5_2" in finding.detail
+    routine = [
+        ucx("n3", "DIAG", "IB Async event on mlx5_2: port active on port 1"),
+        ucx("n3", "WARN", "IB Async event on mlx5_2: GID table change on port 1"),
+        ucx("n3", "DIAG", "IB Async event on mlx5_2: communication established on QPN 0x1a2b"),
+    ]
+    assert "ib-link-fault" not in ids(diagnose(rules, routine))
+
+
+def test_net_plugin_missing_a_library_it_links_to_is_a_broken_plugin_in_every_wording(rules):
+    # plugin/plugin_open.cc: a dlerror() that does not name the plugin itself is printed as is, since
+    # 2.28 after the plugin's name; before, NCCL only said the plugin could not be found.
+    for line in (
+        "NET/Plugin: libnccl-net.so: libfabric.so.1: cannot open shared object file: No such file or directory",
+        "NET/Plugin: libfabric.so.1: cannot open shared object file: No such file or directory",
+    ):
+        logs = [f"slinky-1:13:13 [0] NCCL INFO {line}", *socket_node("slinky-1")]
+        report = diagnose(rules, ib_node("slinky-0") + logs)
+        plugin = found(report, "nccl-net-plugin")
+        assert (plugin.severity, "libfabric.so.1" in plugin.detail) == ("error", True), line
+        # Where the built-in IB transport carries the traffic, the job is fine: a warning.
+        assert found(diagnose(rules, ib_node("slinky-0") + [logs[0]]), "nccl-net-plugin").severity == "warning"
+    # The plugin itself absent, in NCCL 2.12's words, is the probe every job without a plugin prints.
+    probe = (
+        "slinky-0:12:12 [0] NCCL INFO NET/Plugin : Plugin load returned 2 : libnccl-net.so: cannot open shared "
+        "object file: No such file or directory."
+    )
+    assert "nccl-net-plugin" not in ids(diagnose(rules, ib_node("slinky-0") + [probe]))
+
+
+
+def nccl_2_3(host: str, net: str, device_line: str) -> list[str]:
+    """NCCL 2.3 (init.cu) names its network "Using internal Network <name>"; its HCA lines are per
+    device ("NET/IB: [0] mlx5_0:1/IB"), with no "NET/IB : Using ... ; OOB" line to read."""
+    return [f"{host}:4411:4411 [0] NCCL INFO {text}" for text in (device_line, f"Using internal Network {net}")]
+
+
+def test_nccl_2_3_internal_network_lines_tell_which_node_fell_back(rules):
+    ib = nccl_2_3("gpu07", "IB", "NET/IB: [0] mlx5_0:1/IB ")
+    socket = nccl_2_3("gpu08", "Socket", "NET/Socket : Using [0]eth0:10.0.0.8<0>")
+    tcp = found(diagnose(rules, ib + socket), "nccl-tcp-fallback")
+    assert tcp.severity == "error" and tcp.hosts == ["gpu08"]
+
+
+def test_a_verbs_device_left_out_of_every_container_while_ib_runs_is_a_warning(rules):
+    # NCCL opens every verbs device before NCCL_IB_HCA filters them (net_ib init), so a device not
+    # passed in (here a bond) is reported on nodes that then use their other HCAs normally.
+    def left_out(host: str, pid: int) -> list[str]:
+        return [
+            f"{host}:{pid}:{pid} [0] misc/ibvwrap.cc:216 NCCL WARN Call to ibv_open_device failed",
+            f"{host}:{pid}:{pid} [0] transport/net_ib.cc:592 NCCL WARN NET/IB : Unable to open device mlx5_bond_0",
+        ]
+
+    healthy = left_out("slinky-0", 12) + ib_node("slinky-0") + left_out("slinky-1", 13) + ib_node("slinky-1", 13)
+    assert found(diagnose(rules, healthy), "ib-devices-not-mounted").severity == "warning"
+    # A node left with fewer HCAs than the others is what hangs a collective: still the error.
+    fewer = "slinky-1:13:13 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.10.0.13<0>"
+    uneven = left_out("slinky-0", 12) + ib_node("slinky-0") + left_out("slinky-1", 13) + [fewer]
+    assert found(diagnose(rules, uneven), "ib-devices-not-mounted").severity == "error"

@@ -20,7 +20,8 @@ Analyzer = Callable[[Rule, Context], list[Finding]]
 ANALYZERS: dict[str, Analyzer] = {
     # transport.py
     "gdr_disabled": transport.gdr_disabled,  # gdr-disabled
-    "ib_expected": transport.ib_expected,  # ib-verbs-library-missing
+    "ib_expected": transport.ib_expected,  # (site rules written before verbs_missing)
+    "verbs_missing": transport.verbs_missing,  # ib-verbs-library-missing
     "ib_not_mounted": transport.ib_not_mounted,  # ib-devices-not-mounted
     "ib_disabled": transport.ib_disabled,  # nccl-ib-disabled
     "ib_hca_wrong": transport.ib_hca_wrong,  # nccl-ib-hca-wrong

@@ -187,7 +187,8 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     rows = facts.busbw_rows
     oob = ctx.stats(rule, ["oob_failed"])
-    if not rows and not oob:
+    below = ctx.captures(rule, "avg", ["avg_failed"])
+    if not rows and not oob and not below:
         return []
     wrong_rows = [r for r in rows if r.wrong]
     problems = []
@@ -222,6 +223,12 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
                     "the largest message size shown is the run's largest: the end of the results table "
                     '("Avg bus bandwidth") is not in the logs'
                 )
+    if below and not any("busbw at the largest size" in p for p in problems):
+        # The user gave nccl-tests its own floor (NCCL_TESTS_MIN_BW) and the run fell short of it.
+        low = f"nccl-tests' own bandwidth check failed: average busbw {below[0]} GB/s is under 90% of NCCL_TESTS_MIN_BW"
+        suspects = _busbw_suspects(ctx)
+        problems.append(low + (f"; the log shows why: {' and '.join(suspects)}" if suspects else ""))
+        severity = "error"
     if not problems:
         return []
     if assumed and severity is None:
@@ -234,10 +241,10 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     evidence = []
     for r in ([largest] if largest else []) + wrong_rows[:3]:
         evidence.append(Evidence(path=ctx.scan.inputs[r.order[0]].path, line=r.order[1], text=r.text, order=r.order))
-    evidence += [ev for ev, _ in ctx.samples(rule, ["oob_failed"])][:2]
+    evidence += [ev for ev, _ in ctx.samples(rule, ["oob_failed", "avg_failed"])][:2]
     finding = ctx.make_finding(
         rule,
-        ["oob_failed"],
+        ["oob_failed", "avg_failed"],
         detail="; ".join(problems) + ".",
         evidence=pick_evidence(evidence),
         values=values,

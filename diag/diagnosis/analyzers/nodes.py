@@ -43,12 +43,18 @@ CQE_SIGNATURES = [
     "ompi_async",
     "query_failed",
     "device_failed",
+    "comm_fatal",
+    "poll_cq_failed",
 ]
 
 FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
 
 
 # ------------------------------------------------------------------------------------- HCA mismatch
+# The signatures whose lines NCCL prints before it connects over fewer devices anyway.
+CONNECTED_ANYWAY = frozenset({"physical_mismatch", "merged_mismatch"})
+
+
 def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     table = _per_host_fabric(ctx)
@@ -63,6 +69,16 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
         odd = _odd_hosts(table) if table else []
         if table:
             detail += "; per node: " + _table_text(table)
+        # NCCL_IGNORE_NET_MISMATCH=1 turns 2.30's count check into an INFO note and NCCL carries on.
+        ignored = all("Ignoring due to" in ev.text for ev, _ in ctx.samples(rule, ["mixed_counts"]))
+        notes = CONNECTED_ANYWAY | ({"mixed_counts"} if ignored else set())
+        if {n for n, _ in explicit} <= notes and not (ctx.job_failed() or ctx.count("nccl-timeout")):
+            # NCCL's notes that a connection pairs unequal device sets (net_ib connect: the rail-local
+            # note, an INFO; the merged-device count, a WARN in 2.20-2.23 and an INFO since) come
+            # before a connection that goes ahead on the devices both sides share: fewer rails, slower,
+            # but no failure of their own.
+            detail += " (NCCL went on anyway, over the devices both sides share: slower, not failed)"
+            return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None, severity="warning", confidence=0.6)]
         return [ctx.make_finding(rule, detail=detail + ".", hosts=odd or None)]
     if len(table) < 2 or not facts.multi_node():
         return []
@@ -138,7 +154,7 @@ def _table_text(table: dict[str, str]) -> str:
 # ------------------------------------------------------------------------------------------- IB faults
 def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     cqe = ctx.samples(rule, CQE_SIGNATURES)
-    events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal"])
+    events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async"])
     faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
     faults += [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
     real = [(ev, g) for ev, g in cqe if g.get("status") != "5"]
@@ -295,16 +311,24 @@ def version_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"versions": per_host or f"{g['local']} vs {g['remote']}"},
             )
         ]
-    if odd:
+    split = sorted({h for hs in by_version.values() for h in hs}, key=natural_key)
+    # As many nodes on each version (two nodes, one each) is as certain a split, only which side is
+    # the odd one is not: name them all. (NCCL <= 2.22 has no check of its own and fails later with a
+    # truncated message or an internal error, or hangs.) One node printing two versions is two
+    # programs run one after the other, no split.
+    tie = len(by_version) > 1 and all(len(h.versions) == 1 for h in facts.hosts.values() if h.versions)
+    if odd or tie:
         detail = f"The nodes load different NCCL libraries: {per_host}"
+        if not odd:
+            detail += "; no version is the majority, so either may be the odd one"
         return [
             ctx.make_finding(
                 rule,
                 [],
                 detail=detail + ".",
-                hosts=odd,
-                confidence=0.85,
-                evidence=_version_evidence(ctx, odd),
+                hosts=odd or split,
+                confidence=0.85 if odd else 0.75,
+                evidence=_version_evidence(ctx, odd or split),
                 values={"versions": per_host},
             )
         ]

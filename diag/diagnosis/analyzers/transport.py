@@ -132,6 +132,32 @@ def _external_net(nets: set[str]) -> bool:
     return any(n not in ("IB", "Socket") for n in nets)
 
 
+# libibverbs' warnings about providers (libibverbs/dynamic_driver.c, init.c): one per provider listed
+# in /etc/libibverbs.d that it cannot load, whichever HCA the node has.
+PROVIDER_WARNINGS = frozenset({"provider_missing", "no_userspace_driver", "no_config_dir", "provider_abi"})
+
+
+def verbs_missing(rule: Rule, ctx: Context) -> list[Finding]:
+    """ib-verbs-library-missing, less libibverbs' provider warnings that did not stop IB: where every
+    node that shows NCCL's network opened its HCAs, or where the provider missing is ConnectX-3's
+    libmlx4 and every HCA NCCL lists is an mlx5 one, the warning is about hardware these nodes lack."""
+    hit = {n for n, _ in ctx.stats(rule)}
+    if hit and hit <= PROVIDER_WARNINGS:
+        shown = [h for h in ctx.facts.hosts.values() if h.hcas or h.nets or h.channel_nets or h.ib_no_device]
+        works = bool(shown) and all(h.hcas and not h.ib_no_device and not h.uses_socket() for h in shown)
+        drivers = ctx.captures(rule, "driver", ["provider_missing"])
+        hcas = [hca for h in shown for hca in h.hcas]
+        other_hw = (
+            hit == {"provider_missing"}
+            and hcas
+            and all("mlx4" in d for d in drivers)
+            and not any(hca.startswith("mlx4") for hca in hcas)
+        )
+        if works or other_hw:
+            return []
+    return ib_expected(rule, ctx)
+
+
 def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     """A fabric problem that matters only where IB was expected: a warning when nothing shows IB."""
     if not ctx.stats(rule):
@@ -170,6 +196,8 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
     """Verbs devices that cannot be opened; or, with less certainty, no IB device at all where the
     job asked for IB and no HCA filter, image or switch explains it: the devices are not visible."""
     found = ib_expected(rule, ctx)
+    if found and (partial := _opened_the_rest(rule, ctx)):
+        return partial
     if found or ctx.count("ib-verbs-library-missing"):
         return found
     facts = ctx.facts
@@ -202,6 +230,8 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
                 rule, ["ucx_no_ib_transport"], detail=detail + ".", confidence=0.5, evidence=[e for e, _ in ucx[:4]]
             )
         ]
+    if ucx := _ucx_no_verbs(rule, ctx):
+        return ucx
     unseen = [h.host for h in facts.hosts.values() if h.ib_no_device and "NCCL_IB_HCA" not in h.env]
     if not unseen or "1" in facts.env_values("NCCL_IB_DISABLE"):
         return []
@@ -231,6 +261,50 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             evidence=pick_evidence(ev),
         )
     ]
+
+
+def _opened_the_rest(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL opens every verbs device before it applies NCCL_IB_HCA (net_ib init), so a device left out
+    of the container (a bond, a storage HCA) is reported on healthy nodes too. Where every node that
+    could not open one opened as many HCAs as the others and carries its traffic over IB, in a run
+    that went on, that is a warning."""
+    unopened = ctx.stats(rule, ["open_failed", "unable_to_open"])
+    hosts = {h for _, st in unopened for h in st.hosts}
+    facts = ctx.facts
+    if not hosts or UNNAMED_HOST in hosts or any(h not in facts.hosts for h in hosts):
+        return []
+    nodes = [facts.hosts[h] for h in hosts]
+    if not all(hf.hcas and not hf.ib_no_device and not hf.uses_socket() for hf in nodes):
+        return []
+    # Fewer HCAs there than on another node makes the rails unequal, which can hang a collective; and
+    # in a job that failed the missing devices stay a suspect: both keep the rule's error.
+    if len({len(hf.hcas) for hf in facts.hosts.values() if hf.hcas}) > 1 or ctx.job_failed() or ctx.count("nccl-timeout"):
+        return []
+    devices = ctx.captures(rule, "hca", ["unable_to_open"])
+    detail = (
+        f"NCCL could not open {', '.join(devices) or 'some verbs devices'} on {hosts_text(sorted(hosts, key=natural_key))} "
+        "(not passed into the container), but opened as many HCAs there as on the other nodes and runs over "
+        "InfiniBand: no fallback, and the run went on"
+    )
+    return [ctx.make_finding(rule, detail=detail + ".", severity="warning", confidence=0.5)]
+
+
+def _ucx_no_verbs(rule: Rule, ctx: Context) -> list[Finding]:
+    """UCX asked for verbs transports (UCX_TLS=rc,ud,dc...) and found them on no device: it sees no RDMA
+    device at all. Where UCX also says a device named in UCX_NET_DEVICES is not there, that setting is
+    the cause (nccl-ib-hca-wrong), not the mount."""
+    asked = [
+        (ev, g["asked"])
+        for ev, g in ctx.samples(rule, ["ucx_no_usable"])
+        if re.match(r"\s*(?:(?:rc|ud|dc|ib)(?:_\w+)?[, ])+", g.get("asked", ""))
+    ]
+    if not asked or ctx.count("nccl-ib-hca-wrong"):
+        return []
+    detail = (
+        f"UCX found none of the InfiniBand transports it was asked for ({asked[0][1].strip()}): it sees no verbs "
+        "device (in a container or pod /dev/infiniband was not passed in, or the host has no RDMA driver)"
+    )
+    return [ctx.make_finding(rule, ["ucx_no_usable"], detail=detail + ".", confidence=0.5, evidence=[asked[0][0]])]
 
 
 def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
@@ -661,6 +735,10 @@ DEFAULT_PLUGIN_NAMES = {"libnccl-net.so", ""}
 
 
 # ----------------------------------------------------------------------------------------- net plugin
+# A plugin that is there but cannot be used (built for another NCCL, or missing a library it needs).
+BROKEN_PLUGIN = ["symbol_missing", "unsupported", "broken", "unpack_incompatible", "dep_missing"]
+
+
 def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     plugin_env = ctx.captures(rule, "plugin", ["plugin_env"]) + facts.env_values("NCCL_NET_PLUGIN")
@@ -709,7 +787,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"what": "SHARP (CollNet) could not start."},
             )
         ]
-    broken = ctx.stats(rule, ["symbol_missing", "unsupported", "broken", "unpack_incompatible"])
+    broken = ctx.stats(rule, BROKEN_PLUGIN)
     if broken:
         names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
         why = ctx.captures(rule, "dlerror", ["broken"])
@@ -725,6 +803,8 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
             )
         elif why:
             detail += f" ({why[0][:120]})"
+        elif dep := ctx.captures(rule, "dep", ["dep_missing"]):
+            detail += f" (a library it links to is missing: {dep[0]})"
         detail += "; NCCL skipped it and used its built-in transport"
         severe = fell_back or ctx.job_failed()
         confidence = 0.85 if severe else 0.6
@@ -737,7 +817,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(
                 rule,
-                ["symbol_missing", "unsupported", "broken", "unpack_incompatible"],
+                BROKEN_PLUGIN,
                 detail=detail + ".",
                 severity=ctx.between_nodes_severity(rule.severity, assumed) if severe else "warning",
                 confidence=confidence,
@@ -921,7 +1001,7 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread", "gid_empty"]
     if not ctx.stats(rule, names):
-        return []
+        return _ucx_gid(rule, ctx)
     facts = ctx.facts
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
@@ -1028,6 +1108,30 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint or no_data) else 0.7)]
 
 
+def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
+    """UCX's own view of a GID entry it cannot use: the index it was given (UCX_IB_GID_INDEX) or picked
+    is past the table, empty, or of no RoCE type; or the address handle built from it cannot reach
+    the peer (on RoCE, creating it resolves the GID's IP address)."""
+    samples = ctx.samples(rule, UCX_GID)
+    if not samples:
+        return []
+    g = samples[0][1]
+    hca, port, gid = g.get("hca"), g.get("port"), g.get("gid")
+    where = f" on {hca}" + (f":{port}" if port else "") if hca else ""
+    if ctx.stats(rule, ["ucx_gid", "ucx_gid_type"]):
+        detail = f"UCX could not use GID index {gid}{where}" if gid else f"UCX could not read a GID entry{where}"
+        detail += f" ({g['err']})" if g.get("err") else " (its sysfs RoCE type is unreadable or empty)"
+    else:
+        detail = f"UCX could not build a RoCE address handle{where} ({g.get('err', 'error')}): the GID it uses does not reach the peer"
+    forced = ctx.captures(rule, "ucx_gid", ["ucx_gid_export"]) + ctx.facts.env_values("UCX_IB_GID_INDEX")
+    if forced:
+        detail += f"; UCX_IB_GID_INDEX={forced[0]} is set"
+    return [ctx.make_finding(rule, UCX_GID, detail=detail + ".", confidence=0.8 if forced else 0.65)]
+
+
+UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_create_ah"]
+
+
 # --------------------------------------------------------------------------------------- GDR disabled
 def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
@@ -1037,7 +1141,9 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     ib_hosts = {h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()}
     no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
     ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
-    explicit = ctx.samples(rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "peermem_missing"])
+    explicit = ctx.samples(
+        rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "disabled_gpu_v23", "peermem_missing", "ucx_gdr"]
+    )
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
     if not hosts and not explicit:
@@ -1051,7 +1157,12 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     missing = ctx.captures(rule, "why", ["peermem_missing"])
     if missing:
         parts.append(f"the {missing[0]} kernel module is not installed")
-    said_disabled = [(ev, g) for ev, g in explicit if g.get("hca")]
+    said_disabled = [(ev, g) for ev, g in explicit if g.get("hca") and UCX_GDR not in ev.text]
+    if ucx := [ev.text for ev, _ in explicit if UCX_GDR in ev.text]:
+        # UCX's framing keeps the device name ("mlx5_0: Couldn't ...") out of the payload.
+        dev = re.search(r"([\w.-]+): " + UCX_GDR, ucx[0])
+        on = f" on {dev.group(1)}" if dev else ""
+        parts.append(f"UCX could not enable it{on} (no nv_peer_mem/nvidia-peermem and no dmabuf)")
     if said_disabled:
         ev, g = said_disabled[0]
         why = f" ({g['why']})" if g.get("why") else ""
@@ -1068,6 +1179,8 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence), assumed=assumed)
     ]
 
+
+UCX_GDR = "Couldn't enable GPUDirect RDMA"
 
 # NCCL_NET_GDR_LEVEL values that allow GPUDirect RDMA nowhere (LOC: same GPU only; 0 is its number).
 GDR_OFF_LEVELS = ("LOC", "0")
