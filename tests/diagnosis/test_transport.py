@@ -831,3 +831,16 @@ def test_a_verbs_device_left_out_of_every_container_while_ib_runs_is_a_warning(r
     fewer = "slinky-1:13:13 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.10.0.13<0>"
     uneven = left_out("slinky-0", 12) + ib_node("slinky-0") + left_out("slinky-1", 13) + [fewer]
     assert found(diagnose(rules, uneven), "ib-devices-not-mounted").severity == "error"
+
+
+def test_aws_ofi_nccl_on_libfabrics_tcp_provider_has_no_efa_device(rules):
+    lines = [
+        "6f2d8a82d208:1287:1328 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.12.1-aws",
+        "6f2d8a82d208:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)",
+    ]
+    finding = found(diagnose(rules, lines), "ib-devices-not-mounted")
+    assert "tcp provider" in finding.detail and finding.assumed
+    # On EFA it is the run that works; on one node the provider carries no traffic between nodes.
+    efa = [lines[0], "6f2d8a82d208:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)"]
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, efa))
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, one_node("6f2d8a82d208") + lines))

@@ -214,6 +214,21 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             "has no EFA driver (fi_info -p efa shows which)"
         )
         return [ctx.make_finding(rule, ["ofi_no_provider"], detail=detail + ".", confidence=0.65)]
+    if providers := ctx.captures(rule, "provider", ["ofi_tcp_provider"]):
+        spans, assumed = ctx.spans_nodes()
+        if spans:
+            assumed = [*assumed, "the job should use EFA: aws-ofi-nccl is there for it"]
+            detail = (
+                f"aws-ofi-nccl runs over libfabric's {providers[0]} provider, not EFA: it found no EFA device "
+                "(in a container /dev/infiniband was not passed in, e.g. docker run --device=/dev/infiniband/uverbs0, "
+                "or the host has no EFA driver; fi_info -p efa shows which), so traffic between nodes goes over TCP"
+            )
+            return [
+                ctx.make_finding(
+                    rule, ["ofi_tcp_provider"], detail=detail + ".", confidence=0.55, assumed=assumed,
+                    severity=ctx.between_nodes_severity(rule.severity, assumed),
+                )
+            ]  # fmt: skip
     ucx = [
         (ev, g)
         for ev, g in ctx.samples(rule, ["ucx_no_ib_transport"])
