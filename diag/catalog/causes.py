@@ -10,7 +10,7 @@ ROLES = ("root", "symptom", "advice")
 # Each heading names the module of diag/diagnosis/analyzers/ where the ids' analyzers live.
 CAUSE_IDS: frozenset[str] = frozenset(
     {
-        # transport.py: fabric and NCCL transport
+        # transport/ (a module per cause): fabric and NCCL transport
         "nccl-tcp-fallback", "ib-devices-not-mounted", "ib-verbs-library-missing", "nccl-ib-hca-wrong",
         "nccl-ib-disabled", "nccl-socket-ifname", "nccl-net-plugin", "roce-gid-index", "gdr-disabled",
         "shm-too-small",

@@ -1,4 +1,4 @@
-"""Transport analyzers (diag/diagnosis/analyzers/transport.py): why NCCL runs over TCP, and which setting did it."""
+"""Transport analyzers (diag/diagnosis/analyzers/transport/): why NCCL runs over TCP, and which setting did it."""
 
 from __future__ import annotations
 

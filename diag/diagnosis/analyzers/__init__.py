@@ -11,25 +11,27 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from diag.catalog.model import Rule, RuleError
-from diag.diagnosis.analyzers import collectives, gpu, job, launch, nodes, storage, transport
+from diag.diagnosis.analyzers import collectives, gpu, job, launch, nodes, storage
+from diag.diagnosis.analyzers.transport import devices, fallback, gdr, hca, plugin, roce, shm, sockets
 from diag.diagnosis.context import Context
 from diag.report import Finding
 
 Analyzer = Callable[[Rule, Context], list[Finding]]
 
 ANALYZERS: dict[str, Analyzer] = {
-    # transport.py
-    "gdr_disabled": transport.gdr_disabled,  # gdr-disabled
-    "ib_expected": transport.ib_expected,  # (site rules written before verbs_missing)
-    "verbs_missing": transport.verbs_missing,  # ib-verbs-library-missing
-    "ib_not_mounted": transport.ib_not_mounted,  # ib-devices-not-mounted
-    "ib_disabled": transport.ib_disabled,  # nccl-ib-disabled
-    "ib_hca_wrong": transport.ib_hca_wrong,  # nccl-ib-hca-wrong
-    "net_plugin": transport.net_plugin,  # nccl-net-plugin
-    "socket_ifname": transport.socket_ifname,  # nccl-socket-ifname
-    "tcp_fallback": transport.tcp_fallback,  # nccl-tcp-fallback
-    "roce_gid": transport.roce_gid,  # roce-gid-index
-    "shm_too_small": transport.shm_too_small,  # shm-too-small
+    # transport/
+    "tcp_fallback": fallback.tcp_fallback,  # nccl-tcp-fallback
+    "ib_disabled": fallback.ib_disabled,  # nccl-ib-disabled
+    "verbs_missing": devices.verbs_missing,  # ib-verbs-library-missing
+    "ib_expected": devices.ib_expected,  # (site rules written before verbs_missing)
+    "ib_not_mounted": devices.ib_not_mounted,  # ib-devices-not-mounted
+    "ib_hca_wrong": hca.ib_hca_wrong,  # nccl-ib-hca-wrong
+    "socket_ifname": sockets.socket_ifname,  # nccl-socket-ifname
+    "net_plugin": plugin.net_plugin,  # nccl-net-plugin
+    "roce_gid": roce.roce_gid,  # roce-gid-index
+    "gdr_disabled": gdr.gdr_disabled,  # gdr-disabled
+    "shm_too_small_forms": shm.shm_too_small_forms,  # shm-too-small
+    "shm_too_small": shm.shm_too_small,  # (site rules written before shm_too_small_forms: NCCL's forms only)
     # nodes.py
     "hca_mismatch": nodes.hca_mismatch,  # ib-hca-mismatch-nodes
     "link_fault": nodes.link_fault,  # ib-link-fault
@@ -39,7 +41,6 @@ ANALYZERS: dict[str, Analyzer] = {
     "busbw_low": collectives.busbw_low,  # busbw-low
     "debug_verbose": collectives.debug_verbose,  # nccl-debug-verbose
     "nccl_timeout": collectives.nccl_timeout,  # nccl-timeout
-    "shm_too_small_forms": collectives.shm_too_small_forms,  # shm-too-small (NCCL's forms: transport.shm_too_small)
     # launch.py
     "pmix_not_used": launch.pmix_not_used,  # pmix-not-used
     "pmix_runtime": launch.pmix_runtime,  # pmix-runtime-error

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers import transport
 from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence, time_key
@@ -298,55 +297,3 @@ def _expected_busbw(ctx: Context) -> tuple[float | None, str]:
 
 
 # ----------------------------------------------------------------------------------- /dev/shm
-def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
-    """NCCL's own shared-memory failures (transport.shm_too_small), then the same full /dev/shm as
-    PyTorch's shared tensors and Ray's object store word it."""
-    found = transport.shm_too_small(rule, ctx)
-    if found:
-        return found
-    torch = ctx.samples(rule, ["torch_shm", "shm_enospc"])
-    if torch:
-        errs = [g["err"] for _, g in torch if g.get("err")]
-        full = any("No space left" in e or "(28)" in e for e in errs) or any("path" in g for _, g in torch)
-        detail = "PyTorch could not put a shared tensor in /dev/shm (DataLoader workers or torch.multiprocessing)"
-        if errs:
-            detail += f": {errs[0][:80]}"
-        if not full:
-            detail += "; /dev/shm is full or capped below what the workers need"
-        return [ctx.make_finding(rule, ["torch_shm", "shm_enospc"], detail=detail + ".", confidence=0.75)]
-    found = _sigbus_in_nccl(rule, ctx)
-    if found:
-        return found
-    ray = ctx.samples(rule, ["ray_object_store"])
-    if ray:
-        size = int(ray[0][1]["size"])
-        detail = (
-            f"/dev/shm has only {size / (1 << 20):.0f} MiB: Ray put its object store in /tmp, "
-            "and anything else sharing memory through /dev/shm (NCCL, DataLoader workers) may not fit"
-        )
-        return [ctx.make_finding(rule, ["ray_object_store"], detail=detail + ".", severity="warning", confidence=0.4)]
-    return []
-
-
-def _sigbus_in_nccl(rule: Rule, ctx: Context) -> list[Finding]:
-    """SIGBUS with a backtrace in NCCL's code: NCCL maps its shared-memory segments as files in
-    /dev/shm, and touching a page the full /dev/shm cannot back raises SIGBUS, not an NCCL error."""
-    signal = ["signal_bus", "caught_bus", "bus_error", "sigbus"]
-    frames = ctx.captures(rule, "frame", ["nccl_frame"])
-    if not frames or not ctx.stats(rule, signal):
-        return []
-    versions = sorted(ctx.facts.versions)
-    minors = [int(m) for v in versions if v.startswith("2.") and (m := v.split(".")[1][:3]).isdigit()]
-    if versions and not any(m <= 18 for m in minors):
-        return []  # NCCL 2.19+ allocate the segment up front and report a full /dev/shm cleanly
-    shm_frame = next((f for f in frames if "Shm" in f), None)
-    detail = (
-        f"A process died of SIGBUS (Bus error) inside NCCL ({shm_frame or frames[0]}): NCCL's shared-memory "
-        "segments are files in /dev/shm, and a page the full /dev/shm cannot back raises SIGBUS"
-    )
-    assumed = [] if versions else ["NCCL older than 2.19 (the logs do not say which version)"]
-    return [
-        ctx.make_finding(
-            rule, signal + ["nccl_frame"], detail=detail + ".", confidence=0.75 if shm_frame else 0.6, assumed=assumed
-        )
-    ]

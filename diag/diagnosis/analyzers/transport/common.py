@@ -1,0 +1,63 @@
+"""What the transport analyzers share: whether the job expected InfiniBand, and the interfaces no other node can reach."""
+
+from __future__ import annotations
+
+import re
+
+from diag.diagnosis.context import Context, hosts_text
+
+NOT_ROUTABLE_IFACES = ("lo", "docker", "virbr", "veth", "br-")
+
+IB_ASSUMED = "the cluster has InfiniBand/RoCE that the job should use (nothing in the logs shows it)"
+
+IB_ROOT_IDS = ("ib-devices-not-mounted", "ib-verbs-library-missing", "nccl-ib-hca-wrong", "nccl-ib-disabled")
+
+
+def ib_evidence(ctx: Context) -> list[str]:
+    """Why InfiniBand/RoCE was expected on this job, as short reasons (empty: no sign of IB)."""
+    facts = ctx.facts
+    reasons = []
+    ib_hosts = [h.host for h in facts.hosts.values() if h.uses_ib()]
+    if ib_hosts:
+        reasons.append(f"{hosts_text(ib_hosts)} use{'s' if len(ib_hosts) == 1 else ''} IB")
+    if facts.env_values("NCCL_IB_HCA"):
+        reasons.append(f"NCCL_IB_HCA is set ({', '.join(facts.env_values('NCCL_IB_HCA'))})")
+    if ctx.count("ib-devices-not-mounted"):
+        reasons.append("verbs devices exist but cannot be opened")
+    ipoib = {i for h in facts.hosts.values() for i in h.bootstrap_ifaces if i.startswith("ib")}
+    # Sockets over IPoIB (ib0) are still TCP, and say the nodes have InfiniBand.
+    fallback = ctx.rules.get("nccl-tcp-fallback")
+    if fallback:
+        ipoib |= {
+            i for v in ctx.captures(fallback, "ifs", ["socket_ifs"]) for i in re.findall(r"\[\d+\](ib[\w.]*):", v)
+        }
+    ipoib = sorted(ipoib)
+    if ipoib:
+        reasons.append(f"nodes have IPoIB interfaces ({', '.join(ipoib)})")
+    if any(v.upper().startswith("IB") for v in facts.env_values("NCCL_NET")):
+        reasons.append("NCCL_NET asks for IB")
+    return reasons
+
+
+def external_net(nets: set[str]) -> bool:
+    """A network NCCL chose that is neither its own IB nor its Socket transport: a net plugin's."""
+    return any(n not in ("IB", "Socket") for n in nets)
+
+
+# What an NCCL "unhandled system error" is already explained by, when one of these was found.
+SYSTEM_ERROR_EXPLAINED_BY = (
+    "shm-too-small",
+    "ib-devices-not-mounted",
+    "ib-verbs-library-missing",
+    "ib-link-fault",
+    "roce-gid-index",
+    "nccl-net-plugin",
+    "nccl-ib-hca-wrong",
+    "ib-hca-mismatch-nodes",
+    "nccl-version-mismatch",
+    "nccl-duplicate-gpu",
+    "port-in-use",
+    "rendezvous-failure",
+    "job-oom",
+    "gpu-xid",
+)

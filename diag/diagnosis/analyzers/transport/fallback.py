@@ -1,0 +1,135 @@
+"""NCCL on TCP sockets between nodes (nccl-tcp-fallback), and NCCL_IB_DISABLE / NCCL_NET=Socket forcing it (nccl-ib-disabled)."""
+
+from __future__ import annotations
+
+import re
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.transport.common import IB_ASSUMED, SYSTEM_ERROR_EXPLAINED_BY, external_net, ib_evidence
+from diag.diagnosis.context import Context, hosts_text
+from diag.report import Finding
+from diag.scan.facts import UNNAMED_HOST
+
+
+def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
+        return []
+    socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
+    plugin = any(external_net(h.nets) for h in facts.hosts.values())
+    # "NET/IB : No device found." means NCCL goes on to its socket transport, unless an external
+    # net plugin (IBext, AWS Libfabric) carries the traffic instead.
+    no_device = [h.host for h in facts.hosts.values() if h.ib_no_device and not external_net(h.nets)]
+    socket_hosts += [h for h in no_device if h not in socket_hosts and h != UNNAMED_HOST]
+    shown = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact and s.name != "no_ib_device"])
+    if _loopback_only(rule, ctx):
+        return []  # sockets over lo reach no other node: this is a one-host run
+    if not shown and (plugin or not (no_device or ctx.stats(rule, ["no_ib_device"])) or _net_forced(ctx)):
+        return []
+    reasons = ib_evidence(ctx)
+    job = "this job" if assumed else f"a {facts.node_count()}-node job"
+    where = hosts_text(socket_hosts) if socket_hosts else "some nodes"
+    ib_hosts = [h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()]
+    if reasons:
+        detail = f"NCCL carried inter-node traffic over TCP sockets on {where} of {job}"
+        if ib_hosts:
+            detail += f", while {hosts_text(ib_hosts)} use{'s' if len(ib_hosts) == 1 else ''} InfiniBand"
+        detail += f"; IB was expected: {'; '.join(reasons)}."
+        severity = ctx.between_nodes_severity(rule.severity, assumed)
+        confidence = 0.9 if shown else 0.8  # "No device found" alone: sockets are next, not yet seen in use
+        return [
+            ctx.make_finding(
+                rule,
+                detail=detail,
+                hosts=socket_hosts or None,
+                confidence=confidence,
+                assumed=assumed,
+                severity=severity,
+            )
+        ]
+    own_cause = any(ctx.count(r) for r in (*SYSTEM_ERROR_EXPLAINED_BY, "nccl-socket-ifname"))
+    if facts.nodes_known() is None and ctx.job_failed() and not own_cause:
+        # An excerpt of a failed job that says neither how many nodes nor whether the cluster has IB:
+        # unknown is not "Ethernet-only", so the fallback is still named, as an assumption.
+        detail = (
+            f"NCCL uses TCP sockets between nodes on {where}; nothing in the excerpt shows whether these nodes "
+            "have InfiniBand/RoCE: if they do, NCCL could not use it."
+        )
+        return [
+            ctx.make_finding(
+                rule,
+                detail=detail,
+                severity="warning",
+                confidence=0.5,
+                hosts=socket_hosts or None,
+                assumed=[*assumed, IB_ASSUMED],
+            )
+        ]
+    detail = (
+        f"NCCL carried inter-node traffic over TCP sockets on {where}; nothing in the logs shows "
+        "InfiniBand/RoCE on this cluster, so this is expected on Ethernet-only nodes."
+    )
+    return [
+        ctx.make_finding(
+            rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None, assumed=assumed
+        )
+    ]
+
+
+def _net_forced(ctx: Context) -> bool:
+    """NCCL_NET names a network other than Socket (or NCCL could not start the one asked for): NCCL then
+    fails instead of falling back to sockets."""
+    plugin = ctx.rules.get("nccl-net-plugin")
+    named = ctx.facts.env_values("NCCL_NET") + (ctx.captures(plugin, "value", ["net_env"]) if plugin else [])
+    if any(v.strip().lower() != "socket" for v in named):
+        return True
+    return bool(plugin and ctx.stats(plugin, ["any_failed", "network_not_found"]))
+
+
+def _loopback_only(rule: Rule, ctx: Context) -> bool:
+    """NCCL's socket interfaces (or NCCL_SOCKET_IFNAME) are loopback only: all ranks are on one host."""
+    lists = ctx.captures(rule, "ifs", ["socket_ifs"])
+    ifaces = {m.split(":", 1)[0] for v in lists for m in re.findall(r"\[\d+\]([^\s<]+)", v)}
+    if ctx.facts.env_values("NCCL_SOCKET_IFNAME"):
+        ifaces |= set(ctx.facts.env_values("NCCL_SOCKET_IFNAME"))
+    return bool(ifaces) and ifaces <= {"lo", "=lo"}
+
+
+
+# libibverbs' warnings about providers (libibverbs/dynamic_driver.c, init.c): one per provider listed
+# in /etc/libibverbs.d that it cannot load, whichever HCA the node has.
+
+
+def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
+    if not ctx.stats(rule):
+        return []
+    facts = ctx.facts
+    if any(n not in ("IB", "Socket") for h in facts.hosts.values() for n in h.nets):
+        return []  # an external plugin (IBext, OFI) carries the traffic: nccl-net-plugin says it ignored the setting
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
+        return [
+            ctx.make_finding(
+                rule,
+                severity="info",
+                confidence=0.6,
+                detail="IB is switched off, which does not matter on a one-node job.",
+            )
+        ]
+    socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
+    reasons = [r for r in ib_evidence(ctx) if not r.startswith("NCCL_NET")]
+    told = []  # which setting did it, as the log shows it
+    if disable := ctx.captures(rule, "value", ["ib_disable_echo", "ib_disable_env"]):
+        told.append(f"NCCL_IB_DISABLE={disable[0]}")
+    if net := ctx.captures(rule, "value", ["net_socket_env", "comm_config_socket"]):
+        told.append(f"NCCL_NET={net[0]}")
+    detail = f"{' and '.join(told) or 'The job'} told NCCL not to use InfiniBand, so inter-node traffic goes over TCP"
+    if socket_hosts:
+        detail += f" (on {hosts_text(socket_hosts)})"
+    if reasons:
+        detail += f"; this cluster has IB: {'; '.join(reasons)}."
+        severity = ctx.between_nodes_severity(rule.severity, assumed)
+        return [ctx.make_finding(rule, detail=detail, confidence=0.9, assumed=assumed, severity=severity)]
+    detail += "; if these nodes have InfiniBand/RoCE, unset it."
+    return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail, assumed=assumed)]

@@ -1,0 +1,84 @@
+"""GPUDirect RDMA not used between GPU and NIC: gdr-disabled."""
+
+from __future__ import annotations
+
+import re
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import plural
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.report import Finding
+
+
+def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
+        return []
+    ib_hosts = {h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()}
+    no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
+    ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
+    explicit = ctx.samples(
+        rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "disabled_gpu_v23", "peermem_missing", "ucx_gdr"]
+    )
+    said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
+    hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
+    if not hosts and not explicit:
+        return _gdr_switched_off(rule, ctx, assumed)
+    parts = []
+    if no_gdr:
+        n = sum(facts.hosts[h].plain_ib_channels for h in no_gdr)
+        parts.append(f"{plural(n, 'via NET/IB channel line')} without /GDRDMA")
+    if ring0:
+        parts.append('"Connected all rings ... GDR 0"')
+    missing = ctx.captures(rule, "why", ["peermem_missing"])
+    if missing:
+        parts.append(f"the {missing[0]} kernel module is not installed")
+    said_disabled = [(ev, g) for ev, g in explicit if g.get("hca") and UCX_GDR not in ev.text]
+    if ucx := [ev.text for ev, _ in explicit if UCX_GDR in ev.text]:
+        # UCX's framing keeps the device name ("mlx5_0: Couldn't ...") out of the payload.
+        dev = re.search(r"([\w.-]+): " + UCX_GDR, ucx[0])
+        on = f" on {dev.group(1)}" if dev else ""
+        parts.append(f"UCX could not enable it{on} (no nv_peer_mem/nvidia-peermem and no dmabuf)")
+    if said_disabled:
+        ev, g = said_disabled[0]
+        why = f" ({g['why']})" if g.get("why") else ""
+        parts.append(f'"GPU Direct RDMA Disabled for {g["hca"]}{why}"')
+    level = ctx.captures(rule, "level", ["gdr_level_env"]) or facts.env_values("NCCL_NET_GDR_LEVEL")
+    detail = f"GPUDirect RDMA is not used on {hosts_text(hosts) if hosts else 'this job'}: {'; '.join(parts)}"
+    if level:
+        detail += f"; NCCL_NET_GDR_LEVEL={level[0]} is set"
+    detail += ". Inter-node data is staged through host memory."
+    evidence = [ev for ev, _ in explicit] + [
+        ev for ev, _ in ctx.samples(rule, ["plain_ib_channel", "rings_gdr0"]) if ctx.host_for(ev) in hosts
+    ]
+    return [
+        ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence), assumed=assumed)
+    ]
+
+
+UCX_GDR = "Couldn't enable GPUDirect RDMA"
+
+# NCCL_NET_GDR_LEVEL values that allow GPUDirect RDMA nowhere (LOC: same GPU only; 0 is its number).
+GDR_OFF_LEVELS = ("LOC", "0")
+
+
+def _gdr_switched_off(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """No channel lines to judge by, but the job itself sets NCCL_NET_GDR_LEVEL so that no GPU/NIC pair
+    qualifies: GPUDirect RDMA is off by configuration wherever IB is used."""
+    levels = ctx.captures(rule, "level", ["gdr_level_env"]) + ctx.facts.env_values("NCCL_NET_GDR_LEVEL")
+    off = [lv for lv in levels if lv.strip().upper() in GDR_OFF_LEVELS]
+    if not off or any(h.uses_socket() for h in ctx.facts.hosts.values()):
+        return []
+    detail = (
+        f"NCCL_NET_GDR_LEVEL={off[0]} is set: no GPU and NIC are ever close enough for GPUDirect RDMA, so "
+        "inter-node data is staged through host memory"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["gdr_level_env"], detail=detail + ".", severity="warning", confidence=0.6, assumed=assumed
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------------- /dev/shm

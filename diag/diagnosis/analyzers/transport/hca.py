@@ -1,0 +1,173 @@
+"""NCCL_IB_HCA (or UCX_NET_DEVICES) naming HCAs or ports that are not there, down, or off the fabric: nccl-ib-hca-wrong."""
+
+from __future__ import annotations
+
+import re
+
+from diag.catalog.model import Rule
+from diag.diagnosis.context import Context, hosts_text, pick_evidence
+from diag.report import Finding
+from diag.scan.facts import UNNAMED_HOST
+
+
+def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    explicit = ctx.stats(rule, [s.name for s in rule.signatures if s.name.startswith("ucx_")])  # UCX says so
+    if explicit:
+        devs = ctx.captures(rule, "device")
+        detail = f"UCX_NET_DEVICES names {', '.join(devs) or 'a device'} that this node does not have"
+        avail = ctx.captures(rule, "available")
+        if avail:
+            detail += f"; available: {avail[0]}"
+        return [ctx.make_finding(rule, detail=detail, values={"value": ", ".join(devs)})]
+    mounted = ctx.rules.get("ib-devices-not-mounted")
+    unopenable = set()
+    if mounted:
+        for _, st in ctx.stats(mounted):
+            unopenable |= set(st.hosts)
+    bad_hosts = [
+        h.host
+        for h in facts.hosts.values()
+        if "NCCL_IB_HCA" in h.env and (h.ib_no_device or (not h.hcas and h.uses_socket())) and h.host not in unopenable
+    ]
+    if not bad_hosts:
+        return _hca_set_by_script(rule, ctx, unopenable) or _hca_off_fabric(rule, ctx) or _mixed_links(rule, ctx)
+    values = sorted({facts.hosts[h].env["NCCL_IB_HCA"] for h in bad_hosts})
+    seen_elsewhere = sorted({hca for h in facts.hosts.values() for hca in h.hcas})
+    detail = f"NCCL_IB_HCA={' / '.join(values)} matched no usable HCA on {hosts_text(bad_hosts)}"
+    detail += ': NCCL found no IB device ("NET/IB : No device found.") and fell back to TCP sockets'
+    if seen_elsewhere:
+        detail += f"; HCAs NCCL used on other nodes: {', '.join(seen_elsewhere)}"
+    names = [s.name for s in rule.signatures]
+    evidence = [ev for ev, _ in ctx.samples(rule, names) if ev.host in bad_hosts]
+    return [
+        ctx.make_finding(
+            rule,
+            names,
+            detail=detail,
+            hosts=bad_hosts,
+            values={"value": ", ".join(values)},
+            evidence=pick_evidence(evidence),
+            confidence=0.85,
+        )
+    ]
+
+
+_LINKED_PORT = re.compile(r"\[\d+\]([\w.-]+:\d+)(?::\d+:\d+)?/(IB|RoCE)\b")
+
+
+def _mixed_links(rule: Rule, ctx: Context) -> list[Finding]:
+    """A process that stripes over InfiniBand and RoCE ports at once: the ports of the link layer
+    fewer of them have are on another network than the rest (a bonded Ethernet NIC beside eight
+    IB HCAs), and NCCL_IB_HCA should leave them out."""
+    samples = ctx.samples(rule, ["mixed_links"])
+    if not samples:
+        return []
+    ports: dict[str, list[str]] = {"IB": [], "RoCE": []}
+    for _, g in samples:
+        for port, link in _LINKED_PORT.findall(g.get("devs", "")):
+            if port not in ports[link]:
+                ports[link].append(port)
+    odd, main = ("RoCE", "IB") if len(ports["RoCE"]) <= len(ports["IB"]) else ("IB", "RoCE")
+    names = ", ".join(ports[odd])
+    detail = (
+        f"NCCL uses {names} ({odd}) beside {len(ports[main])} {main} port(s) in one process: the {odd} port is on "
+        f"another network than the others, and traffic striped over it runs slow or fails; leave it out with "
+        f"NCCL_IB_HCA=^{','.join(p.split(':')[0] for p in ports[odd])}"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["mixed_links"], detail=detail, severity="warning", confidence=0.6,
+            values={"value": "no filter that leaves it out"}, evidence=pick_evidence(ev for ev, _ in samples),
+        )
+    ]  # fmt: skip
+
+
+UNREACHABLE_QP_ERRORS = ("Connection timed out", "Network is unreachable", "No route to host")
+
+
+def hca_filter_values(ctx: Context) -> list[str]:
+    """NCCL_IB_HCA as the job set it (NCCL's echo, the script, an env dump)."""
+    rule = ctx.rules.get("nccl-ib-hca-wrong")
+    found = ctx.captures(rule, "value", ["hca_assign", "hca_set"]) if rule else []
+    return list(dict.fromkeys(found + ctx.facts.env_values("NCCL_IB_HCA")))
+
+
+def qp_unreachable(ctx: Context) -> list:
+    """Failed QP transitions (the final WARN, not 2.24+'s retries) whose error says the peer cannot be reached."""
+    rule = ctx.rules.get("roce-gid-index")
+    if rule is None:
+        return []
+    return [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["modify_qp_gid", "modify_qp_old", "modify_qp_short"])
+        if "retrying" not in ev.text and (g.get("err") or "").strip().startswith(UNREACHABLE_QP_ERRORS)
+    ]
+
+
+def _hca_off_fabric(rule: Rule, ctx: Context) -> list[Finding]:
+    """The job lists several HCA ports in NCCL_IB_HCA and queue pairs then cannot reach the peer: a listed
+    port that is not on the other nodes' network (a direct-connect or unwired port) gets paired with one
+    that is. Nothing forced the GID index, so the port list is the setting to check first."""
+    values = [v for v in hca_filter_values(ctx) if not v.startswith("^")]
+    ports = [p for v in values[:1] for p in v.split(",") if p]
+    stuck = qp_unreachable(ctx)
+    if len(ports) < 2 or not stuck or ctx.facts.env_values("NCCL_IB_GID_INDEX"):
+        return []
+    gid = ctx.rules.get("roce-gid-index")
+    if gid and ctx.captures(gid, "gid", ["gid_env", "gid_export"]):
+        return []
+    devs = sorted({g["hca"] for _, g in stuck if g.get("hca")})
+    detail = (
+        f"NCCL_IB_HCA={values[0]} lists {len(ports)} ports and connecting queue pairs then failed "
+        f"({stuck[0][1].get('err', '').strip()}{' on ' + ', '.join(devs) if devs else ''}): a listed port that is not on "
+        "the network the other nodes share (a direct-connect or unwired port, a link-local address) is paired "
+        "with one that is; list only the ports every node reaches"
+    )
+    return [
+        ctx.make_finding(
+            rule,
+            ["hca_assign", "hca_set"],
+            detail=detail + ".",
+            values={"value": values[0]},
+            confidence=0.6,
+            evidence=pick_evidence(
+                [ev for ev, _ in ctx.samples(rule, ["hca_assign", "hca_set"])] + [ev for ev, _ in stuck]
+            ),
+        )
+    ]
+
+
+def _hca_set_by_script(rule: Rule, ctx: Context, unopenable: set[str]) -> list[Finding]:
+    """NCCL_IB_HCA as a script or env dump set it (old NCCL does not echo it, an excerpt may not
+    show the echo), and NCCL found no IB device: the filter is the likeliest reason, not a proof."""
+    values = list(dict.fromkeys(ctx.captures(rule, "value", ["hca_assign", "hca_set"])))
+    if not values or ctx.count("nccl-ib-disabled") or ctx.count("ib-devices-not-mounted"):
+        return []
+    no_ib = [h for h in ctx.facts.hosts.values() if h.ib_no_device and h.host not in unopenable]
+    if not no_ib and not ctx.stats(rule, ["no_device"]):
+        return []
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
+        return []
+    hosts = sorted(h.host for h in no_ib if h.host != UNNAMED_HOST)
+    where = f" on {hosts_text(hosts)}" if hosts else ""
+    detail = (
+        f"The job sets NCCL_IB_HCA={values[0]} and NCCL found no IB device{where} "
+        '("NET/IB : No device found."): the filter names HCAs or ports that are not there or not active, '
+        "so NCCL fell back to TCP sockets"
+    )
+    names = ["hca_assign", "hca_set", "no_device"]
+    severity = ctx.between_nodes_severity(rule.severity, assumed)
+    return [
+        ctx.make_finding(
+            rule,
+            names,
+            detail=detail + ".",
+            hosts=hosts or None,
+            values={"value": values[0]},
+            confidence=0.6,
+            assumed=assumed,
+            severity=severity,
+        )
+    ]

@@ -1,0 +1,277 @@
+"""The NCCL net plugin that fails to load, or loads and overrides the settings: nccl-net-plugin."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import first_or
+from diag.diagnosis.analyzers.transport.common import SYSTEM_ERROR_EXPLAINED_BY, external_net
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.report import Finding
+
+DEFAULT_PLUGIN_NAMES = {"libnccl-net.so", ""}
+
+
+# ----------------------------------------------------------------------------------------- net plugin
+# A plugin that is there but cannot be used (built for another NCCL, or missing a library it needs).
+BROKEN_PLUGIN = ["symbol_missing", "unsupported", "broken", "unpack_incompatible", "dep_missing"]
+
+
+def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
+    facts = ctx.facts
+    plugin_env = ctx.captures(rule, "plugin", ["plugin_env"]) + facts.env_values("NCCL_NET_PLUGIN")
+    missing = [
+        v
+        for g in ("plugin_a", "plugin_b", "plugin_c", "plugin_d", "plugin_e")
+        for v in ctx.captures(rule, g, ["not_found"])
+    ]
+    missing = sorted({n.strip().rstrip(".") for v in missing for n in v.split()} - DEFAULT_PLUGIN_NAMES)
+    net_env = ctx.captures(rule, "value", ["net_env"]) + facts.env_values("NCCL_NET")
+    failed_nets = ctx.captures(rule, "net", ["failed_ib"])
+    socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
+    # Three-valued: sockets on an excerpt that does not say how many nodes still count, as an assumption.
+    spans, spans_assumed = ctx.spans_nodes()
+    fell_back = spans and bool(socket_hosts)
+    assumed = spans_assumed if fell_back else []
+    if ctx.stats(rule, ["any_failed", "network_not_found"]):
+        wanted = ctx.captures(rule, "net", ["network_not_found"]) or net_env
+        what = f"NCCL_NET={'/'.join(wanted)}" if wanted else "NCCL_NET (or the plugin list)"
+        detail = f"{what} asks for a network NCCL could not start, so communicator init failed"
+        if failed_nets:
+            detail += f'; NCCL tried {", ".join(failed_nets)}: "Failed to initialize NET plugin {failed_nets[0]}"'
+        if any(h.ib_no_device for h in facts.hosts.values()):
+            detail += ' ("NET/IB : No device found.": this node has no usable HCA)'
+        if plugin_env and missing:
+            detail += f"; NCCL_NET_PLUGIN={plugin_env[0]} was not found"
+        values = {"what": f"{what} could not be satisfied."}
+        return [ctx.make_finding(rule, ["any_failed", "network_not_found"], detail=detail + ".", values=values)]
+    if ctx.stats(rule, ["ofi_failed"]):
+        return _ofi_failed(rule, ctx, socket_hosts)
+    if sharp := ctx.samples(rule, ["sharp_failed"]):
+        why = sharp[0][1].get("why", "").strip()
+        detail = (
+            f'The HPC-X net plugin could not start SHARP (CollNet in-network reductions): "{why[:120]}"; NCCL runs '
+            "without CollNet, or fails where NCCL_COLLNET_ENABLE=1 requires it (check sharpd/sharp_am, or unset "
+            "NCCL_COLLNET_ENABLE)"
+        )
+        severity = None if ctx.job_failed() else "warning"
+        return [
+            ctx.make_finding(
+                rule,
+                ["sharp_failed"],
+                detail=detail + ".",
+                severity=severity,
+                confidence=0.6,
+                values={"what": "SHARP (CollNet) could not start."},
+            )
+        ]
+    broken = ctx.stats(rule, BROKEN_PLUGIN)
+    if broken:
+        names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
+        why = ctx.captures(rule, "dlerror", ["broken"])
+        plugin = f"The net plugin {names[0]}" if names else "The net plugin NCCL found"
+        detail = f"{plugin} exists but cannot be used"
+        if ctx.stats(rule, ["symbol_missing"]):
+            detail += " (it is built for an older NCCL: no ncclNetPlugin_v5+ symbol)"
+        elif unpack := ctx.samples(rule, ["unpack_incompatible"]):
+            g = unpack[0][1]
+            detail = (
+                f"The device-unpack plugin (GPUDirect-TCPX) speaks version {g['have']}, this NCCL wants "
+                f"{g['want']}: NCCL does not use it"
+            )
+        elif why:
+            detail += f" ({why[0][:120]})"
+        elif dep := ctx.captures(rule, "dep", ["dep_missing"]):
+            detail += f" (a library it links to is missing: {dep[0]})"
+        detail += "; NCCL skipped it and used its built-in transport"
+        severe = fell_back or ctx.job_failed()
+        confidence = 0.85 if severe else 0.6
+        if len(facts.versions) > 1:
+            # One plugin, several NCCLs: the plugin fits one of them; the version split is the cause.
+            detail += f" (this job runs NCCL {', '.join(sorted(facts.versions))}: the plugin fits only one of them)"
+            confidence = 0.35
+        if fell_back:
+            detail += f" and fell back to TCP sockets on {hosts_text(socket_hosts)}"
+        return [
+            ctx.make_finding(
+                rule,
+                BROKEN_PLUGIN,
+                detail=detail + ".",
+                severity=ctx.between_nodes_severity(rule.severity, assumed) if severe else "warning",
+                confidence=confidence,
+                assumed=assumed,
+                values={"what": f"{plugin} could not be used."},
+            )
+        ]
+    expected = plugin_env or missing
+    if expected and ctx.stats(rule, ["not_found"]) and not ctx.stats(rule, ["loaded"]):
+        name = (plugin_env or missing)[0]
+        nets = sorted({n for h in facts.hosts.values() for n in h.nets}) or ["its built-in transport"]
+        detail = f"A net plugin was asked for ({name}), but NCCL could not find it and used {', '.join(nets)} instead"
+        if fell_back:
+            detail += f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}"
+        return [
+            ctx.make_finding(
+                rule,
+                ["not_found", "plugin_env"],
+                detail=detail + ".",
+                severity=ctx.between_nodes_severity(rule.severity, assumed) if fell_back else "warning",
+                confidence=0.8 if fell_back else 0.6,
+                assumed=assumed,
+                values={"what": f"NCCL_NET_PLUGIN={name} was not found."},
+            )
+        ]
+    return _plugin_on_some_nodes(rule, ctx) or _plugin_override(rule, ctx)
+
+
+def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Finding]:
+    """aws-ofi-nccl could not start (no libfabric provider fits, or its protocol failed): NCCL then
+    quietly uses its built-in IB or, on EFA nodes that have none, TCP sockets."""
+    ofi = ctx.samples(rule, ["ofi_failed"])
+    why = ofi[0][1].get("why", "").strip()
+    # FI_ENODATA ("No data available", v0.9's "Could not find any optimal provider"): no provider found a
+    # device, which ib-devices-not-mounted names as the likelier root; the plugin itself is not broken.
+    no_device = why.endswith("No data available") or "optimal provider" in why
+    hosts = sorted({h for ev, _ in ofi if (h := ctx.host_for(ev))}, key=natural_key)
+    nets = sorted(
+        {n for h in ctx.facts.hosts.values() for n in h.nets if "ofi" not in n.lower() and "libfabric" not in n.lower()}
+    )
+    detail = f'The aws-ofi-nccl net plugin (libfabric, e.g. EFA) could not start: "NET/OFI {why}"'
+    if nets:
+        detail += f"; NCCL used {', '.join(nets)} instead"
+    if socket_hosts:
+        detail += f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}"
+    spans, assumed = ctx.spans_nodes()
+    severity = ctx.between_nodes_severity(rule.severity, assumed) if spans else "warning"
+    return [
+        ctx.make_finding(
+            rule,
+            ["ofi_failed"],
+            detail=detail + ".",
+            hosts=hosts or None,
+            severity=severity,
+            confidence=0.55 if no_device else 0.8,
+            assumed=assumed,
+            values={"what": "The aws-ofi-nccl plugin found no usable libfabric provider."},
+        )
+    ]
+
+
+def _plugin_on_some_nodes(rule: Rule, ctx: Context) -> list[Finding]:
+    """Some nodes load an external net plugin and others find none: the nodes then speak different
+    transports (IBext vs built-in IB or sockets), and connections between the two kinds hang or fail."""
+    with_plugin = {h for ev, _ in ctx.samples(rule, ["loaded", "plugin_path"]) if (h := ctx.host_for(ev))}
+    without = {h for ev, _ in ctx.samples(rule, ["not_found"]) if (h := ctx.host_for(ev))} - with_plugin
+    if not with_plugin or not without:
+        return []
+    plugin = first_or(
+        ctx.captures(rule, "path", ["plugin_path"]) + ctx.captures(rule, "plugin", ["loaded"]), "a net plugin"
+    )
+    detail = (
+        f"{hosts_text(sorted(with_plugin))} load{'s' if len(with_plugin) == 1 else ''} the external net plugin {plugin}, "
+        f"but {hosts_text(sorted(without))} find{'s' if len(without) == 1 else ''} none and use NCCL's internal transport: "
+        "the nodes of one job must run the same network plugin"
+    )
+    return [
+        ctx.make_finding(
+            rule,
+            ["loaded", "plugin_path", "not_found"],
+            detail=detail + ".",
+            hosts=sorted(without),
+            confidence=0.7,
+            values={"what": f"{plugin} is installed on some nodes only."},
+        )
+    ]
+
+
+def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
+    """An external plugin replaces NCCL's built-in IB transport: NCCL_IB_* meant for it may not apply."""
+    facts = ctx.facts
+    external = ctx.captures(rule, "plugin", ["loaded", "p2p_plugin"]) + sorted(
+        {n for h in facts.hosts.values() for n in h.nets if n not in ("IB", "Socket")}
+    )
+    if external and "1" in facts.env_values("NCCL_IB_DISABLE"):
+        detail = (
+            f"NCCL_IB_DISABLE=1 is set, but the external net plugin {external[0]} still carries inter-node "
+            "traffic over RDMA: the variable only switches off NCCL's built-in IB transport (HPC-X's IBext "
+            "ignores it); NCCL_NET=Socket forces sockets, unsetting NCCL_NET_PLUGIN drops the plugin"
+        )
+        return [
+            ctx.make_finding(
+                rule,
+                ["loaded"],
+                detail=detail + ".",
+                severity=None if ctx.job_failed() else "warning",
+                confidence=0.7,
+                values={"what": f"The plugin {external[0]} ignores NCCL_IB_DISABLE=1."},
+            )
+        ]
+    ib_vars = sorted(v for v in facts.env if v.startswith("NCCL_IB_") and v != "NCCL_IB_DISABLE")
+    if not external:
+        return []
+    if not ib_vars:
+        return _plugin_unproven(rule, ctx, external[0])
+    settings = ", ".join(f"{v}={facts.env[v][0]}" for v in ib_vars)
+    detail = (
+        f"NCCL uses the external net plugin {external[0]} instead of its built-in IB transport; {settings} "
+        f"{'is' if len(ib_vars) == 1 else 'are'} read by the built-in transport and apply only if the plugin "
+        "implements them (aws-ofi-nccl ignores them; HPC-X's IBext has its own defaults)"
+    )
+    return [
+        ctx.make_finding(
+            rule,
+            ["loaded"],
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.5,
+            values={"what": f"The plugin {external[0]} overrides {settings}."},
+        )
+    ]
+
+
+def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
+    """An external plugin carries the traffic in an excerpt that never shows NCCL get going (no
+    "Init COMPLETE") or shows the job failing: the plugin, not NCCL's built-in transport, is what
+    chose the NICs, and NCCL_IB_DISABLE / NCCL_IB_HCA do not steer it. A suspect, not a proof."""
+    connected = any(external_net(h.channel_nets) for h in ctx.facts.hosts.values())
+    if (connected or ctx.stats(rule, ["init_complete"])) and not ctx.job_failed():
+        return []  # channels over the plugin or a completed init: it works
+    others = [r for r in SYSTEM_ERROR_EXPLAINED_BY if r != rule.id] + ["nccl-socket-ifname", "nccl-ib-disabled"]
+    if any(ctx.count(r) for r in others):
+        return []  # the excerpt names a cause of its own
+    socket = ctx.rules.get("nccl-socket-ifname")
+    if socket and ctx.stats(socket, ["bootstrap_failed", "connect_failed", "connect_exceeded", "connect_retrying"]):
+        return []  # NCCL's own sockets failed (bootstrap), which no net plugin carries
+    facts = ctx.facts
+    path = first_or(ctx.captures(rule, "path", ["plugin_path"]), "")
+    detail = f"NCCL hands inter-node traffic to the external net plugin {plugin}"
+    if path:
+        detail += f" ({path})"
+    detail += (
+        ", not to its built-in IB transport: the plugin picks the NICs, and settings for the built-in transport "
+        "(NCCL_IB_DISABLE, NCCL_IB_HCA) do not steer it (HPC-X's IBext has NCCL_IBEXT_DISABLE)"
+    )
+    probes = sorted(ctx.captures(rule, "api", ["version_probe"]), key=int)
+    if probes:
+        detail += f"; it is older than this NCCL (no net API v{probes[-1]})"
+    if any(h.roce for h in facts.hosts.values()):
+        detail += "; it runs over RoCE ports"
+    detail += "; the excerpt does not show NCCL starting, so check the run without it (NCCL_NET_PLUGIN=none)"
+    return [
+        ctx.make_finding(
+            rule,
+            ["p2p_plugin", "plugin_path", "loaded", "version_probe", "using_external"],
+            evidence=pick_evidence(
+                ev
+                for ev, g in ctx.samples(rule, ["p2p_plugin", "plugin_path", "loaded", "using_external"])
+                if g.get("net") not in ("IB", "Socket")
+            ),
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.45,
+            assumed=["the failure is in the network path the plugin chose"],
+            values={"what": f"The external plugin {plugin} carries the traffic."},
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------- RoCE GID index

@@ -1,0 +1,145 @@
+"""RoCE connections that fail on the GID index: roce-gid-index."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.transport.hca import hca_filter_values
+from diag.diagnosis.context import Context, hosts_text, natural_key
+from diag.report import Finding
+
+
+def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
+    names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread", "gid_empty"]
+    if not ctx.stats(rule, names):
+        return _ucx_gid(rule, ctx)
+    facts = ctx.facts
+    forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
+    roce = any(h.roce for h in facts.hosts.values())
+    hint = bool(ctx.stats(rule, ["hint"]))
+    samples = [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["modify_qp_gid", "modify_qp_old", "modify_qp_short"])
+        if "retrying" not in ev.text  # 2.24+ INFO before a retry that may succeed
+    ]
+    empty = ctx.samples(rule, ["gid_empty"])
+    if empty and not samples:
+        gids = sorted({g["gid"] for _, g in empty})
+        hosts = sorted({h for ev, _ in empty if (h := ctx.host_for(ev))}, key=natural_key)
+        detail = (
+            f"NCCL's queue pairs use GID index {', '.join(gids)}, and the GID there is empty (0/0)"
+            + (f" on {hosts_text(hosts)}" if hosts else "")
+            + ": that index holds no address on this port, so peers cannot reach it"
+        )
+        return [ctx.make_finding(rule, ["gid_empty"], detail=detail + ".", hosts=hosts or None, confidence=0.8)]
+    if not samples and not ctx.stats(rule, ["hint", "roce_version_unread"]):
+        return []
+    errs = sorted({g.get("err", "").strip() for _, g in samples if g.get("err")})
+    ib_ports = any(h.hcas and not h.roce for h in facts.hosts.values())
+    # An IPv4-mapped GID (::ffff:a.b.c.d) is a RoCE v2 GID, and rdma-core names RoCE devices roce<pci>
+    # (InfiniBand ones ibp<pci>): the port is RoCE even where no "NET/IB : Using" line says so.
+    roce = roce or (
+        not ib_ports
+        and any(
+            (g.get("lgid") or "").startswith("::ffff:") or (g.get("hca") or "").lower().startswith("roce")
+            for _, g in samples
+        )
+    )
+    # ENODEV from a QP transition: the GID the QP was given names no device/port. A timeout on an
+    # IB fabric, by contrast, is not about GID indexes.
+    no_device = any(e.startswith("No such device") for e in errs)
+    # ENODATA: the GID table entry at that index is empty on this port (often on one node only).
+    no_data = any(e.startswith("No data available") for e in errs)
+    # EINVAL moving a QP to RTR: the address vector (GID index) is what the transition checks; NCCL
+    # 2.30.7 prints its GID-index HINT for exactly this error.
+    # (Unless the ports are known to be InfiniBand, which addresses peers by LID, not by GID.)
+    einval = not ib_ports and (
+        any(e.startswith("Invalid argument") for e in errs)
+        or any(g.get("errno") == "22" and g.get("next") == "RTR" for _, g in samples)
+    )
+    unread = bool(ctx.stats(rule, ["roce_version_unread"]))  # NCCL could not tell RoCE v1 from v2 GIDs
+    # On RoCE the RTR step resolves the peer GID's IP address to a MAC (on IB it does no such thing): a
+    # timeout or "unreachable" there means the GID chosen is not routable to the peer (wrong index, VLAN,
+    # subnet). Unless the ports are known to be IB, that is the likeliest reading of a thin paste.
+    unresolved = not ib_ports and any(
+        e.startswith(("Connection timed out", "Network is unreachable", "No route to host")) for e in errs
+    )
+    if not (forced or roce or hint or no_device or no_data or unread or einval or unresolved):
+        return []
+    if not samples and not hint:
+        detail = (
+            "NCCL could not read the RoCE version of the HCA's GID entries from sysfs (gid_attrs, often hidden in "
+            "a container), so it cannot pick the RoCE v2 GID itself"
+        )
+        if forced:
+            detail += f"; NCCL_IB_GID_INDEX={'/'.join(sorted(set(forced)))} is forced"
+        return [
+            ctx.make_finding(rule, names, detail=detail + ".", severity="warning", confidence=0.5 if forced else 0.6)
+        ]
+    gids = sorted({g["gid"] for _, g in samples if g.get("gid")})
+    hcas = sorted({g["hca"] for _, g in samples if g.get("hca")})
+    detail = f"Queue pairs could not be connected: ibv_modify_qp failed ({', '.join(errs) or 'error'})"
+    if hcas:
+        detail += f" on {', '.join(hcas)}"
+    if gids:
+        detail += f" with local GID index {', '.join(gids)}"
+    if forced:
+        detail += f"; NCCL_IB_GID_INDEX={'/'.join(sorted(set(forced)))} is forced"
+    if any((g.get("lgid") or "").startswith("fe80") for _, g in samples) or any(
+        "local GID fe80" in ev.text for ev, _ in samples
+    ):
+        detail += "; the local GID is link-local (fe80::), which RoCE v2 cannot route between nodes"
+    if no_data:
+        detail += "; ENODATA means the GID entry at that index is empty on this port"
+    if roce:
+        detail += "; the HCAs are RoCE"
+    if unread:
+        detail += (
+            "; NCCL could not read the GIDs' RoCE version from sysfs (gid_attrs), so it cannot pick the RoCE v2 entry"
+        )
+    if (
+        unresolved
+        and len([p for v in hca_filter_values(ctx)[:1] for p in v.split(",") if p]) > 1
+        and not (forced or hint)
+    ):
+        # The port list is the likelier suspect (nccl-ib-hca-wrong says so); the GID stays a candidate.
+        detail += "; NCCL_IB_HCA lists several ports, which nccl-ib-hca-wrong checks first"
+        # Weighed like that finding: an excerpt that shows neither several nodes nor a failed job
+        # makes both candidates warnings.
+        quiet = ctx.facts.nodes_known() is None and not ctx.job_failed()
+        return [
+            ctx.make_finding(rule, names, detail=detail + ".", confidence=0.45, severity="warning" if quiet else None)
+        ]
+    if unresolved and not (forced or roce or hint or no_device or no_data or einval):
+        detail += (
+            "; on RoCE this step resolves the peer's GID address, so the GID NCCL used does not route to the peer "
+            "(nothing here says whether the ports are RoCE or InfiniBand)"
+        )
+        return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.55)]
+    return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint or no_data) else 0.7)]
+
+
+def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
+    """UCX's own view of a GID entry it cannot use: the index it was given (UCX_IB_GID_INDEX) or picked
+    is past the table, empty, or of no RoCE type; or the address handle built from it cannot reach
+    the peer (on RoCE, creating it resolves the GID's IP address)."""
+    samples = ctx.samples(rule, UCX_GID)
+    if not samples:
+        return []
+    g = samples[0][1]
+    hca, port, gid = g.get("hca"), g.get("port"), g.get("gid")
+    where = f" on {hca}" + (f":{port}" if port else "") if hca else ""
+    if ctx.stats(rule, ["ucx_gid", "ucx_gid_type"]):
+        detail = f"UCX could not use GID index {gid}{where}" if gid else f"UCX could not read a GID entry{where}"
+        detail += f" ({g['err']})" if g.get("err") else " (its sysfs RoCE type is unreadable or empty)"
+    else:
+        detail = f"UCX could not build a RoCE address handle{where} ({g.get('err', 'error')}): the GID it uses does not reach the peer"
+    forced = ctx.captures(rule, "ucx_gid", ["ucx_gid_export"]) + ctx.facts.env_values("UCX_IB_GID_INDEX")
+    if forced:
+        detail += f"; UCX_IB_GID_INDEX={forced[0]} is set"
+    return [ctx.make_finding(rule, UCX_GID, detail=detail + ".", confidence=0.8 if forced else 0.65)]
+
+
+UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_create_ah"]
+
+
+# --------------------------------------------------------------------------------------- GDR disabled

@@ -1,0 +1,99 @@
+"""A /dev/shm too small for what shares memory through it: NCCL's segments (its own errors, or SIGBUS in its
+code on releases before 2.19), PyTorch's shared tensors, Ray's object store (shm-too-small)."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.context import Context
+from diag.report import Finding
+
+
+def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
+    clean = ["extend", "create_segment", "create_file", "map", "posix_fallocate"]
+    if ctx.stats(rule, clean):
+        paths = ctx.captures(rule, "path", clean)
+        sizes = ctx.captures(rule, "size", clean)
+        err = next((ev.text.split("error: ")[-1] for ev, _ in ctx.samples(rule, clean) if "error: " in ev.text), None)
+        detail = f"NCCL could not allocate its shared-memory segment {paths[0] if paths else 'in /dev/shm'}"
+        if sizes:
+            detail += f" ({int(sizes[0]):,} bytes)"
+        if err:
+            detail += f": {err.strip()[:80]}"
+        return [ctx.make_finding(rule, clean + ["attach_segment"], detail=detail + ".")]
+    # The worker's own line and the main process's re-raise name the same death; either will do.
+    loader = ["dataloader_bus", "dataloader_killed_bus"]
+    if ctx.stats(rule, loader):
+        detail = "A DataLoader worker died of SIGBUS: its shared memory did not fit in /dev/shm"
+        return [ctx.make_finding(rule, [*loader, "bus_error"], detail=detail + ".", confidence=0.75)]
+    if ctx.stats(rule, ["attach_segment"]):
+        detail = "Ranks could not attach to a peer's /dev/shm segment: its creator failed to allocate it"
+        return [ctx.make_finding(rule, ["attach_segment"], detail=detail + ".", confidence=0.6)]
+    bus = ["bus_error", "sigbus", "exitcode_sigbus"]
+    if not ctx.stats(rule, bus):
+        return []
+    versions = sorted(ctx.facts.versions)
+    old = [v for v in versions if v.startswith("2.") and 12 <= int(v.split(".")[1]) <= 18]
+    shared_node = ctx.facts.max_nranks > max(1, ctx.facts.node_count()) or any(
+        len(h.ranks) > 1 for h in ctx.facts.hosts.values()
+    )
+    if not old or len(old) != len(versions) or not shared_node:
+        return []  # 2.19+ fail cleanly, and one rank per node never uses the SHM transport
+    detail = (
+        f"Processes died of SIGBUS (Bus error) with NCCL {', '.join(old)}: NCCL 2.12-2.18 size /dev/shm "
+        "segments with ftruncate, so a /dev/shm too small for them shows up as SIGBUS, not as an NCCL error"
+    )
+    return [ctx.make_finding(rule, bus, detail=detail + ".", confidence=0.6)]
+
+
+def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL's own shared-memory failures (shm.shm_too_small), then the same full /dev/shm as
+    PyTorch's shared tensors and Ray's object store word it."""
+    found = shm_too_small(rule, ctx)
+    if found:
+        return found
+    torch = ctx.samples(rule, ["torch_shm", "shm_enospc"])
+    if torch:
+        errs = [g["err"] for _, g in torch if g.get("err")]
+        full = any("No space left" in e or "(28)" in e for e in errs) or any("path" in g for _, g in torch)
+        detail = "PyTorch could not put a shared tensor in /dev/shm (DataLoader workers or torch.multiprocessing)"
+        if errs:
+            detail += f": {errs[0][:80]}"
+        if not full:
+            detail += "; /dev/shm is full or capped below what the workers need"
+        return [ctx.make_finding(rule, ["torch_shm", "shm_enospc"], detail=detail + ".", confidence=0.75)]
+    found = _sigbus_in_nccl(rule, ctx)
+    if found:
+        return found
+    ray = ctx.samples(rule, ["ray_object_store"])
+    if ray:
+        size = int(ray[0][1]["size"])
+        detail = (
+            f"/dev/shm has only {size / (1 << 20):.0f} MiB: Ray put its object store in /tmp, "
+            "and anything else sharing memory through /dev/shm (NCCL, DataLoader workers) may not fit"
+        )
+        return [ctx.make_finding(rule, ["ray_object_store"], detail=detail + ".", severity="warning", confidence=0.4)]
+    return []
+
+
+def _sigbus_in_nccl(rule: Rule, ctx: Context) -> list[Finding]:
+    """SIGBUS with a backtrace in NCCL's code: NCCL maps its shared-memory segments as files in
+    /dev/shm, and touching a page the full /dev/shm cannot back raises SIGBUS, not an NCCL error."""
+    signal = ["signal_bus", "caught_bus", "bus_error", "sigbus"]
+    frames = ctx.captures(rule, "frame", ["nccl_frame"])
+    if not frames or not ctx.stats(rule, signal):
+        return []
+    versions = sorted(ctx.facts.versions)
+    minors = [int(m) for v in versions if v.startswith("2.") and (m := v.split(".")[1][:3]).isdigit()]
+    if versions and not any(m <= 18 for m in minors):
+        return []  # NCCL 2.19+ allocate the segment up front and report a full /dev/shm cleanly
+    shm_frame = next((f for f in frames if "Shm" in f), None)
+    detail = (
+        f"A process died of SIGBUS (Bus error) inside NCCL ({shm_frame or frames[0]}): NCCL's shared-memory "
+        "segments are files in /dev/shm, and a page the full /dev/shm cannot back raises SIGBUS"
+    )
+    assumed = [] if versions else ["NCCL older than 2.19 (the logs do not say which version)"]
+    return [
+        ctx.make_finding(
+            rule, signal + ["nccl_frame"], detail=detail + ".", confidence=0.75 if shm_frame else 0.6, assumed=assumed
+        )
+    ]

@@ -1,0 +1,222 @@
+"""NCCL's and Gloo's sockets on an interface other nodes cannot reach: nccl-socket-ifname."""
+
+from __future__ import annotations
+
+import re
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.transport.common import NOT_ROUTABLE_IFACES, SYSTEM_ERROR_EXPLAINED_BY
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.report import Finding
+from diag.scan.facts import UNNAMED_HOST
+
+
+def _loopback_advertised(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """Gloo (PyTorch's CPU group, also under vLLM and Ray) binds where the hostname resolves; when
+    that is loopback (hostNetwork pods, an /etc/hosts line), every rank advertises 127.0.0.1 and a
+    rank on another node then connects to its own loopback: refused."""
+    peers = ctx.captures(rule, "addr", ["loopback_peer"])
+    fallback = ctx.stats(rule, ["loopback_fallback"])
+    if not peers and not (fallback and ctx.job_failed()):
+        return []
+    detail = (
+        f"A rank connected to a peer at {peers[0]}: ranks advertised their loopback address"
+        if peers
+        else "PyTorch could not resolve the hostname to a local address and bound Gloo to loopback"
+    )
+    detail += (
+        " because the hostname resolves to 127.x (hostNetwork pods, an /etc/hosts entry), so ranks on other "
+        "nodes cannot reach them; set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to a routable interface"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["loopback_peer", "loopback_fallback"], detail=detail + ".", confidence=0.8 if peers else 0.6,
+            assumed=assumed,
+        )
+    ]  # fmt: skip
+
+
+def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
+    explicit = ctx.stats(rule)
+    if explicit:
+        return [ctx.make_finding(rule)]
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
+        return []
+    loopback = _loopback_advertised(rule, ctx, assumed)
+    if loopback:
+        return loopback
+    facts = ctx.facts
+    bad = {
+        h.host: iface
+        for h in facts.hosts.values()
+        for iface in h.bootstrap_ifaces
+        if iface.startswith(NOT_ROUTABLE_IFACES)
+    }
+    listed = ctx.samples(rule, ["socket_bridge", "socket_docker", "socket_veth", "old_iface_on"])
+    for ev, g in listed:
+        bad.setdefault(ctx.host_for(ev) or UNNAMED_HOST, g["iface"])
+    failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"])
+    if not bad:
+        return (
+            _ipoib_bootstrap(rule, ctx, failed, assumed)
+            or _unreachable_peer(rule, ctx, assumed)
+            or _bare_system_error(rule, ctx, assumed)
+        )
+    if assumed and not failed and not listed:
+        return []  # lo for the bootstrap is right on one node, and nothing says there are more
+    ifaces = sorted({g["iface"] for _, g in listed} | set(bad.values()))
+    hosts = [h for h in bad if h != UNNAMED_HOST]
+    where = f" on {hosts_text(hosts)}" if hosts else ""
+    detail = f"NCCL uses {', '.join(ifaces[:6])}{where} for its sockets: container or virtual interfaces other nodes cannot reach"
+    names = [
+        "bootstrap_on",
+        "socket_bridge",
+        "socket_docker",
+        "socket_veth",
+        "old_iface_on",
+        "connect_failed",
+        "connect_exceeded",
+        "connect_retrying",
+        "bootstrap_failed",
+    ]
+    values = {"iface": ", ".join(ifaces[:6])}
+    if failed:
+        detail += "; connections between ranks then failed."
+        return [
+            ctx.make_finding(rule, names, detail=detail, hosts=hosts, values=values, confidence=0.85, assumed=assumed)
+        ]
+    return [
+        ctx.make_finding(
+            rule,
+            names,
+            severity=ctx.between_nodes_severity("warning", assumed),
+            confidence=0.5,
+            detail=detail + ".",
+            hosts=hosts,
+            values=values,
+            assumed=assumed,
+        )
+    ]
+
+
+# Causes whose own lines explain an NCCL system error better than a guess about sockets.
+
+
+# Connect errors that say the peer's address cannot be reached from here (not that the peer is gone:
+# "Connection refused" means it answered, with nobody listening).
+UNREACHABLE_ERRORS = (
+    "No route to host",
+    "Network is unreachable",
+    "Connection timed out",
+    "Software caused connection abort",
+)
+# Addresses a peer may advertise that no other node can reach: loopback, docker's and libvirt's default
+# bridges, IPv4 link-local.
+UNROUTABLE_PREFIXES = ("127.", "172.17.", "192.168.122.", "169.254.")
+
+
+def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """NCCL's own socket to a peer failed with an error that means "cannot get there", or the address it
+    dialled is one no other node can reach: the interface NCCL picked (here or on the peer) is wrong."""
+    samples = ctx.samples(rule, ["connect_failed"])
+    unreachable = [(ev, g) for ev, g in samples if (g.get("err") or "").startswith(UNREACHABLE_ERRORS)]
+    local_addr = [(ev, g) for ev, g in samples if g.get("addr", "").lstrip("[").startswith(UNROUTABLE_PREFIXES)]
+    chosen = local_addr or unreachable
+    if not chosen:
+        return []
+    ev, g = chosen[0]
+    addr = g.get("addr", "a peer")
+    detail = f"NCCL could not connect to {addr}"
+    if g.get("err"):
+        detail += f" ({g['err']})"
+    if local_addr:
+        detail += (
+            ": that address is loopback, a container bridge or link-local, so a peer advertised an interface other "
+            "nodes cannot reach (docker's 172.17.x, libvirt's virbr, or a hostname that resolves to 127.0.1.1)"
+        )
+        confidence = 0.7
+    else:
+        detail += (
+            ": the interface NCCL uses for its sockets does not route to that peer (another subnet, a management "
+            "NIC, or a firewall); pin NCCL_SOCKET_IFNAME to the NIC every node reaches"
+        )
+        confidence = 0.5
+    hosts = sorted({h for e, _ in chosen if (h := ctx.host_for(e))}, key=natural_key)
+    return [
+        ctx.make_finding(
+            rule,
+            ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"],
+            detail=detail + ".",
+            hosts=hosts,
+            confidence=confidence,
+            severity=ctx.between_nodes_severity(rule.severity, assumed),
+            assumed=assumed,
+            evidence=pick_evidence([e for e, _ in chosen]),
+        )
+    ]
+
+
+_SOCKET_WORDS = re.compile(r"[Ss]ocket|[Cc]onnect|[Bb]ootstrap")
+
+
+def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """NCCL failed with a bare "unhandled system error" and no line saying which call failed (the run
+    had NCCL_DEBUG=INFO off). Between nodes the usual failing call is a socket NCCL cannot open or
+    whose peer it cannot reach: the interface NCCL picked (a container bridge, a NIC the other node
+    does not route to). A suspect to check first, not a proof: the finding says so."""
+    if not ctx.stats(rule, ["system_error"]) or any(ctx.count(r) for r in SYSTEM_ERROR_EXPLAINED_BY):
+        return []
+    gid = ctx.rules.get("roce-gid-index")
+    if gid and ctx.stats(gid, ["modify_qp_short"]):
+        return []  # the failing verbs call is quoted, if only in part
+    failed = ctx.rules.get("unexplained-failure")
+    warns = [ev.text for ev, _ in ctx.samples(failed, ["nccl_warn"])] if failed else []
+    if any(not _SOCKET_WORDS.search(w) for w in warns):
+        return []  # an NCCL WARN names the call that failed, and it is not a socket's
+    detail = (
+        'NCCL failed with "unhandled system error" and the logs hold no NCCL WARN saying which call failed; '
+        "between nodes that is most often a socket to a peer over an interface it cannot reach (a container's "
+        "bridge address such as docker0/172.17.x, or a NIC on another subnet): run with NCCL_DEBUG=INFO and "
+        "check the Bootstrap/NET/Socket interface lines, or pin NCCL_SOCKET_IFNAME (with docker, --network=host)"
+    )
+    return [
+        ctx.make_finding(
+            rule,
+            ["system_error"],
+            detail=detail + ".",
+            severity="warning",
+            confidence=0.35,
+            assumed=[*assumed, "the failing system call was a socket between nodes (the log does not say)"],
+        )
+    ]
+
+
+def _ipoib_bootstrap(rule: Rule, ctx: Context, failed: list, assumed: list[str]) -> list[Finding]:
+    """NCCL's bootstrap failed while its out-of-band socket ran over IPoIB: the IPoIB subnet often
+    does not route between all nodes (or a container has no route on it); the Ethernet NIC does."""
+    oob = ctx.samples(rule, ["oob_ipoib", "oob_ipoib_old"])
+    ipoib = sorted(
+        {g["iface"] for _, g in oob}
+        | {i for h in ctx.facts.hosts.values() for i in h.bootstrap_ifaces if i.startswith("ib")}
+    )
+    if not ipoib or not ctx.stats(rule, ["bootstrap_failed"]):
+        return []
+    hosts = sorted({h for ev, _ in oob if (h := ctx.host_for(ev))})
+    detail = (
+        f"NCCL's bootstrap failed while its out-of-band socket used the IPoIB interface {', '.join(ipoib[:3])}"
+        + (f" on {hosts_text(hosts)}" if hosts else "")
+        + ": set NCCL_SOCKET_IFNAME to the Ethernet interface every node routes (NCCL_IB_HCA does not steer the bootstrap)."
+    )
+    names = ["oob_ipoib", "oob_ipoib_old", "bootstrap_on", "bootstrap_failed"]
+    return [
+        ctx.make_finding(
+            rule,
+            names,
+            detail=detail,
+            hosts=hosts,
+            values={"iface": ", ".join(ipoib[:3])},
+            confidence=0.55,
+            assumed=assumed,
+        )
+    ]
