@@ -162,6 +162,10 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
         detail = f"{who}: NCCL could not allocate its buffers: the GPU was already full when the communicator started"
     elif "kv_cache" in chosen:
         detail = f"{who}: the model's weights left no GPU memory for vLLM's KV cache"
+    elif chosen & {"kv_cache_len", "kv_cache_need"}:
+        detail = f"{who}: the GPU memory left after the weights holds no KV cache for one sequence of max_model_len"
+        for _ev, g in ctx.samples(rule, ["kv_cache_need"])[:1]:
+            detail += f" ({g['need']} needed, {g['avail']} available)"
     elif chosen & {"xla_oom", "tf_oom"}:
         size = first_or(ctx.captures(rule, "alloc", ["xla_oom"]) + ctx.captures(rule, "req", ["xla_oom"]))
         detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")
