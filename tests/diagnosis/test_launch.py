@@ -301,3 +301,15 @@ def test_a_store_key_that_never_arrived_is_a_rendezvous_failure_unless_rank_0_cr
     ]
     report = diagnose(rules, crashed)
     assert top(report, "cuda-oom") and "rendezvous-failure" not in ids(report)
+
+
+def test_a_plugin_the_nodes_slurmd_lacks_or_none_loading_is_a_missing_mpi_plugin(rules):
+    # src/interfaces/mpi.c: the step's plugin id that slurmd cannot resolve (srun had the plugin, the
+    # node's slurmd was not built with it), and srun loading none of the plugins it was asked for.
+    for line in (
+        "slurmstepd: error: mpi_g_slurmstepd_init: unable to resolve MPI plugin offset from plugin_id=106. This "
+        "error usually results from a job being submitted against an MPI plugin which was not compiled into slurmd "
+        "but was for job submission command.",
+        "srun: error: MPI: Unable to load any plugin",
+    ):
+        top(diagnose(rules, [line, TASK_FAILED]), "pmix-plugin-missing")
