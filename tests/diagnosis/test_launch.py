@@ -313,3 +313,14 @@ def test_a_plugin_the_nodes_slurmd_lacks_or_none_loading_is_a_missing_mpi_plugin
         "srun: error: MPI: Unable to load any plugin",
     ):
         top(diagnose(rules, [line, TASK_FAILED]), "pmix-plugin-missing")
+
+
+def test_pmixs_shared_memory_data_store_lock_error_names_the_hash_store(rules):
+    # NCCL's troubleshooting guide (PMIx data store selection) quotes it without its line number.
+    for line in (
+        "PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c",
+        "[n1:4412] PMIX ERROR: ERROR in file gds_ds21_lock_pthread.c at line 99",
+    ):
+        assert top(diagnose(rules, [line]), "pmix-runtime-error").severity == "warning"
+        failed = top(diagnose(rules, [line, TASK_FAILED]), "pmix-runtime-error")
+        assert failed.severity == "error" and "PMIX_MCA_gds=hash" in failed.detail

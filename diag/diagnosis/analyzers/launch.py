@@ -76,6 +76,16 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             "(firewall, wrong interface, the node went down) or the daemon died"
         )
         return [ctx.make_finding(rule, daemons, detail=detail + ".", confidence=0.7)]
+    locks = [f for f in ctx.captures(rule, "file", ["pmix_error"]) if f.rsplit("/", 1)[-1].startswith("gds_ds")]
+    if locks:
+        # NCCL's troubleshooting guide (PMIx data store selection): a known bug of PMIx's shared-memory
+        # data store in older Open MPI/PMIx stacks, avoided by the hash store.
+        detail = (
+            f"PMIx's shared-memory data store failed ({locks[0]}): a known bug of the gds/ds12-ds21 component in "
+            "older PMIx/Open MPI stacks; set PMIX_MCA_gds=hash to use the hash store instead"
+        )
+        severity = None if ctx.job_failed() else "warning"
+        return [ctx.make_finding(rule, ["pmix_error"], detail=detail + ".", severity=severity, confidence=0.7)]
     if ctx.job_failed():
         hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
