@@ -228,9 +228,14 @@ def test_pytorchs_ipv6_lookups_failing_are_no_rendezvous_failure(rules):
         "-9 - Address family for hostname not supported).",
         "[W socket.cpp:663] [c10d] The client socket cannot be initialized to connect to [gpu-node-1]:29500 (errno: "
         "97 - Address family not supported by protocol).",
+        # PyTorch 2.0-2.2 word the same IPv6 attempt as a failed connect (socket.cpp recordError).
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 97 - Address "
+        "family not supported by protocol).",
         "Epoch 3 done",
     ]
     assert "rendezvous-failure" not in ids(diagnose(rules, benign))
+    refused = "[c10d] The client socket has failed to connect to [gpu-node-1]:29500 (errno: 111 - Connection refused)."
+    assert "rendezvous-failure" in ids(diagnose(rules, [refused, "srun: error: n1: task 1: Exited with exit code 1"]))
     unresolvable = "[c10d] The network addresses of (gpu-nod-1, 29500) cannot be retrieved (gai error: -2 - Name or service not known)."
     assert "rendezvous-failure" in ids(diagnose(rules, [unresolvable]))
 

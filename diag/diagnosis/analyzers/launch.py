@@ -141,8 +141,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # The name resolves, only not to an IPv6 address (EAI_ADDRFAMILY, EAI_NODATA): PyTorch warns
         # and goes on with IPv4. A name that does not resolve at all (-2, -3) is the failure.
         chosen.discard("gai")
-    if "cannot_init" in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, ["cannot_init"])):
-        chosen.discard("cannot_init")  # no IPv6 on this host: PyTorch then tries IPv4
+    for name in ("cannot_init", "connect_refused"):
+        # EAFNOSUPPORT: an IPv6 attempt on a host without IPv6; socket.cpp records it as a warning
+        # and goes on with IPv4 (PyTorch 2.0-2.2 print "failed to connect to [host]:port (errno: 97").
+        if name in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, [name])):
+            chosen.discard(name)
     if not chosen:
         return []
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
