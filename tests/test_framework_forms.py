@@ -45,6 +45,14 @@ FORMS = [
     ("cuda-oom", "RuntimeError: CUDA driver error: out of memory"),
     ("cuda-oom", "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: "
      "15,032,385,536 bytes)."),
+    ("cuda-oom", "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV "
+     "cache is needed, which is larger than the available KV cache memory (4.21 GiB)."),
+    ("cuda-oom", "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be "
+     "stored in KV cache (93936)."),
+    ("job-oom", "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you "
+     "tried to allocate 68719476736 bytes."),
+    ("gpu-xid", "nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 20034, Fatal, Link 27 LTSSM Fault Up"),
+    ("gpu-xid", "RuntimeError: CUDA error: system not yet initialized"),
     ("world-size-mismatch", "ValueError: Invalid rank 8, rank should be in the interval [0, 7]"),
     ("rendezvous-failure", "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"),
     ("rendezvous-failure", "RuntimeError: [3] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via "

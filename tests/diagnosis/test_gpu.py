@@ -69,6 +69,29 @@ def test_a_fatal_nvswitch_sxid_is_a_hardware_fault_and_a_non_fatal_one_only_a_re
     assert found(diagnose(rules, [recorded, "step 100 loss 2.1"]), "gpu-xid").severity == "info"
 
 
+def test_vllm_refusing_a_context_its_kv_cache_cannot_hold_says_how_much_was_missing(rules):
+    # vllm/v1/core/kv_cache_utils.py, from the engine core process of a multi-node serve.
+    line = (
+        "(EngineCore_DP0 pid=4412) ValueError: To serve at least one request with the models's max seq len "
+        "(131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (4.21 GiB). "
+        "Based on the available memory, the estimated maximum model length is 34480."
+    )
+    report = diagnose(rules, [line, "srun: error: slinky-0: task 0: Exited with exit code 1"])
+    assert "16.00 GiB needed, 4.21 GiB available" in top(report, "cuda-oom").detail
+
+
+def test_cuda_not_ready_is_a_node_driver_fault_naming_the_fabric_manager(rules):
+    # cudaErrorSystemNotReady (802): a driver daemon is not running (NVSwitch systems: Fabric Manager).
+    for line in (
+        "[rank0]: RuntimeError: CUDA error: system not yet initialized",
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet "
+        "initialized",
+    ):
+        finding = top(diagnose(rules, [line, "srun: error: slinky-0: task 0: Exited with exit code 1"]), "gpu-xid")
+        assert finding.severity == "error" and "Fabric Manager" in finding.detail
+
+
 def test_application_xid_is_only_a_warning_and_leaves_the_failure_unexplained(rules):
     lines = [
         "[rank4]: RuntimeError: CUDA error: an illegal memory access was encountered",

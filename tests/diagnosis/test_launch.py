@@ -232,9 +232,14 @@ def test_pytorchs_ipv6_lookups_failing_are_no_rendezvous_failure(rules):
         "-9 - Address family for hostname not supported).",
         "[W socket.cpp:663] [c10d] The client socket cannot be initialized to connect to [gpu-node-1]:29500 (errno: "
         "97 - Address family not supported by protocol).",
+        # PyTorch 2.0-2.2 word the same IPv6 attempt as a failed connect (socket.cpp recordError).
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 97 - Address "
+        "family not supported by protocol).",
         "Epoch 3 done",
     ]
     assert "rendezvous-failure" not in ids(diagnose(rules, benign))
+    refused = "[c10d] The client socket has failed to connect to [gpu-node-1]:29500 (errno: 111 - Connection refused)."
+    assert "rendezvous-failure" in ids(diagnose(rules, [refused, "srun: error: n1: task 1: Exited with exit code 1"]))
     unresolvable = "[c10d] The network addresses of (gpu-nod-1, 29500) cannot be retrieved (gai error: -2 - Name or service not known)."
     assert "rendezvous-failure" in ids(diagnose(rules, [unresolvable]))
 
@@ -317,3 +322,26 @@ def test_a_store_key_that_never_arrived_is_a_rendezvous_failure_unless_rank_0_cr
     ]
     report = diagnose(rules, crashed)
     assert top(report, "cuda-oom") and "rendezvous-failure" not in ids(report)
+
+
+def test_a_plugin_the_nodes_slurmd_lacks_or_none_loading_is_a_missing_mpi_plugin(rules):
+    # src/interfaces/mpi.c: the step's plugin id that slurmd cannot resolve (srun had the plugin, the
+    # node's slurmd was not built with it), and srun loading none of the plugins it was asked for.
+    for line in (
+        "slurmstepd: error: mpi_g_slurmstepd_init: unable to resolve MPI plugin offset from plugin_id=106. This "
+        "error usually results from a job being submitted against an MPI plugin which was not compiled into slurmd "
+        "but was for job submission command.",
+        "srun: error: MPI: Unable to load any plugin",
+    ):
+        top(diagnose(rules, [line, TASK_FAILED]), "pmix-plugin-missing")
+
+
+def test_pmixs_shared_memory_data_store_lock_error_names_the_hash_store(rules):
+    # NCCL's troubleshooting guide (PMIx data store selection) quotes it without its line number.
+    for line in (
+        "PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c",
+        "[n1:4412] PMIX ERROR: ERROR in file gds_ds21_lock_pthread.c at line 99",
+    ):
+        assert top(diagnose(rules, [line]), "pmix-runtime-error").severity == "warning"
+        failed = top(diagnose(rules, [line, TASK_FAILED]), "pmix-runtime-error")
+        assert failed.severity == "error" and "PMIX_MCA_gds=hash" in failed.detail

@@ -92,6 +92,12 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
         code = f" ({g['code']})" if g.get("code") else ""
         parts.append(f"the driver could not initialise the GPU (RmInitAdapter failed{code}) [hardware]")
         classes.add("hardware")
+    if "not_ready" in chosen:
+        parts.append(
+            "CUDA says the system is not yet initialized (error 802): a driver daemon the GPUs need is not running "
+            "(on NVSwitch systems the Fabric Manager, nvidia-fabricmanager)"
+        )
+        classes.add("driver")
     if "nvml_mismatch" in chosen:
         parts.append(
             "NVML: driver/library version mismatch (driver upgraded without reboot, or the image ships its own)"
@@ -162,6 +168,10 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
         detail = f"{who}: NCCL could not allocate its buffers: the GPU was already full when the communicator started"
     elif "kv_cache" in chosen:
         detail = f"{who}: the model's weights left no GPU memory for vLLM's KV cache"
+    elif chosen & {"kv_cache_len", "kv_cache_need"}:
+        detail = f"{who}: the GPU memory left after the weights holds no KV cache for one sequence of max_model_len"
+        for _ev, g in ctx.samples(rule, ["kv_cache_need"])[:1]:
+            detail += f" ({g['need']} needed, {g['avail']} available)"
     elif chosen & {"xla_oom", "tf_oom"}:
         size = first_or(ctx.captures(rule, "alloc", ["xla_oom"]) + ctx.captures(rule, "req", ["xla_oom"]))
         detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")

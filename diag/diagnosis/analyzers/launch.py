@@ -86,6 +86,16 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             "(firewall, wrong interface, the node went down) or the daemon died"
         )
         return [ctx.make_finding(rule, daemons, detail=detail + ".", confidence=0.7)]
+    locks = [f for f in ctx.captures(rule, "file", ["pmix_error"]) if f.rsplit("/", 1)[-1].startswith("gds_ds")]
+    if locks:
+        # NCCL's troubleshooting guide (PMIx data store selection): a known bug of PMIx's shared-memory
+        # data store in older Open MPI/PMIx stacks, avoided by the hash store.
+        detail = (
+            f"PMIx's shared-memory data store failed ({locks[0]}): a known bug of the gds/ds12-ds21 component in "
+            "older PMIx/Open MPI stacks; set PMIX_MCA_gds=hash to use the hash store instead"
+        )
+        severity = None if ctx.job_failed() else "warning"
+        return [ctx.make_finding(rule, ["pmix_error"], detail=detail + ".", severity=severity, confidence=0.7)]
     if ctx.job_failed():
         hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
@@ -141,8 +151,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # The name resolves, only not to an IPv6 address (EAI_ADDRFAMILY, EAI_NODATA): PyTorch warns
         # and goes on with IPv4. A name that does not resolve at all (-2, -3) is the failure.
         chosen.discard("gai")
-    if "cannot_init" in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, ["cannot_init"])):
-        chosen.discard("cannot_init")  # no IPv6 on this host: PyTorch then tries IPv4
+    for name in ("cannot_init", "connect_refused"):
+        # EAFNOSUPPORT: an IPv6 attempt on a host without IPv6; socket.cpp records it as a warning
+        # and goes on with IPv4 (PyTorch 2.0-2.2 print "failed to connect to [host]:port (errno: 97").
+        if name in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, [name])):
+            chosen.discard(name)
     if not chosen:
         return []
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
