@@ -51,14 +51,6 @@ static PyObject *level_bytes(const char *at, Py_ssize_t len) {
     return PyBytes_FromStringAndSize(at, len);
 }
 
-/* Which of the five NCCL levels ``at`` spells, or -1. */
-static int level_index(const char *at, Py_ssize_t len) {
-    for (int i = 0; i < 5; i++)
-        if ((Py_ssize_t)strlen(level_names[i]) == len && memcmp(level_names[i], at, len) == 0)
-            return i;
-    return -1;
-}
-
 /* --- lines ---------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -701,8 +693,8 @@ static PyObject *group_str(const unsigned char *s, PCRE2_SIZE *ov, int rc, int g
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
-/* No byte >= 0x80 and no escape (0x1b): eight bytes at a time (a candidate line is read whole by
- * this, the frame and the payload hash: byte loops were a third of the core's own time). */
+/* No byte >= 0x80 and no escape (0x1b): eight bytes at a time (every candidate line is read whole
+ * by this check; the byte loop was a third of core_digest's own samples). */
 static int is_plain_ascii(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -1137,8 +1129,8 @@ typedef struct {
     Py_ssize_t count;
 } Answers;
 
-/* A 64-bit hash of bytes, eight at a time (multiply and fold; only for the core's own tables, whose
- * keys are compared in full on a hit, so collisions cost a probe, never a wrong answer). */
+/* A 64-bit hash of the answers' keys, eight bytes at a time (multiply and fold; a key is compared in
+ * full on a hit, so a collision costs a probe, never a wrong answer). */
 static uint64_t hash_bytes(const unsigned char *s, Py_ssize_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
     Py_ssize_t i = 0;
@@ -1173,26 +1165,16 @@ static void answers_dealloc(Answers *a) {
     Py_TYPE(a)->tp_free((PyObject *)a);
 }
 
-/* The layout Answers and Payloads share: a Python object around a zeroed array of slots. */
-typedef struct {
-    PyObject_HEAD void *slots;
-    Py_ssize_t count;
-} Table;
-
-static PyObject *table_new(PyTypeObject *type, Py_ssize_t nslots, size_t slot_size) {
-    Table *t = (Table *)type->tp_alloc(type, 0);
-    if (!t)
+static PyObject *answers_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    Answers *a = (Answers *)type->tp_alloc(type, 0);
+    if (!a)
         return NULL;
-    t->slots = PyMem_Calloc(nslots, slot_size);
-    if (!t->slots) {
-        Py_DECREF(t);
+    a->slots = PyMem_Calloc(ANSWERS_SLOTS, sizeof(Answer));
+    if (!a->slots) {
+        Py_DECREF(a);
         return PyErr_NoMemory();
     }
-    return (PyObject *)t;
-}
-
-static PyObject *answers_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    return table_new(type, ANSWERS_SLOTS, sizeof(Answer));
+    return (PyObject *)a;
 }
 
 /* The slot of ``key``: its own, or the empty one where it would go. */
@@ -1236,117 +1218,22 @@ static int answers_put(Answers *a, const Ser *ser, PyObject *value) {
     return 0;
 }
 
-static PyObject *table_size(Table *t, PyObject *unused) { return PyLong_FromSsize_t(t->count); }
+static PyObject *answers_len(Answers *a, PyObject *unused) { return PyLong_FromSsize_t(a->count); }
 
-static PyMethodDef table_methods[] = {
-    {"size", (PyCFunction)table_size, METH_NOARGS, "How many entries are held."},
+static PyMethodDef answers_methods[] = {
+    {"size", (PyCFunction)answers_len, METH_NOARGS, "How many answers are held."},
     {NULL, NULL, 0, NULL},
 };
 
-/* The type of a Table: its struct, dealloc and new functions are <prefix>_dealloc, <prefix>_new. */
-#define TABLE_TYPE(name, Struct, prefix, doc)                                                                          \
-    {                                                                                                                  \
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core." name, .tp_basicsize = sizeof(Struct),             \
-        .tp_dealloc = (destructor)prefix##_dealloc, .tp_flags = Py_TPFLAGS_DEFAULT, .tp_new = prefix##_new,             \
-        .tp_methods = table_methods, .tp_doc = doc,                                                                    \
-    }
-
-static PyTypeObject AnswersType =
-    TABLE_TYPE("Answers", Answers, answers, "The core's answers by matched values (see Scanner._by_matches).");
-
-/* --- the payload memo, held in C ---------------------------------------------------------- */
-
-/* Payloads(): a cache in front of the scanner's _bytes_memo, for the candidate lines NCCL repeats
- * (76% of a 30%-candidate log's framed lines): (payload bytes, level, member set) -> what the memo,
- * the answers or _resolve gave for it, looked up without making the payload's bytes, its key tuple and
- * a siphash each time. Direct-mapped: a new key takes its slot over, so it holds at most
- * PAYLOAD_SLOTS payloads of at most PAYLOAD_MAX bytes and never needs a turn-over. The member set is
- * compared by identity (the engine shares one object per set) and held, so its address stays its
- * own; the level is one of the five NCCL levels. A key maps to what Python would answer for it (equal
- * payloads, levels and member sets confirm alike), so this only skips work. */
-#define PAYLOAD_SLOTS 8192
-#define PAYLOAD_MAX 512
-typedef struct {
-    uint64_t hash;
-    unsigned char *key;
-    Py_ssize_t len, cap;
-    int level;
-    PyObject *members, *value; /* value NULL: an empty slot */
-} PayloadSlot;
-
-typedef struct {
-    PyObject_HEAD PayloadSlot *slots;
-    Py_ssize_t count;
-} Payloads;
-
-static void payloads_clear(Payloads *p) {
-    if (!p->slots)
-        return;
-    for (Py_ssize_t i = 0; i < PAYLOAD_SLOTS; i++) {
-        PayloadSlot *e = &p->slots[i];
-        PyMem_Free(e->key);
-        e->key = NULL;
-        e->len = e->cap = 0;
-        Py_CLEAR(e->members);
-        Py_CLEAR(e->value);
-    }
-    p->count = 0;
-}
-
-static void payloads_dealloc(Payloads *p) {
-    payloads_clear(p);
-    PyMem_Free(p->slots);
-    Py_TYPE(p)->tp_free((PyObject *)p);
-}
-
-static PyObject *payloads_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    return table_new(type, PAYLOAD_SLOTS, sizeof(PayloadSlot));
-}
-
-static uint64_t payload_hash(const unsigned char *payload, Py_ssize_t len, int level, PyObject *members) {
-    return hash_bytes(payload, len) ^ ((uint64_t)(uintptr_t)members * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)level;
-}
-
-/* The answer for (payload, level, members) (borrowed), or NULL when the slot holds another key. */
-static PyObject *payloads_get(Payloads *p, uint64_t h, const unsigned char *payload, Py_ssize_t len, int level,
-                              PyObject *members) {
-    PayloadSlot *e = &p->slots[h & (PAYLOAD_SLOTS - 1)];
-    if (e->value && e->hash == h && e->len == len && e->level == level && e->members == members &&
-        memcmp(e->key, payload, len) == 0)
-        return e->value;
-    return NULL;
-}
-
-/* Remember ``value`` for the key, in place of whatever its slot held. 0, or -1 with MemoryError. */
-static int payloads_put(Payloads *p, uint64_t h, const unsigned char *payload, Py_ssize_t len, int level,
-                        PyObject *members, PyObject *value) {
-    if (len > PAYLOAD_MAX)
-        return 0;
-    PayloadSlot *e = &p->slots[h & (PAYLOAD_SLOTS - 1)];
-    if (e->cap < len || !e->key) {
-        unsigned char *grown = PyMem_Realloc(e->key, len ? len : 1);
-        if (!grown) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        e->key = grown;
-        e->cap = len ? len : 1;
-    }
-    if (!e->value)
-        p->count++;
-    memcpy(e->key, payload, len);
-    e->len = len;
-    e->hash = h;
-    e->level = level;
-    Py_INCREF(members);
-    Py_XSETREF(e->members, members);
-    Py_INCREF(value);
-    Py_XSETREF(e->value, value);
-    return 0;
-}
-
-static PyTypeObject PayloadsType =
-    TABLE_TYPE("Payloads", Payloads, payloads, "The core's payload memo, in front of Scanner._bytes_memo.");
+static PyTypeObject AnswersType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.Answers",
+    .tp_basicsize = sizeof(Answers),
+    .tp_dealloc = (destructor)answers_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = answers_new,
+    .tp_methods = answers_methods,
+    .tp_doc = "The core's answers by matched values (see Scanner._by_matches).",
+};
 
 /* Fold's references to ``folder``'s containers and settings (the folder clears its containers in
  * place, so they stay its own). 0, or -1 with an exception when the folder is not what the core
@@ -1465,7 +1352,6 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL;
     PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
     Answers *answers = NULL;
-    Payloads *payloads = NULL;
     MemberIds mi = {0};
     Fold fold = {0};
     Regex *f = regex_of(capsule);
@@ -1478,9 +1364,6 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     confirmers = get_attr(scanner, "_confirmers");
     by_matches = get_attr(scanner, "_by_matches");
     answers = (Answers *)get_attr(scanner, "_answers");
-    payloads = (Payloads *)get_attr(scanner, "_payloads");
-    if (!payloads || !PyObject_TypeCheck((PyObject *)payloads, &PayloadsType))
-        goto bad_state;
     if (!nccl || !memo || !hosts || !resolve || !confirmers || !by_matches || !PyDict_Check(memo) ||
         !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches) || !answers ||
         !PyObject_TypeCheck((PyObject *)answers, &AnswersType))
@@ -1536,102 +1419,86 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_RuntimeError, "frame pattern matched without host, pid or level");
             goto fail;
         }
-        /* A payload seen lately: answered by the core's own memo, without a Python object. */
-        const unsigned char *payload_at = raw + cut;
-        Py_ssize_t payload_len = size - cut;
-        int level_i = level_index((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
-        int cacheable = level_i >= 0 && payload_len <= PAYLOAD_MAX;
-        uint64_t payload_h = cacheable ? payload_hash(payload_at, payload_len, level_i, members) : 0;
-        PyObject *known = cacheable ? payloads_get(payloads, payload_h, payload_at, payload_len, level_i, members) : NULL;
+        /* memo key: (payload, level, members), as digest_block builds it */
+        PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
+        PyObject *level_b = level_bytes((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
+        PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
+        Py_XDECREF(payload);
+        Py_XDECREF(level_b);
+        if (!key)
+            goto fail;
+        PyObject *known = PyDict_GetItemWithError(memo, key); /* borrowed */
         if (known) {
             Py_INCREF(known);
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            goto fail;
         } else {
-            /* memo key: (payload, level, members), as digest_block builds it */
-            PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
-            PyObject *level_b = level_bytes((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
-            PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
-            Py_XDECREF(payload);
-            Py_XDECREF(level_b);
-            if (!key)
-                goto fail;
-            known = PyDict_GetItemWithError(memo, key); /* borrowed */
-            if (known) {
-                Py_INCREF(known);
-            } else if (PyErr_Occurred()) {
+            /* Not in the memo: confirmed here when PCRE2 can, and then usually known by its matches
+             * (channel lines differ in their ranks, not in what they capture): first in the core's
+             * own answers, without a Python object, then in the scanner's _by_matches. */
+            const unsigned char *lvl = raw + G_START(ov, 10);
+            Py_ssize_t lvl_len = G_END(ov, 10) - G_START(ov, 10);
+            PyObject *mkey = NULL;
+            Ser ser;
+            ser.len = 0;
+            ser.overflow = 0;
+            if (member_ids(&mi, members, PyList_GET_SIZE(confirmers)) < 0) {
                 Py_DECREF(key);
                 goto fail;
-            } else {
-                /* Not in the memo: confirmed here when PCRE2 can, and then usually known by its matches
-                 * (channel lines differ in their ranks, not in what they capture): first in the core's
-                 * own answers, without a Python object, then in the scanner's _by_matches. */
-                const unsigned char *lvl = raw + G_START(ov, 10);
-                Py_ssize_t lvl_len = G_END(ov, 10) - G_START(ov, 10);
-                PyObject *mkey = NULL;
-                Ser ser;
-                ser.len = 0;
-                ser.overflow = 0;
-                if (member_ids(&mi, members, PyList_GET_SIZE(confirmers)) < 0) {
-                    Py_DECREF(key);
-                    goto fail;
-                }
-                PyObject *quick = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, &ser, 0);
-                if (!quick && PyErr_Occurred()) {
-                    Py_DECREF(key);
-                    goto fail;
-                }
-                if (quick) {
-                    Py_DECREF(quick);
-                    known = answers_get(answers, &ser);
-                    if (known) {
-                        Py_INCREF(known);
-                    } else {
-                        mkey = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, NULL, 1);
-                        if (!mkey && PyErr_Occurred()) {
-                            Py_DECREF(key);
-                            goto fail;
-                        }
-                    }
-                }
-                if (mkey) {
-                    known = PyDict_GetItemWithError(by_matches, mkey);
-                    if (known) {
-                        Py_INCREF(known);
-                        if (answers_put(answers, &ser, known) < 0) {
-                            Py_DECREF(known);
-                            Py_DECREF(mkey);
-                            Py_DECREF(key);
-                            goto fail;
-                        }
-                    } else if (PyErr_Occurred()) {
-                        Py_DECREF(mkey);
+            }
+            PyObject *quick = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, &ser, 0);
+            if (!quick && PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto fail;
+            }
+            if (quick) {
+                Py_DECREF(quick);
+                known = answers_get(answers, &ser);
+                if (known) {
+                    Py_INCREF(known);
+                } else {
+                    mkey = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, NULL, 1);
+                    if (!mkey && PyErr_Occurred()) {
                         Py_DECREF(key);
                         goto fail;
                     }
                 }
-                if (!known) {
-                    known = PyObject_CallFunction(resolve, "OnO", key, size - cut, mkey ? mkey : Py_None);
-                    if (known) { /* resolving may turn the memo's generation over */
-                        Py_DECREF(memo);
-                        memo = get_attr(scanner, "_bytes_memo");
-                        if (!memo || !PyDict_Check(memo)) {
-                            Py_XDECREF(mkey);
-                            Py_DECREF(key);
-                            Py_DECREF(known);
-                            goto bad_state;
-                        }
+            }
+            if (mkey) {
+                known = PyDict_GetItemWithError(by_matches, mkey);
+                if (known) {
+                    Py_INCREF(known);
+                    if (answers_put(answers, &ser, known) < 0) {
+                        Py_DECREF(known);
+                        Py_DECREF(mkey);
+                        Py_DECREF(key);
+                        goto fail;
+                    }
+                } else if (PyErr_Occurred()) {
+                    Py_DECREF(mkey);
+                    Py_DECREF(key);
+                    goto fail;
+                }
+            }
+            if (!known) {
+                known = PyObject_CallFunction(resolve, "OnO", key, size - cut, mkey ? mkey : Py_None);
+                if (known) { /* resolving may turn the memo's generation over */
+                    Py_DECREF(memo);
+                    memo = get_attr(scanner, "_bytes_memo");
+                    if (!memo || !PyDict_Check(memo)) {
+                        Py_XDECREF(mkey);
+                        Py_DECREF(key);
+                        Py_DECREF(known);
+                        goto bad_state;
                     }
                 }
-                Py_XDECREF(mkey);
             }
-            Py_DECREF(key);
-            if (!known)
-                goto fail;
-            if (cacheable && PyTuple_Check(known) && PyTuple_GET_SIZE(known) == 2 &&
-                payloads_put(payloads, payload_h, payload_at, payload_len, level_i, members, known) < 0) {
-                Py_DECREF(known);
-                goto fail;
-            }
+            Py_XDECREF(mkey);
         }
+        Py_DECREF(key);
+        if (!known)
+            goto fail;
         if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 2) {
             Py_DECREF(known);
             goto bad_state;
@@ -1739,7 +1606,6 @@ done:
     Py_XDECREF(confirmers);
     Py_XDECREF(by_matches);
     Py_XDECREF((PyObject *)answers);
-    Py_XDECREF((PyObject *)payloads);
     Py_XDECREF(mi.members);
     Py_XDECREF(last_host_b);
     Py_XDECREF(memo);
@@ -1826,8 +1692,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (int i = 0; i < 5; i++)
         if (!(levels[i] = PyBytes_FromString(level_names[i])))
             return NULL;
-    if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0 || PyType_Ready(&AnswersType) < 0 ||
-        PyType_Ready(&PayloadsType) < 0)
+    if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0 || PyType_Ready(&AnswersType) < 0)
         return NULL;
 #ifdef SLURMDIAG_HS
     if (PyType_Ready(&HsType) < 0)
@@ -1845,12 +1710,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&AnswersType);
     if (PyModule_AddObject(m, "Answers", (PyObject *)&AnswersType) < 0) {
         Py_DECREF(&AnswersType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&PayloadsType);
-    if (PyModule_AddObject(m, "Payloads", (PyObject *)&PayloadsType) < 0) {
-        Py_DECREF(&PayloadsType);
         Py_DECREF(m);
         return NULL;
     }

@@ -117,7 +117,6 @@ class Scanner:
         self._confirmers: list = [core.PENDING] * len(entries) if self._core else []
         self._by_matches: dict[tuple, tuple] = {}
         self._answers = self._core.Answers() if self._core else None  # the same answers, held in C
-        self._payloads = self._core.Payloads() if self._core else None  # recent payloads' answers, held in C
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:

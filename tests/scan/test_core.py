@@ -413,24 +413,6 @@ def test_one_off_lines_are_answered_in_c_within_bounds(rules, monkeypatch):
 
 
 @needs_core
-def test_repeated_payloads_are_answered_from_the_cores_memo_within_bounds(rules, monkeypatch):
-    """Channel lines of 10,000 peers, each printed twice, then one line too long to remember: the core
-    answers repeats from its own payload memo (at most 8,192 payloads of at most 512 bytes), with the
-    records Python gives."""
-    peers = [f"node-1:7:7 [0] NCCL INFO Channel 00/0 : {p}[0] -> {p + 1}[1] [send] via NET/IB/0" for p in range(10_000)]
-    blob = "\n".join(peers + peers).encode()
-    scanner = _scanner(rules, "auto", True, monkeypatch)
-    with_core = _digest(scanner, blob, True)
-    assert 4096 < scanner._payloads.size() <= 8192
-    assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)
-    long_line = ("node-1:7:7 [0] NCCL INFO NCCL_IB_HCA set to " + "mlx5_0:1," * 80 + "\n").encode()
-    scanner = _scanner(rules, "auto", True, monkeypatch)
-    with_core = _digest(scanner, long_line * 3, True)
-    assert scanner._payloads.size() == 0
-    assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), long_line * 3, True)
-
-
-@needs_core
 def test_matches_ending_together_are_taken_in_expression_order_as_python_does():
     """Found by the property test above: an empty line reported twice, by matches that end at the
     same offset in another order than their expressions'."""
