@@ -52,7 +52,6 @@ FORMS = [
     ("job-oom", "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you "
      "tried to allocate 68719476736 bytes."),
     ("gpu-xid", "nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 20034, Fatal, Link 27 LTSSM Fault Up"),
-    ("gpu-xid", "RuntimeError: CUDA error: system not yet initialized"),
     ("world-size-mismatch", "ValueError: Invalid rank 8, rank should be in the interval [0, 7]"),
     ("rendezvous-failure", "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"),
     ("rendezvous-failure", "RuntimeError: [3] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via "

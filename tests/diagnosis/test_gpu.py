@@ -80,18 +80,6 @@ def test_vllm_refusing_a_context_its_kv_cache_cannot_hold_says_how_much_was_miss
     assert "16.00 GiB needed, 4.21 GiB available" in top(report, "cuda-oom").detail
 
 
-def test_cuda_not_ready_is_a_node_driver_fault_naming_the_fabric_manager(rules):
-    # cudaErrorSystemNotReady (802): a driver daemon is not running (NVSwitch systems: Fabric Manager).
-    for line in (
-        "[rank0]: RuntimeError: CUDA error: system not yet initialized",
-        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
-        "functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet "
-        "initialized",
-    ):
-        finding = top(diagnose(rules, [line, "srun: error: slinky-0: task 0: Exited with exit code 1"]), "gpu-xid")
-        assert finding.severity == "error" and "Fabric Manager" in finding.detail
-
-
 def test_application_xid_is_only_a_warning_and_leaves_the_failure_unexplained(rules):
     lines = [
         "[rank4]: RuntimeError: CUDA error: an illegal memory access was encountered",

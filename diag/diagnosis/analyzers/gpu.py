@@ -92,12 +92,6 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
         code = f" ({g['code']})" if g.get("code") else ""
         parts.append(f"the driver could not initialise the GPU (RmInitAdapter failed{code}) [hardware]")
         classes.add("hardware")
-    if "not_ready" in chosen:
-        parts.append(
-            "CUDA says the system is not yet initialized (error 802): a driver daemon the GPUs need is not running "
-            "(on NVSwitch systems the Fabric Manager, nvidia-fabricmanager)"
-        )
-        classes.add("driver")
     if "nvml_mismatch" in chosen:
         parts.append(
             "NVML: driver/library version mismatch (driver upgraded without reboot, or the image ships its own)"
