@@ -322,3 +322,11 @@ def test_an_nccl_tests_check_that_failed_is_a_failure_shown_with_the_warn_that_n
     assert finding.severity == "error" and "nvmlDeviceGetHandleByPciBusId" in finding.evidence[0].text
     # The WARN names the failing call (NVML, not a socket): no guess about interfaces.
     assert "nccl-socket-ifname" not in ids(report)
+
+
+def test_a_known_message_outside_the_catalogue_stays_unexplained_but_says_what_it_usually_means(rules):
+    # CUDA error 802: the node's Fabric Manager (a node service, not the GPU) is not running.
+    report = diagnose(rules, ["[rank0]: RuntimeError: CUDA error: system not yet initialized"])
+    finding = report.findings[0]
+    assert finding.id == "unexplained-failure" and "Fabric Manager" in finding.detail
+    assert "gpu-xid" not in ids(report)

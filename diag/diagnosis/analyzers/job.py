@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, failure_is_timeout_cascade, first_or
@@ -77,8 +79,35 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
         hosts = set(ctx.captures(rule, "host", ["task_exit", "banner"]))
     first = (causes or evidence)[0].text.strip() if evidence else ""
     detail = f"The job failed and no known cause matched. First error: {first[:200]}"
+    hint = outside_catalogue_hint([e.text for e in evidence])
+    if hint:
+        detail += f". {hint}"
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
+
+# Messages whose cause is known but outside the catalogue (no cause id fits: a node service, not the
+# GPU, the fabric or the job's settings): the honest "unexplained" finding says what they usually mean.
+OUTSIDE_CATALOGUE = (
+    (
+        re.compile(r"system not yet initialized|cudaErrorSystemNotReady|Error 802\b"),
+        "CUDA error 802 (system not yet initialized) means a driver daemon the GPUs need is not running on the "
+        "node: on NVSwitch systems (HGX/DGX) the NVIDIA Fabric Manager (systemctl status nvidia-fabricmanager); "
+        "drain the node until it runs",
+    ),
+    (
+        re.compile(r"IMEX channel|/dev/nvidia-caps-imex-channels"),
+        "IMEX channels are what multi-node NVLink (GB200 NVL72) needs: the job has no IMEX channel "
+        "(nvidia-imex running, /dev/nvidia-caps-imex-channels/channel0 passed into the container)",
+    ),
+)
+
+
+def outside_catalogue_hint(texts: list[str]) -> str | None:
+    for pattern, hint in OUTSIDE_CATALOGUE:
+        if any(pattern.search(t) for t in texts):
+            return hint
+    return None
 
 
 def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
