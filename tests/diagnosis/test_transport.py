@@ -844,3 +844,15 @@ def test_aws_ofi_nccl_on_libfabrics_tcp_provider_has_no_efa_device(rules):
     efa = [lines[0], "6f2d8a82d208:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)"]
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, efa))
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, one_node("6f2d8a82d208") + lines))
+
+
+def test_libibverbs_missing_after_the_ofi_plugin_failed_is_its_consequence(rules):
+    lines = [
+        "ip-172-31-9-96:26565:26565 [0] get_ofi_provider:312 NCCL WARN NET/OFI Could not find any optimal provider",
+        "ip-172-31-9-96:26565:26565 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "nccl-net-plugin"
+    assert "ib-verbs-library-missing" not in ids(report)
+    # Without the plugin's failure, the missing library is the finding.
+    assert "ib-verbs-library-missing" in ids(diagnose(rules, lines[1:]))

@@ -18,6 +18,10 @@ def verbs_missing(rule: Rule, ctx: Context) -> list[Finding]:
     node that shows NCCL's network opened its HCAs, or where the provider missing is ConnectX-3's
     libmlx4 and every HCA NCCL lists is an mlx5 one, the warning is about hardware these nodes lack."""
     hit = {n for n, _ in ctx.stats(rule)}
+    if ctx.count("nccl-net-plugin", ["ofi_failed"]):
+        # The job's network is the OFI plugin's (EFA), and it failed: NCCL's built-in IB transport,
+        # tried next, missing libibverbs is what follows, not the cause (nccl-net-plugin says it).
+        return []
     if hit and hit <= PROVIDER_WARNINGS:
         shown = [h for h in ctx.facts.hosts.values() if h.hcas or h.nets or h.channel_nets or h.ib_no_device]
         works = bool(shown) and all(h.hcas and not h.ib_no_device and not h.uses_socket() for h in shown)
