@@ -201,3 +201,26 @@ def test_lines_found_with_numpy_are_the_ones_found_line_by_line(monkeypatch_line
     finally:
         engines._VECTOR_MIN_MATCHES = saved
     assert vectorised == one_by_one
+
+
+@pytest.mark.parametrize("density", ["0.005", "0.02"])
+def test_engine_expressions_pick_no_more_lines_than_a_dense_nccl_log_has_candidates(rules, tmp_path, density):
+    """An expression the engine cannot anchor on a literal start is looked for by its literal alone:
+    a signature like ``\\b(?P<f>nccl[A-Z]\\w+)\\(`` then picked every line holding "nccl", 4x the
+    candidates of an NCCL-dense log, and the scan paid for each. The generator knows how many lines
+    of its log any signature may match; the engine must stay near that."""
+    import subprocess
+    import sys
+
+    from ..conftest import ROOT
+
+    log = tmp_path / "dense.log"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "gen_log.py"), "--shape", "dense", "--ranks", "64", "--size", "2M",
+         "--density", density, "--out", str(log)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    estimated = int(re.search(r"candidate lines estimated ([\d,]+)", done.stderr + done.stdout)[1].replace(",", ""))
+    patterns = [Pattern(s.pattern, s.literal) for r in rules.rules for s in r.signatures]
+    candidates = len(make_engine("auto", patterns).lines(log.read_bytes()))
+    assert candidates <= 1.5 * estimated + 50, (candidates, estimated)

@@ -79,7 +79,7 @@ def _sigbus_in_nccl(rule: Rule, ctx: Context) -> list[Finding]:
     """SIGBUS with a backtrace in NCCL's code: NCCL maps its shared-memory segments as files in
     /dev/shm, and touching a page the full /dev/shm cannot back raises SIGBUS, not an NCCL error."""
     signal = ["signal_bus", "caught_bus", "bus_error", "sigbus"]
-    frames = ctx.captures(rule, "frame", ["nccl_frame"])
+    frames = ["nccl" + f for f in ctx.captures(rule, "frame", ["nccl_frame"])]
     if not frames or not ctx.stats(rule, signal):
         return []
     versions = sorted(ctx.facts.versions)
