@@ -21,7 +21,7 @@ CAUSE_IDS: frozenset[str] = frozenset(
         # launch.py: PMIx, rendezvous
         "pmix-plugin-missing", "pmix-not-used", "pmix-runtime-error", "rendezvous-failure", "port-in-use",
         "world-size-mismatch",
-        # storage.py: containers and storage
+        # storage/ (a module per cause): containers and storage
         "node-local-path", "shared-storage-missing", "container-import-failure", "container-runtime-error",
         # job.py: the job's fate (job-cancelled is this project's addition: a plain scancel, no failure)
         "job-time-limit", "job-oom", "node-failure", "preempted", "job-cancelled", "unexplained-failure",

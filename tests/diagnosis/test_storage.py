@@ -1,4 +1,4 @@
-"""Storage and container analyzers (diag/diagnosis/analyzers/storage.py): node-local paths, shared file
+"""Storage and container analyzers (diag/diagnosis/analyzers/storage/): node-local paths, shared file
 systems missing on some nodes, image import and container start."""
 
 from __future__ import annotations

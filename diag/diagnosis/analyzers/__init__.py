@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from diag.catalog.model import Rule, RuleError
-from diag.diagnosis.analyzers import collectives, gpu, job, launch, nodes, storage
+from diag.diagnosis.analyzers import collectives, gpu, job, launch, nodes
+from diag.diagnosis.analyzers.storage import containers, nodelocal, shared
 from diag.diagnosis.analyzers.transport import devices, fallback, gdr, hca, plugin, roce, shm, sockets
 from diag.diagnosis.context import Context
 from diag.report import Finding
@@ -47,11 +48,11 @@ ANALYZERS: dict[str, Analyzer] = {
     "port_in_use": launch.port_in_use,  # port-in-use
     "rendezvous": launch.rendezvous,  # rendezvous-failure
     "world_size": launch.world_size,  # world-size-mismatch
-    # storage.py
-    "container_import": storage.container_import,  # container-import-failure
-    "container_runtime": storage.container_runtime,  # container-runtime-error
-    "node_local_path": storage.node_local_path,  # node-local-path
-    "shared_storage": storage.shared_storage,  # shared-storage-missing
+    # storage/
+    "container_import": containers.container_import,  # container-import-failure
+    "container_runtime": containers.container_runtime,  # container-runtime-error
+    "node_local_path": nodelocal.node_local_path,  # node-local-path
+    "shared_storage": shared.shared_storage,  # shared-storage-missing
     # job.py
     "job_oom": job.job_oom,  # job-oom
     "job_time_limit": job.job_time_limit,  # job-time-limit

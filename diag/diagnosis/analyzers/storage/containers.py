@@ -1,0 +1,216 @@
+"""Container images pyxis/enroot could not import, and containers they could not start: container-import-failure, container-runtime-error."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import first_or, node_local
+from diag.diagnosis.analyzers.storage.shared import SHARED_PREFIXES
+from diag.diagnosis.context import Context, hosts_text
+from diag.report import Finding
+
+_HTTP_MEANING = {
+    "401": "401 Unauthorized: registry credentials missing or wrong ($ENROOT_CONFIG_PATH/.credentials)",
+    "403": "403 Forbidden: these credentials may not pull this image",
+    "404": "404 Not Found: the image name or tag does not exist",
+    "429": "429 Too Many Requests: the registry's pull rate limit (every node importing at once multiplies pulls)",
+}
+
+
+def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
+    reasons = []
+    for code in ctx.captures(rule, "code", ["http_error"]):
+        if code in _HTTP_MEANING:
+            reasons.append(_HTTP_MEANING[code])
+        elif code.startswith("5"):
+            reasons.append(f"{code}: the registry failed (outage)")
+        else:
+            reasons.append(f"HTTP {code}")
+    for _ev, g in ctx.samples(rule, ["curl_error"])[:1]:
+        reasons.append(f"curl ({g['curl']}) {g['curlmsg']}")
+    if "bad_json" in chosen:
+        reasons.append(
+            "the registry answered with something that is not JSON (proxy or error page, often a rate limit)"
+        )
+    if "bad_reference" in chosen:
+        ref = first_or(ctx.captures(rule, "image", ["bad_reference"]))
+        reasons.append(f"invalid image reference {ref} (pyxis wants registry#repository:tag)")
+    if chosen & {"auth_protocol", "digest"}:
+        reasons.append("the registry's authentication/digest protocol was not understood")
+    if "squash_missing" in chosen:
+        reasons.append(
+            f"the squash file {', '.join(ctx.captures(rule, 'path', ['squash_missing'])[:2])} does not exist"
+        )
+    if "checksum" in chosen:
+        reasons.append("a downloaded layer did not match its digest (a proxy or a cut download altered it)")
+    for path in ctx.captures(rule, "path", ["bad_format"])[:1]:
+        reasons.append(f"{path} is not a squashfs image (a partial import, or a tarball)")
+    if chosen & {"disk_full", "squashfs_write"}:
+        reasons.append("the disk filled up while converting the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
+    for image in ctx.captures(rule, "image", ["pull_denied"])[:1]:
+        reasons.append(f"pull access denied for {image}: the repository does not exist or needs a login")
+    if "manifest_unknown" in chosen:
+        reasons.append("the tag or manifest does not exist in the registry (manifest unknown)")
+    if "rate_limited" in chosen:
+        reasons.append(_HTTP_MEANING["429"])
+    for _ev, g in ctx.samples(rule, ["apptainer_pull"])[:1]:
+        reasons.append(f"Apptainer could not build the image from the registry{g.get('rest', '')[:120]}")
+    for d in ctx.captures(rule, "dir", ["no_space"])[:1]:
+        reasons.append(f"not enough space in {d} to convert the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
+    if "command_missing" in chosen:
+        reasons.append(f"enroot lacks {', '.join(ctx.captures(rule, 'cmd', ['command_missing']))}")
+    if "whiteouts_caps" in chosen:
+        reasons.append(
+            "enroot-aufs2ovlfs could not convert the image's whiteouts: it lacks its file capabilities "
+            "(install the enroot+caps package)"
+        )
+    return "; ".join(dict.fromkeys(reasons))
+
+
+def container_import(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = {n for n, _ in ctx.stats(rule)}
+    if not chosen:
+        return []
+    images = ctx.captures(rule, "image", ["failed_import", "bad_reference"]) or ctx.captures(
+        rule, "image", ["importing", "enroot_import_cmd"]
+    )
+    image = first_or(images, "the image")
+    if ctx.count("container-runtime-error", ["runtime_dir"]):
+        return []  # the import failed because enroot could not make its own directories: not the image
+    if chosen - {"importing"} == {"command_missing"} and set(ctx.captures(rule, "cmd", ["command_missing"])) <= {
+        "nvidia-container-cli"
+    }:
+        return []  # enroot's 98-nvidia hook needs it to start a container: container-runtime-error's
+    squashes = ctx.captures(rule, "path", ["squash_missing"])
+    if chosen - {"importing"} == {"squash_missing"} and all(node_local(p) for p in squashes) and ctx.spans_nodes()[0]:
+        return []  # a squash file on one node's local disk, missing on the others: node-local-path says so
+    reason = _import_reason(rule, ctx, chosen)
+    # enroot's common::curl prints "[ERROR] URL <url> returned error code" for the registry's API
+    # (/v2/...) and for its token realm (auth.docker.io/token, nvcr.io/proxy_auth), which has no /v2/;
+    # enroot import's own [INFO] steps make a curl error the registry's too.
+    registry = (
+        any("/v2/" in url for url in ctx.captures(rule, "url", ["http_error"]))
+        or any("[ERROR] URL " in ev.text for ev, _ in ctx.samples(rule, ["http_error"]))
+        or bool(ctx.stats(rule, ["enroot_step", "enroot_import_cmd"]))
+    )
+    if chosen <= {"curl_error", "http_error"} and not registry and not ctx.job_failed():
+        return []  # a curl or HTTP error from the program itself, not from a registry's API
+    hosts = sorted({h for _, st in ctx.stats(rule) for h in st.hosts})
+    if not hosts and ctx.facts.slurm_task_hosts:
+        hosts = sorted(ctx.facts.slurm_task_hosts)
+    detail = f"pyxis/enroot could not import {image}"
+    if hosts:
+        detail += f" on {hosts_text(hosts)}"
+    detail += f": {reason}" if reason else " (enroot's log gives no reason)"
+    # Kept as written: enroot's docker:// URI and pyxis both separate the registry with '#'.
+    return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, values={"image": image})]
+
+
+def named_container_made_nowhere(ctx: Context) -> bool:
+    """pyxis keeps a named container on the node that made it until the job that made it ends
+    (container_scope=job, its default). When task 0 cannot find the name either and every node the
+    logs show failed, no node of this job made it: another job did (and its end removed it), or none."""
+    failed = ctx.rules.get("unexplained-failure")
+    if failed is None:
+        return False
+    # Tasks srun terminated after the others failed (Terminated, Killed) may well have had it.
+    exits = [(ev, g) for ev, g in ctx.samples(failed, ["task_exit"]) if g.get("how", "").startswith("Exited")]
+    if not any(part.split("-")[0] == "0" for _, g in exits for part in g.get("task", "").split(",")):
+        return False
+    failing = {g["host"] for _, g in exits if g.get("host")}
+    return not (set(ctx.facts.hosts) | ctx.facts.slurm_task_hosts) - failing
+
+
+def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = {n for n, _ in ctx.stats(rule)}
+    if chosen == {"name_missing"} and not named_container_made_nowhere(ctx):
+        return []  # made on some nodes of the job, missing on others: node-local-path says so
+    if not chosen:
+        return []
+    generic = {"start_failed", "couldnt_start", "pyxis_other"}
+    if chosen <= generic and "container-import-failure" in ctx.findings:
+        return []  # pyxis <= 0.23 prints "couldn't start container" after a failed import too
+    parts = []
+    names = list(chosen)
+    for _ev, g in ctx.samples(rule, ["no_pyxis"])[:1]:
+        cmd, value = g["cmd"], g.get("value", "")
+        part = f"{cmd} does not know --{g['opt']}: the pyxis plugin is not installed or not loaded for {cmd}"
+        if cmd == "sbatch" and value and "#" not in value and "/" not in value:
+            part += f" (and in an #SBATCH line the value was cut at '#', leaving '{value}')"
+        parts.append(part)
+    shared = "shared-storage-missing" in ctx.findings
+    mounts = [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["mount_failed", "mount_other", "source_missing"])
+        if not (shared and g.get("src", "").startswith(SHARED_PREFIXES))
+    ]
+    if mounts:
+        srcs = list(dict.fromkeys(g["src"] for _, g in mounts))
+        reason = first_or([g["reason"] for _, g in mounts if g.get("reason")], "source path does not exist")
+        hosts = sorted({h for ev, _ in mounts if (h := ctx.host_for(ev))})
+        where = f" on {hosts_text(hosts)}" if hosts else ""
+        parts.append(f"mounting {', '.join(srcs[:3])} into the container failed{where}: {reason}")
+        if any(s.startswith("/dev/infiniband") for s in srcs):
+            parts.append("that node has no /dev/infiniband (no IB driver or HCA): exclude it or drop the mount there")
+    elif chosen <= {"mount_failed", "mount_other", "source_missing"} | generic and shared:
+        return []  # the mount failed because the shared file system is missing there: that is the finding
+    for _ev, g in ctx.samples(rule, ["runtime_dir"])[:1]:
+        parts.append(
+            f"pyxis/enroot could not create {g['path']} ({g['reason']}): the runtime directories of enroot.conf "
+            "(ENROOT_RUNTIME_PATH, ENROOT_CACHE_PATH, ENROOT_DATA_PATH) must be creatable by the job's user"
+        )
+    for _ev, g in ctx.samples(rule, ["hook_failed"])[:1]:
+        parts.append(f"the enroot hook {g['hook']} failed (exit {g['code']})")
+    for _ev, g in ctx.samples(rule, ["nvidia_cli"])[:1]:
+        parts.append(f"nvidia-container-cli: {g['what']}: {g['reason']}")
+    if "nvidia_cli_missing" in chosen:
+        parts.append(
+            "enroot's NVIDIA hook needs nvidia-container-cli, which this node lacks (install libnvidia-container-tools)"
+        )
+    for _ev, g in ctx.samples(rule, ["seccomp"])[:1]:
+        why = f" ({g['reason']})" if g.get("reason") else ""
+        parts.append(
+            f"pyxis could not install its seccomp filter{why}: this node's kernel does not allow it "
+            "(check the node image with enroot's requirements self-test, enroot-check)"
+        )
+    for _ev, g in ctx.samples(rule, ["switchroot"])[:1]:
+        parts.append(
+            f"enroot could not run {g['cmd']} in the image ({g['reason']}): the image has no shell "
+            "(a FROM-scratch or distroless image); use an image that has /bin/sh"
+        )
+    for _ev, g in ctx.samples(rule, ["pyxis_other"])[:1]:
+        parts.append(f"pyxis: {g['what']}{g.get('rest', '')[:120]}")
+    for _ev, g in ctx.samples(rule, ["enroot_start"])[:1]:
+        parts.append(f"enroot: {g['what']}")
+    for _ev, g in ctx.samples(rule, ["enroot_ns"])[:1]:
+        why = f" ({g['reason']})" if g.get("reason") else ""
+        hint = ": user namespaces are disabled or limited on this node" if "namespace" in g["op"] else ""
+        parts.append(f"enroot-{g['tool']} could not {g['op']}{why}{hint}")
+    for _ev, g in ctx.samples(rule, ["oci_runtime", "apptainer_start"])[:1]:
+        parts.append(f"the container runtime could not create the container: {g['reason'][:160]}")
+    if "no_gpu_driver" in chosen:
+        parts.append("Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")
+    if "exited_too_soon" in chosen:
+        parts.append("the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")
+    for _ev, g in ctx.samples(rule, ["namespace"])[:1]:
+        parts.append(f"pyxis could not join the {g['ns']} namespace: {g['reason']}")
+    for _ev, g in ctx.samples(rule, ["name_missing"] if named_container_made_nowhere(ctx) else [])[:1]:
+        parts.append(
+            f'no node of this job has the named container "{g["name"]}": pyxis removes named containers when '
+            "the job that made them ends (container_scope=job), so create it with --container-image in the same "
+            "job, or save it with --container-save"
+        )
+    for _ev, g in ctx.samples(rule, ["name_flag"])[:1]:
+        parts.append(f'--container-name "{g["flag"]}" was used but the container {g["state"]}')
+    if "mounts_format" in chosen:
+        parts.append(f"--container-mounts is malformed: {first_or(ctx.captures(rule, 'spec', ['mounts_format']))}")
+    if not parts:
+        parts.append("the container failed to start; enroot's log above says why")
+    reason = "; ".join(parts)
+    detail = "The container could not start: " + reason + "."
+    hosts = sorted({h for ev, _ in ctx.samples(rule, names) if (h := ctx.host_for(ev))})
+    if not hosts and "no_pyxis" not in chosen and ctx.facts.slurm_task_hosts:
+        hosts = sorted(ctx.facts.slurm_task_hosts)
+    return [ctx.make_finding(rule, names, detail=detail, hosts=hosts, values={"reason": reason[:160]})]
+
+
+# ------------------------------------------------------------------------------------- storage

@@ -1,0 +1,309 @@
+"""Files on one node's own storage in a job that spans several: node-local-path."""
+
+from __future__ import annotations
+
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import node_local
+from diag.diagnosis.analyzers.storage.containers import named_container_made_nowhere
+from diag.diagnosis.analyzers.storage.shared import SHARED_FS_PREFIXES, SHARED_PREFIXES
+from diag.diagnosis.context import MULTI_NODE_ASSUMED, Context, hosts_text, natural_key, pick_evidence
+from diag.report import Finding
+
+_MISSING_PATHS = [
+    "missing",
+    "ds_no_files",
+    "peft_missing",
+    "no_weights",
+    "hf_no_weights",
+    "hf_no_index",
+    "trainer_no_checkpoint",
+    "ds_universal_missing",
+    "megatron_idx",
+    "missing_java",
+    "missing_go",
+    "missing_arrow",
+    "missing_unquoted",
+    "missing_before",
+    "tf_not_found",
+    "tf_not_found_status",
+    "h5py_missing",
+    "lightning_missing",
+    "ds_invalid",
+    "nemo_cannot_resume",
+    "datasets_dir",
+    "datasets_find",
+    "datasets_script",
+    "chdir",
+    "chdir_other",
+]
+# The image's and the node's own files: missing ones are an environment problem, not storage layout.
+_SYSTEM_PREFIXES = ("/etc/", "/usr/", "/sys/", "/proc/", "/dev/", "/bin/", "/sbin/", "/lib", "/var/", "/run/", "/boot/")
+_INSTALL_PARTS = ("/site-packages/", "/dist-packages/", "/opt/conda/", "/miniconda", "/anaconda", "/.venv/", "/venv/")
+# Wordings that shells and programs print as they go on: a sign only in a job that failed.
+_SHELL_FORMS = ["missing_before", "missing_unquoted", "missing_go", "missing_java"]
+# Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
+_CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "pyxis: couldn't chdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
+UNKNOWN_WHERE = "the file was made on another node: the excerpt does not show which ranks or nodes lack it"
+
+
+def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
+    spans, assumed = ctx.spans_nodes()
+    if not spans:
+        return []
+    rank0_host = ctx.facts.host_of_rank.get(0)
+    # (evidence, what is missing, why it is node-local, confidence, what it assumed or None)
+    local: list = []
+    elsewhere: list = []  # (evidence, path, confidence when unknown): missing files on storage that may be shared
+    for ev, g in ctx.samples(rule, ["pyxis_name"] if not named_container_made_nowhere(ctx) else []):
+        local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
+    failed = ctx.job_failed()
+    shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS)} if not failed else set()
+    for ev, g in ctx.samples(rule, _MISSING_PATHS):
+        path = _clean_path(g.get("path") or g.get("pbs") or "")
+        if not path or any(word in ev.text for word in _CONTAINER_WORDS):
+            continue
+        if ev in shell or "cannot remove" in ev.text:
+            continue  # a shell's or a program's complaint in a run that went on (rm -f noise, a probe)
+        if node_local(path):
+            local.append((ev, path, "node-local storage", 0.85, None))
+        elif not path.startswith("/"):
+            if "/" in path:
+                why = "a relative path, resolved in each node's own working directory"
+                local.append((ev, path, why, 0.5, None))
+        elif path.startswith(SHARED_FS_PREFIXES):
+            continue  # a shared file system missing is shared-storage-missing
+        elif path.startswith(_SYSTEM_PREFIXES) or any(part in path for part in _INSTALL_PARTS):
+            continue  # the image's or the node's own files, or an installed package's: not storage layout
+        else:
+            # /home, /data, /mnt, ... are shared on most clusters but local disks on many cloud VMs.
+            elsewhere.append((ev, path, 0.35 if path.startswith(SHARED_PREFIXES) else 0.45))
+    # A path missing where rank 0 (which wrote it) runs too is a wrong path; missing only away from
+    # rank 0 means it was written on rank 0's node alone; where the excerpt does not say, assume so.
+    on_rank0 = {path for ev, path, _ in elsewhere if _away_from_rank0(ctx, ev, rank0_host) is False}
+    saved = [_clean_path(p) for p in ctx.captures(rule, "path", ["saving", "saved"])]
+    for ev, path, unknown_conf in elsewhere:
+        if path in on_rank0:
+            continue
+        where = _saved_under(path, saved)
+        if where and _saved_elsewhere(ctx, rule, ev, where):
+            why = f"this job saved it ({where}) and then could not find it: it went to one node's own disk"
+            local.append((ev, path, why, 0.7, None))
+        elif _away_from_rank0(ctx, ev, rank0_host):
+            local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6, None))
+        elif ctx.job_failed():  # a file missing in a run that went on is no finding of its own
+            why = "not found here, and nothing shows it on this node's storage"
+            local.append((ev, path, why, unknown_conf, UNKNOWN_WHERE))
+    for ev, g in ctx.samples(rule, ["tf_not_found", "tf_not_found_status"]):
+        if "_temp_" in g["path"]:
+            why = (
+                "TensorFlow's sharded save writes each task's shard under a _temp_ directory that the task "
+                "merging them must read: each task wrote to its own node's disk"
+            )
+            local.append((ev, _clean_path(g["path"]), why, 0.7, None))
+    for ev, g in ctx.samples(rule, ["ext_so"]):
+        # Only a library in a per-node cache or scratch: a system library missing is the image's problem.
+        if node_local(g["path"]):
+            why = "a JIT-built extension in one node's cache directory; the other nodes never built it"
+            local.append((ev, g["path"], why, 0.75, None))
+    for ev, g in ctx.samples(rule, ["missing_relative"]):
+        if node_local(g["relpath"]):  # an unexpanded $TMPDIR / $SLURM_TMPDIR
+            local.append((ev, g["relpath"], "node-local storage", 0.85, None))
+        else:
+            local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6, None))
+    for ev, g in ctx.samples(rule, ["ds_shard_count"]):
+        if int(g["found"]) < int(g["want"]):
+            why = (
+                f"only {g['found']} of {g['want']} ranks' ZeRO shards are in it: each node saved its own ranks' "
+                "shards to its own disk"
+            )
+            local.append((ev, g["path"], why, 0.8, None))
+    for ev, _g in ctx.samples(rule, ["zero_missing"]):
+        local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8, None))
+    for ev, g in ctx.samples(rule, ["ray_storage"]):
+        local.append((ev, g["path"], "Ray needs a storage path every node can read and write", 0.75, None))
+    for ev, _g in ctx.samples(rule, ["cannot_see"]):
+        local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8, None))
+    local += _framework_signs(rule, ctx)
+    local += _working_dir_elsewhere(rule, ctx)
+    written = [(ev, g) for ev, g in ctx.samples(rule, ["written", "written_dir"]) if node_local(g.get("path", ""))]
+    if local:
+        paths = list(dict.fromkeys(what for _, what, *_ in local))
+        why = list(dict.fromkeys(reason for _, _, reason, *_ in local))
+        best = max(c for _, _, _, c, _ in local)
+        # Say what the finding assumed when its best sign rests on an assumption.
+        assumed = assumed + list(dict.fromkeys(a for *_, c, a in local if a and c == best))
+        evidence = pick_evidence([ev for ev, *_ in local] + [ev for ev, _ in written])
+        hosts = sorted({h for ev, *_ in local if (h := ctx.host_for(ev))}, key=natural_key)
+        if not hosts and any(what.startswith("container ") for _, what, *_ in local):
+            # pyxis' line names no node; the tasks that then failed say which nodes lack the container.
+            hosts = sorted(ctx.facts.slurm_task_hosts)
+        ranks = sorted({ev.rank for ev, *_ in local if ev.rank is not None})
+        job = "this job" if MULTI_NODE_ASSUMED in assumed or not ctx.facts.node_count() else f"this {ctx.facts.node_count()}-node job"
+        where = hosts_text(hosts) if hosts else "other nodes"
+        detail = f"{', '.join(paths[:4])} was not found on {where} of {job}: {'; '.join(why[:3])}"
+        return [
+            ctx.make_finding(
+                rule,
+                [s.name for s in rule.signatures],
+                detail=detail,
+                evidence=evidence,
+                values={"path": ", ".join(paths[:4])},
+                hosts=hosts or None,
+                ranks=ranks or None,
+                confidence=best,
+                assumed=assumed,
+            )
+        ]
+    resumed = _resume_found_nothing(rule, ctx)
+    if written or resumed:
+        paths = sorted({g["path"] for _, g in written}) or resumed
+        job = "this job" if assumed else f"a {ctx.facts.node_count()}-node job"
+        if written:
+            detail = f"{', '.join(paths[:4])} is on node-local storage in {job}: other nodes cannot read it"
+        else:
+            detail = (
+                f"a resume found no checkpoint at {', '.join(paths[:2])} in {job}: harmless on a first run, "
+                "the sign of node-local storage when another node saved it"
+            )
+        return [
+            ctx.make_finding(
+                rule,
+                ["written", "written_dir", "resume_latest", "resume_tracker", "resume_scratch"],
+                severity="warning",
+                confidence=0.5 if written else 0.35,
+                detail=detail,
+                values={"path": ", ".join(paths[:4])},
+                assumed=assumed,
+            )
+        ]
+    return []
+
+
+def _saved_under(path: str, saved: list[str]) -> str | None:
+    """The saved path that ``path`` is, or lies under (a checkpoint directory and its files)."""
+    for where in saved:
+        base = where.rstrip("/")
+        if len(base) > 4 and (path == base or path.startswith(base + "/") or base.startswith(path.rstrip("/") + "/")):
+            return base
+    return None
+
+
+def _saved_elsewhere(ctx: Context, rule: Rule, missing_ev, where: str) -> bool:
+    """Whether the save line came before the miss from another host or rank (or the logs name neither)."""
+    for ev, g in ctx.samples(rule, ["saving", "saved"]):
+        if _clean_path(g.get("path", "")).rstrip("/") != where or ev.order > missing_ev.order:
+            continue
+        save_host, miss_host = ctx.host_for(ev), ctx.host_for(missing_ev)
+        if save_host and miss_host and save_host == miss_host:
+            continue  # saved and missed on the same node: not a node-local path
+        return True
+    return False
+
+
+def _clean_path(path: str) -> str:
+    """A captured path without the quotes, backticks and trailing punctuation pastes leave on it."""
+    return path.strip("'\"`").rstrip(".,;:)")
+
+
+def _resume_found_nothing(rule: Rule, ctx: Context) -> list[str]:
+    """Node-local checkpoint paths that a resume (DeepSpeed ``latest``, Megatron's tracker file,
+    NeMo's checkpoint_dir) found empty: only a sign when the path is node-local by its name."""
+    paths = ctx.captures(rule, "path", ["resume_latest", "resume_tracker", "resume_scratch"])
+    return [p for p in (_clean_path(p) for p in paths) if node_local(p)]
+
+
+def _working_dir_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
+    """SGE's qacct ``failed 28 : changing into working directory``: the execution host could not
+    enter the job's working directory, which exists on the submit host only (qacct's ``cwd`` row
+    names it; its one short word is too common a literal to scan every line for)."""
+    failed = ctx.samples(rule, ["sge_cwd_failed"])
+    if not failed:
+        return []
+    why = "the execution host could not enter the working directory the job was submitted from"
+    return [(failed[0][0], "the job's working directory (qacct's cwd)", why, 0.5, None)]
+
+
+def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
+    """Node-local storage as frameworks word it: a model directory Hugging Face cannot find here, a
+    dataset index built on one node, a file:// rendezvous each node waits on alone."""
+    signs: list[tuple] = []
+    for ev, g in ctx.samples(rule, ["hub_repo_id", "hub_no_path", "hub_cannot_load"]):
+        path = g.get("path")
+        why = "Hugging Face found no such directory on this node and read the path as a Hub repo id"
+        if path and node_local(path):
+            signs.append((ev, path, why + "; it is on node-local storage", 0.7, None))
+        elif not path:
+            signs.append((ev, "a local model directory", why, 0.45, None))
+        elif _path_like(path):
+            signs.append((ev, path, why, 0.45, UNKNOWN_WHERE))
+    for ev, g in ctx.samples(rule, ["hub_not_local", "hub_not_dir", "hub_no_file"]):
+        path = _clean_path(g.get("path", ""))
+        if not _path_like(path):
+            continue  # a Hub id (org/name) that does not exist: a typo, not storage
+        if "does not appear to have a file named" in ev.text and (
+            not ctx.job_failed() or "generation_config" in ev.text
+        ):
+            continue  # an optional file (generation config) the loader goes on without
+        if "does not appear to have a file named" in ev.text:
+            why = f"the directory is there but without {g['file']}: saved in part, or by another node into its own copy"
+            conf = 0.7 if node_local(path) else 0.4
+        else:
+            why = "Hugging Face found no such directory on this node and read the path as a Hub model id"
+            conf = 0.75 if node_local(path) else 0.45
+        signs.append((ev, path, why, conf, None if node_local(path) else UNKNOWN_WHERE))
+    for ev, _g in ctx.samples(rule, ["index_build"]):
+        why = "it is built by one rank on its own node and read by the others from the data path"
+        signs.append((ev, "the dataset index", why, 0.55 if ev.rank else 0.45, None))
+    for ev, g in ctx.samples(rule, ["no_valid_checkpoint"]):
+        local_path = node_local(g["path"])
+        why = "the checkpoint was saved on one node's disk" + (" (node-local storage)" if local_path else "")
+        signs.append((ev, g["path"], why, 0.8 if local_path else 0.5, None))
+    for ev, _g in ctx.samples(rule, ["best_model_frame"]):
+        why = "the Trainer reloads the best checkpoint from output_dir on every node, and only the main node saved it"
+        signs.append((ev, "the best checkpoint", why, 0.5, None))
+    signs += _index_built_elsewhere(rule, ctx)
+    frames = ctx.samples(rule, ["file_init_frame"])
+    if frames:
+        paths = ctx.captures(rule, "path", ["file_init"])
+        local_paths = [p for p in paths if node_local(p)]
+        what = f"the file:// rendezvous file {(local_paths or paths)[0]}" if paths else "the file:// rendezvous file"
+        why = "file:// init needs one file every node sees; each node waited on its own copy"
+        signs.append((frames[0][0], what, why, 0.75 if local_paths else 0.5, None))
+    return signs
+
+
+def _index_built_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
+    """Rank 0 built the dataset index maps, and then another node failed."""
+    built = ctx.samples(rule, ["index_on_rank0"])
+    failures = ctx.rules.get("unexplained-failure")
+    if not built or failures is None:
+        return []
+    builders = {ctx.host_for(ev) for ev, _ in built}
+    failed = [
+        ev
+        for ev, _ in ctx.samples(failures, ["traceback", "exception", "exception_other"])
+        if ctx.host_for(ev) not in builders
+    ]
+    if not failed:
+        return []
+    why = "rank 0 built them into its data directory and another node failed right after: that node does not see it"
+    return [(failed[0], "the dataset index maps", why, 0.6, None)]
+
+
+# ---------------------------------------------------------------------------------- containers
+
+def _away_from_rank0(ctx: Context, ev, rank0_host: str | None) -> bool | None:
+    """Whether a missing-file line came from a node other than rank 0's: True, False (rank 0 or its
+    node: the file is missing where it was written, a wrong path), or None when the logs do not say."""
+    host = ctx.host_for(ev)
+    if ev.rank == 0:
+        return False
+    if host and rank0_host:
+        return host != rank0_host
+    if ev.rank is not None:
+        return True
+    return None
+
+def _path_like(text: str) -> bool:
+    """A filesystem path rather than a Hub id (``org/name``): absolute, relative with ./ or ~, or deeper."""
+    return text.startswith(("/", "./", "../", "~")) or text.count("/") >= 2
