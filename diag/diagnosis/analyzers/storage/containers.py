@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diag.catalog.model import Rule
+from diag.catalog.model import Rule, fill_action
 from diag.diagnosis.analyzers.common import first_or, node_local
 from diag.diagnosis.analyzers.storage.shared import SHARED_PREFIXES
 from diag.diagnosis.context import Context, hosts_text
@@ -120,6 +120,80 @@ def named_container_made_nowhere(ctx: Context) -> bool:
     return not (set(ctx.facts.hosts) | ctx.facts.slurm_task_hosts) - failing
 
 
+def _enroot_ns(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    for _ev, g in ctx.samples(rule, ["enroot_ns"])[:1]:
+        why = f" ({g['reason']})" if g.get("reason") else ""
+        hint = ": user namespaces are disabled or limited on this node" if "namespace" in g["op"] else ""
+        return f"enroot-{g['tool']} could not {g['op']}{why}{hint}"
+    return None
+
+
+def _name_missing(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    for _ev, g in ctx.samples(rule, ["name_missing"] if named_container_made_nowhere(ctx) else [])[:1]:
+        return (
+            f'no node of this job has the named container "{g["name"]}": pyxis removes named containers when '
+            "the job that made them ends (container_scope=job), so create it with --container-image in the same "
+            "job, or save it with --container-save"
+        )
+    return None
+
+
+def _mounts_format(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    if "mounts_format" not in chosen:
+        return None
+    return f"--container-mounts is malformed: {first_or(ctx.captures(rule, 'spec', ['mounts_format']))}"
+
+
+def _fixed(name: str, text: str):
+    """The sentence of a signature that captures nothing, said when it matched."""
+
+    def say(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+        return text if name in chosen else None
+
+    return say
+
+
+# What went wrong, one sentence per signature from its first line's captures, in this order. A
+# placeholder the line did not capture drops its parenthesis (fill_action); values are cut at MAX_VALUE.
+SENTENCES: tuple = (
+    (
+        ["runtime_dir"],
+        "pyxis/enroot could not create {path} ({reason}): the runtime directories of enroot.conf "
+        "(ENROOT_RUNTIME_PATH, ENROOT_CACHE_PATH, ENROOT_DATA_PATH) must be creatable by the job's user",
+    ),
+    (["hook_failed"], "the enroot hook {hook} failed (exit {code})"),
+    (["nvidia_cli"], "nvidia-container-cli: {what}: {reason}"),
+    (
+        [],
+        _fixed(
+            "nvidia_cli_missing",
+            "enroot's NVIDIA hook needs nvidia-container-cli, which this node lacks (install libnvidia-container-tools)",
+        ),
+    ),
+    (
+        ["seccomp"],
+        "pyxis could not install its seccomp filter ({reason}): this node's kernel does not allow it "
+        "(check the node image with enroot's requirements self-test, enroot-check)",
+    ),
+    (
+        ["switchroot"],
+        "enroot could not run {cmd} in the image ({reason}): the image has no shell "
+        "(a FROM-scratch or distroless image); use an image that has /bin/sh",
+    ),
+    (["pyxis_other"], "pyxis: {what}{rest}"),
+    (["enroot_start"], "enroot: {what}"),
+    ([], _enroot_ns),
+    (["oci_runtime", "apptainer_start"], "the container runtime could not create the container: {reason}"),
+    ([], _fixed("no_gpu_driver", "Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")),
+    ([], _fixed("exited_too_soon", "the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")),
+    (["namespace"], "pyxis could not join the {ns} namespace: {reason}"),
+    ([], _name_missing),
+    (["name_flag"], '--container-name "{flag}" was used but the container {state}'),
+    ([], _mounts_format),
+)
+MAX_VALUE = 160
+
+
 def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if chosen == {"name_missing"} and not named_container_made_nowhere(ctx):
@@ -153,56 +227,13 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             parts.append("that node has no /dev/infiniband (no IB driver or HCA): exclude it or drop the mount there")
     elif chosen <= {"mount_failed", "mount_other", "source_missing"} | generic and shared:
         return []  # the mount failed because the shared file system is missing there: that is the finding
-    for _ev, g in ctx.samples(rule, ["runtime_dir"])[:1]:
-        parts.append(
-            f"pyxis/enroot could not create {g['path']} ({g['reason']}): the runtime directories of enroot.conf "
-            "(ENROOT_RUNTIME_PATH, ENROOT_CACHE_PATH, ENROOT_DATA_PATH) must be creatable by the job's user"
-        )
-    for _ev, g in ctx.samples(rule, ["hook_failed"])[:1]:
-        parts.append(f"the enroot hook {g['hook']} failed (exit {g['code']})")
-    for _ev, g in ctx.samples(rule, ["nvidia_cli"])[:1]:
-        parts.append(f"nvidia-container-cli: {g['what']}: {g['reason']}")
-    if "nvidia_cli_missing" in chosen:
-        parts.append(
-            "enroot's NVIDIA hook needs nvidia-container-cli, which this node lacks (install libnvidia-container-tools)"
-        )
-    for _ev, g in ctx.samples(rule, ["seccomp"])[:1]:
-        why = f" ({g['reason']})" if g.get("reason") else ""
-        parts.append(
-            f"pyxis could not install its seccomp filter{why}: this node's kernel does not allow it "
-            "(check the node image with enroot's requirements self-test, enroot-check)"
-        )
-    for _ev, g in ctx.samples(rule, ["switchroot"])[:1]:
-        parts.append(
-            f"enroot could not run {g['cmd']} in the image ({g['reason']}): the image has no shell "
-            "(a FROM-scratch or distroless image); use an image that has /bin/sh"
-        )
-    for _ev, g in ctx.samples(rule, ["pyxis_other"])[:1]:
-        parts.append(f"pyxis: {g['what']}{g.get('rest', '')[:120]}")
-    for _ev, g in ctx.samples(rule, ["enroot_start"])[:1]:
-        parts.append(f"enroot: {g['what']}")
-    for _ev, g in ctx.samples(rule, ["enroot_ns"])[:1]:
-        why = f" ({g['reason']})" if g.get("reason") else ""
-        hint = ": user namespaces are disabled or limited on this node" if "namespace" in g["op"] else ""
-        parts.append(f"enroot-{g['tool']} could not {g['op']}{why}{hint}")
-    for _ev, g in ctx.samples(rule, ["oci_runtime", "apptainer_start"])[:1]:
-        parts.append(f"the container runtime could not create the container: {g['reason'][:160]}")
-    if "no_gpu_driver" in chosen:
-        parts.append("Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")
-    if "exited_too_soon" in chosen:
-        parts.append("the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")
-    for _ev, g in ctx.samples(rule, ["namespace"])[:1]:
-        parts.append(f"pyxis could not join the {g['ns']} namespace: {g['reason']}")
-    for _ev, g in ctx.samples(rule, ["name_missing"] if named_container_made_nowhere(ctx) else [])[:1]:
-        parts.append(
-            f'no node of this job has the named container "{g["name"]}": pyxis removes named containers when '
-            "the job that made them ends (container_scope=job), so create it with --container-image in the same "
-            "job, or save it with --container-save"
-        )
-    for _ev, g in ctx.samples(rule, ["name_flag"])[:1]:
-        parts.append(f'--container-name "{g["flag"]}" was used but the container {g["state"]}')
-    if "mounts_format" in chosen:
-        parts.append(f"--container-mounts is malformed: {first_or(ctx.captures(rule, 'spec', ['mounts_format']))}")
+    for sigs, say in SENTENCES:
+        if callable(say):
+            if part := say(rule, ctx, chosen):
+                parts.append(part)
+            continue
+        for _ev, g in ctx.samples(rule, sigs)[:1]:
+            parts.append(fill_action(say, {k: v[:MAX_VALUE] for k, v in g.items() if v}))
     if not parts:
         parts.append("the container failed to start; enroot's log above says why")
     reason = "; ".join(parts)
@@ -211,6 +242,3 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not hosts and "no_pyxis" not in chosen and ctx.facts.slurm_task_hosts:
         hosts = sorted(ctx.facts.slurm_task_hosts)
     return [ctx.make_finding(rule, names, detail=detail, hosts=hosts, values={"reason": reason[:160]})]
-
-
-# ------------------------------------------------------------------------------------- storage
