@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from diag.catalog.causes import severity_rank
+from diag.catalog.model import fill_action
 from diag.diagnosis.context import Context
 from diag.evidence import Evidence, time_key
 
@@ -81,3 +82,32 @@ def failure_is_timeout_cascade(ctx: Context, texts: list[str]) -> bool:
 
 def first_or(values: list[str], default: str = "") -> str:
     return values[0] if values else default
+
+
+# --------------------------------------------------------------------------- sentences per signature
+# A finding that gathers several signatures says what went wrong one sentence per signature, filled
+# from the first line's captures: a table of (signatures, template) in the order they are said. A
+# template is a str (a placeholder the line did not capture drops its parenthesis, see fill_action;
+# values are cut at MAX_SENTENCE_VALUE) or a function (rule, ctx, chosen) -> str | None.
+MAX_SENTENCE_VALUE = 160
+
+
+def fixed_sentence(name: str, text: str):
+    """The sentence of a signature that captures nothing, said when it matched."""
+
+    def say(rule, ctx: Context, chosen: set[str]) -> str | None:
+        return text if name in chosen else None
+
+    return say
+
+
+def sentences(rule, ctx: Context, chosen: set[str], table) -> list[str]:
+    parts = []
+    for sigs, say in table:
+        if callable(say):
+            if part := say(rule, ctx, chosen):
+                parts.append(part)
+            continue
+        for _ev, g in ctx.samples(rule, sigs)[:1]:
+            parts.append(fill_action(say, {k: v[:MAX_SENTENCE_VALUE] for k, v in g.items() if v}))
+    return parts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import first_or
+from diag.diagnosis.analyzers.common import first_or, fixed_sentence, sentences
 from diag.diagnosis.context import Context, hosts_text, natural_key
 from diag.hostlist import expand
 from diag.report import Finding
@@ -255,52 +255,63 @@ def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, detail=detail + ".", values={"port": port}, hosts=hosts)]
 
 
+def _not_divisible(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    for _ev, g in ctx.samples(rule, ["not_divisible"])[:1]:
+        return f"{g['a']} processes were started, which the parallel layout ({g['by'].rstrip('.')}) does not divide"
+    return None
+
+
+def _mpi_slots(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    for _ev, g in ctx.samples(rule, ["mpi_slots"])[:1]:
+        want = f" {g['want']}" if g.get("want") else ""
+        return f"mpirun asked for{want} more processes than the allocation has slots (tasks)"
+    return None
+
+
+def _sampler_rank(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    for _ev, g in ctx.samples(rule, ["sampler_rank"])[:1]:
+        world = int(g["max"]) + 1
+        return f"a DistributedSampler got rank {g['rank']} in a world of {world}: RANK and WORLD_SIZE disagree"
+    return None
+
+
+# What does not match, in this order (diag.diagnosis.analyzers.common.sentences).
+LAYOUT_SENTENCES: tuple = (
+    (["rank_count", "info_mismatch"], "ranks passed different world sizes to NCCL ({a} vs {b})"),
+    (
+        ["checked_in"],
+        "two processes claimed rank {rank} of {nranks}: every task got the same RANK, or torchrun "
+        "was started once per GPU with the same --node-rank",
+    ),
+    (["step_create"], "an srun step asked for more than job {job} holds ({reason})"),
+    (["only_allocated"], "an srun step asked for {want} nodes in a {have}-node allocation"),
+    (
+        ["nnodes_reset"],
+        "srun ran {tasks} tasks on {have} nodes instead of the {want} asked for, "
+        "so anything computed from the asked-for node count is wrong",
+    ),
+    (["ntasks_per_node"], "srun ignored --ntasks-per-node={per_node} ({tasks} tasks requested)"),
+    (
+        ["launchers_disagree"],
+        "the {launcher} launcher started {a} processes but torch.distributed sees a world of {b}: "
+        "the two launchers disagree on the layout (processes per node, hosts)",
+    ),
+    (["layout_needs"], "the parallel layout in the config needs {a} processes, but {b} were started"),
+    ([], _not_divisible),
+    (["batch_world"], "the DeepSpeed batch sizes were set for another number of processes ({a} != {b})"),
+    (["lightning_slurm"], "Lightning's {what}={a} does not match Slurm's --{opt}={b}"),
+    ([], _mpi_slots),
+    (["nccl_invalid_rank"], "a process asked NCCL for rank {rank} in a world of {nranks}: RANK and WORLD_SIZE disagree"),
+    ([], _sampler_rank),
+    ([], fixed_sentence("device_ordinal", "a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")),
+)
+
+
 def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
         return _ranks_claimed_twice(rule, ctx) or _separate_worlds(rule, ctx)
-    parts = []
-    for _ev, g in ctx.samples(rule, ["rank_count", "info_mismatch"])[:1]:
-        parts.append(f"ranks passed different world sizes to NCCL ({g['a']} vs {g['b']})")
-    for _ev, g in ctx.samples(rule, ["checked_in"])[:1]:
-        parts.append(
-            f"two processes claimed rank {g['rank']} of {g['nranks']}: every task got the same RANK, or torchrun "
-            "was started once per GPU with the same --node-rank"
-        )
-    for _ev, g in ctx.samples(rule, ["step_create"])[:1]:
-        parts.append(f"an srun step asked for more than job {g['job']} holds ({g['reason']})")
-    for _ev, g in ctx.samples(rule, ["only_allocated"])[:1]:
-        parts.append(f"an srun step asked for {g['want']} nodes in a {g['have']}-node allocation")
-    for _ev, g in ctx.samples(rule, ["nnodes_reset"])[:1]:
-        parts.append(
-            f"srun ran {g['tasks']} tasks on {g['have']} nodes instead of the {g['want']} asked for, "
-            "so anything computed from the asked-for node count is wrong"
-        )
-    for _ev, g in ctx.samples(rule, ["ntasks_per_node"])[:1]:
-        parts.append(f"srun ignored --ntasks-per-node={g['per_node']} ({g['tasks']} tasks requested)")
-    for _ev, g in ctx.samples(rule, ["launchers_disagree"])[:1]:
-        parts.append(
-            f"the {g['launcher']} launcher started {g['a']} processes but torch.distributed sees a world of {g['b']}: "
-            "the two launchers disagree on the layout (processes per node, hosts)"
-        )
-    for _ev, g in ctx.samples(rule, ["layout_needs"])[:1]:
-        parts.append(f"the parallel layout in the config needs {g['a']} processes, but {g['b']} were started")
-    for _ev, g in ctx.samples(rule, ["not_divisible"])[:1]:
-        parts.append(f"{g['a']} processes were started, which the parallel layout ({g['by'].rstrip('.')}) does not divide")
-    for _ev, g in ctx.samples(rule, ["batch_world"])[:1]:
-        parts.append(f"the DeepSpeed batch sizes were set for another number of processes ({g['a']} != {g['b']})")
-    for _ev, g in ctx.samples(rule, ["lightning_slurm"])[:1]:
-        parts.append(f"Lightning's {g['what']}={g['a']} does not match Slurm's --{g['opt']}={g['b']}")
-    for _ev, g in ctx.samples(rule, ["mpi_slots"])[:1]:
-        want = f" {g['want']}" if g.get("want") else ""
-        parts.append(f"mpirun asked for{want} more processes than the allocation has slots (tasks)")
-    for _ev, g in ctx.samples(rule, ["nccl_invalid_rank"])[:1]:
-        parts.append(f"a process asked NCCL for rank {g['rank']} in a world of {g['nranks']}: RANK and WORLD_SIZE disagree")
-    for _ev, g in ctx.samples(rule, ["sampler_rank"])[:1]:
-        world = int(g["max"]) + 1
-        parts.append(f"a DistributedSampler got rank {g['rank']} in a world of {world}: RANK and WORLD_SIZE disagree")
-    if "device_ordinal" in chosen:
-        parts.append("a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")
+    parts = sentences(rule, ctx, chosen, LAYOUT_SENTENCES)
     detail = "Launch layout does not match: " + "; ".join(parts) + "."
     if chosen <= {"nnodes_reset", "ntasks_per_node"}:
         # srun adjusted the layout and the step ran: worth knowing, not a failure by itself.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from diag.catalog.model import Rule, fill_action
-from diag.diagnosis.analyzers.common import first_or, node_local
+from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import first_or, fixed_sentence, node_local, sentences
 from diag.diagnosis.analyzers.storage.shared import SHARED_PREFIXES
 from diag.diagnosis.context import Context, hosts_text
 from diag.report import Finding
@@ -144,17 +144,7 @@ def _mounts_format(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
     return f"--container-mounts is malformed: {first_or(ctx.captures(rule, 'spec', ['mounts_format']))}"
 
 
-def _fixed(name: str, text: str):
-    """The sentence of a signature that captures nothing, said when it matched."""
-
-    def say(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
-        return text if name in chosen else None
-
-    return say
-
-
-# What went wrong, one sentence per signature from its first line's captures, in this order. A
-# placeholder the line did not capture drops its parenthesis (fill_action); values are cut at MAX_VALUE.
+# What went wrong, in this order (diag.diagnosis.analyzers.common.sentences).
 SENTENCES: tuple = (
     (
         ["runtime_dir"],
@@ -165,7 +155,7 @@ SENTENCES: tuple = (
     (["nvidia_cli"], "nvidia-container-cli: {what}: {reason}"),
     (
         [],
-        _fixed(
+        fixed_sentence(
             "nvidia_cli_missing",
             "enroot's NVIDIA hook needs nvidia-container-cli, which this node lacks (install libnvidia-container-tools)",
         ),
@@ -184,14 +174,13 @@ SENTENCES: tuple = (
     (["enroot_start"], "enroot: {what}"),
     ([], _enroot_ns),
     (["oci_runtime", "apptainer_start"], "the container runtime could not create the container: {reason}"),
-    ([], _fixed("no_gpu_driver", "Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")),
-    ([], _fixed("exited_too_soon", "the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")),
+    ([], fixed_sentence("no_gpu_driver", "Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")),
+    ([], fixed_sentence("exited_too_soon", "the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")),
     (["namespace"], "pyxis could not join the {ns} namespace: {reason}"),
     ([], _name_missing),
     (["name_flag"], '--container-name "{flag}" was used but the container {state}'),
     ([], _mounts_format),
 )
-MAX_VALUE = 160
 
 
 def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
@@ -227,13 +216,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             parts.append("that node has no /dev/infiniband (no IB driver or HCA): exclude it or drop the mount there")
     elif chosen <= {"mount_failed", "mount_other", "source_missing"} | generic and shared:
         return []  # the mount failed because the shared file system is missing there: that is the finding
-    for sigs, say in SENTENCES:
-        if callable(say):
-            if part := say(rule, ctx, chosen):
-                parts.append(part)
-            continue
-        for _ev, g in ctx.samples(rule, sigs)[:1]:
-            parts.append(fill_action(say, {k: v[:MAX_VALUE] for k, v in g.items() if v}))
+    parts += sentences(rule, ctx, chosen, SENTENCES)
     if not parts:
         parts.append("the container failed to start; enroot's log above says why")
     reason = "; ".join(parts)
