@@ -94,10 +94,12 @@ def best_cue(payload: str, rules: list[Rule]) -> list[tuple[Rule, str]]:
 
 
 def cue_findings(ctx: Context, weigh: Callable[[Finding], None] | None = None) -> list[Finding]:
-    """Findings named by the words of error lines, when no root cause was found otherwise.
+    """Findings named by the words of error lines, when nothing but unexplained-failure (or advice) was found.
     ``weigh``: what the diagnosis does to every finding of a short excerpt (applied before the
     finding is placed above unexplained-failure)."""
-    if any(f.role == "root" and f.id != UNEXPLAINED for f in ctx.findings.values()):
+    # Only where the logs named nothing else: a symptom found (a timeout naming its culprit, a TCP
+    # fallback) already says what is known, and a guess from words must not take it over.
+    if any(f.role != "advice" and f.id != UNEXPLAINED for f in ctx.findings.values()):
         return []
     # Only a root cause is worth naming from words: a symptom or advice said this way adds nothing.
     rules = [r for r in ctx.rules.values() if r.cues and r.role == "root" and r.id != UNEXPLAINED]

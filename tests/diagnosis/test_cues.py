@@ -104,3 +104,17 @@ def test_a_printed_setting_is_not_an_error_line_though_it_says_timeout(rules):
     # torchrun prints its launch configuration; "timeout" there is a key, not a failure.
     report = diagnose(rules, ["  rdzv_configs     : {'rank': 1, 'timeout': 900}", "  rdzv_endpoint    : 10.13.27.125:7010"])
     assert not _by_cue(report)
+
+
+def test_a_symptom_the_logs_name_is_not_taken_over_by_words(rules):
+    # The watchdog names the rank that fell behind; its crash line mentions shared memory, but a
+    # guess from words must not become the root that explains the timeout.
+    lines = [
+        "[rank0]:[E1202 11:14:33.199178343 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 "
+        "milliseconds before timing out.",
+        "[rank1]: RuntimeError: could not grow the segment under /dev/shm/psm2-1 to 4194304 bytes",
+    ]
+    report = diagnose(rules, lines)
+    assert "nccl-timeout" in ids(report)
+    assert not _by_cue(report)
