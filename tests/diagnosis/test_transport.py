@@ -856,3 +856,17 @@ def test_libibverbs_missing_after_the_ofi_plugin_failed_is_its_consequence(rules
     assert "ib-verbs-library-missing" not in ids(report)
     # Without the plugin's failure, the missing library is the finding.
     assert "ib-verbs-library-missing" in ids(diagnose(rules, lines[1:]))
+
+
+def test_a_filter_naming_mlx5_0_that_matched_nothing_is_a_weaker_wrong_hca_claim(rules):
+    def paste(value: str) -> list[str]:
+        return [
+            f"vm:491:491 [0] NCCL INFO NCCL_IB_HCA set to {value}",
+            "vm:491:491 [0] NCCL INFO NET/IB : No device found.",
+            "vm:491:491 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>",
+        ]
+
+    odd = found(diagnose(rules, paste("mlx5_9:1")), "nccl-ib-hca-wrong")
+    usual = found(diagnose(rules, paste("mlx5_0:1,mlx5_1:1")), "nccl-ib-hca-wrong")
+    # Every ConnectX node has an mlx5_0: matching nothing more likely means no HCA was visible at all.
+    assert usual.confidence < odd.confidence and usual.assumed

@@ -40,6 +40,12 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         detail += f"; HCAs NCCL used on other nodes: {', '.join(seen_elsewhere)}"
     names = [s.name for s in rule.signatures]
     evidence = [ev for ev, _ in ctx.samples(rule, names) if ev.host in bad_hosts]
+    confidence, assumed = 0.85, []
+    if not seen_elsewhere and all(_FIRST_HCA.search(v) for v in values):
+        # mlx5_0 is what the first ConnectX HCA of any node is called: a filter holding it that matched
+        # nothing more likely means the node showed NCCL no HCA at all (not mounted, RDMA not enabled).
+        confidence = 0.5
+        assumed = ["the names are wrong, though they include mlx5_0, which every node with a ConnectX HCA has"]
     return [
         ctx.make_finding(
             rule,
@@ -48,9 +54,13 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
             hosts=bad_hosts,
             values={"value": ", ".join(values)},
             evidence=pick_evidence(evidence),
-            confidence=0.85,
+            confidence=confidence,
+            assumed=assumed,
         )
     ]
+
+
+_FIRST_HCA = re.compile(r"(?:^|[=,^])mlx5_0(?::1)?(?:,|$)")
 
 
 _LINKED_PORT = re.compile(r"\[\d+\]([\w.-]+:\d+)(?::\d+:\d+)?/(IB|RoCE)\b")
