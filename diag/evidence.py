@@ -119,6 +119,11 @@ class Evidence:
     pid: int | None = None
     timestamp: str | None = None
 
+    def file_order(self) -> tuple:
+        """Where it stands in the input, then its text: records glued onto one physical line share
+        a line number, and their order must not depend on a set's iteration (the hash seed)."""
+        return (self.order, self.text)
+
     def to_json(self) -> dict:
         out = {"path": self.path, "line": self.line, "text": self.text}
         for key in ("host", "rank", "task", "local_rank", "timestamp"):

@@ -186,7 +186,7 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 def pick_evidence(items: Iterable[Evidence], limit: int = MAX_EVIDENCE_SHOWN) -> list[Evidence]:
     """The first line of each host/rank first (so every culprit is shown), then the earliest rest."""
-    ordered = sorted(set(items), key=lambda e: e.order)
+    ordered = sorted(set(items), key=Evidence.file_order)
     chosen: list[Evidence] = []
     seen_where: set = set()
     for ev in ordered:
@@ -201,7 +201,7 @@ def pick_evidence(items: Iterable[Evidence], limit: int = MAX_EVIDENCE_SHOWN) ->
             break
         if ev not in chosen:
             chosen.append(ev)
-    return sorted(chosen, key=lambda e: e.order)
+    return sorted(chosen, key=Evidence.file_order)
 
 
 def hosts_text(hosts: Iterable[str]) -> str:

@@ -74,7 +74,7 @@ def error_lines(ctx: Context) -> list[Evidence]:
     lines = [
         ev for key, ev in found.items() if key not in known and frame_fields(ev.text)[7] not in INFO_LEVELS
     ]
-    return sorted(lines, key=lambda e: e.order)
+    return sorted(lines, key=Evidence.file_order)
 
 
 def best_cue(payload: str, rules: list[Rule]) -> list[tuple[Rule, str]]:

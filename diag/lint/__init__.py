@@ -75,7 +75,7 @@ def _finding(rule, hits: list[Hit], ctx: LintContext, overrides: Sequence[str]) 
                 evidence.append(Evidence(ctx.script.path, line, ctx.text(line)[:MAX_EVIDENCE_TEXT], (0, line)))
             else:
                 evidence.append(Evidence(COMMAND_LINE, 0, " ".join(overrides)[:MAX_EVIDENCE_TEXT], (1, 0)))
-    evidence = sorted(set(evidence), key=lambda e: e.order)
+    evidence = sorted(set(evidence), key=Evidence.file_order)
     detail = shown[0].detail + (f" (and {len(shown) - 1} more)" if len(shown) > 1 else "")
     assumed = list(dict.fromkeys(a for h in shown for a in h.assumed)) if not certain else []
     return Finding(

@@ -41,3 +41,13 @@ def test_a_finding_over_many_nodes_lists_them_in_natural_order(rules):
         for n in (10, 2, 1)
     ]
     assert found(diagnose(rules, lines), "ib-devices-not-mounted").hosts == ["slinky-1", "slinky-2", "slinky-10"]
+
+
+def test_evidence_of_records_glued_on_one_line_comes_in_one_order_whatever_the_hash_seed():
+    # Two records pasted onto one physical line share its line number; a set must not decide their order.
+    from diag.diagnosis.context import pick_evidence
+    from diag.evidence import Evidence
+
+    a = Evidence("x.log", 3, "NCCL_IB_HCA set to mlx5_0:1", (0, 3))
+    b = Evidence("x.log", 3, "NET/IB : No device found.", (0, 3))
+    assert pick_evidence([a, b]) == pick_evidence([b, a]) == [b, a]
