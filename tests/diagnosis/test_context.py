@@ -50,4 +50,4 @@ def test_evidence_of_records_glued_on_one_line_comes_in_one_order_whatever_the_h
 
     a = Evidence("x.log", 3, "NCCL_IB_HCA set to mlx5_0:1", (0, 3))
     b = Evidence("x.log", 3, "NET/IB : No device found.", (0, 3))
-    assert pick_evidence([a, b]) == pick_evidence([b, a]) == [b, a]
+    assert pick_evidence([a, b]) == pick_evidence([b, a]) == [a, b]
