@@ -397,9 +397,14 @@ def test_a_bare_system_error_is_a_weak_socket_suspect_that_says_what_it_assumed(
         "Traceback (most recent call last):",
         "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:290, unhanled system error",
     ]
-    ifname = found(diagnose(rules, paste), "nccl-socket-ifname")
-    assert ifname.severity == "warning" and ifname.confidence < 0.4
+    report = diagnose(rules, paste)
+    ifname = found(report, "nccl-socket-ifname")
+    # The job failed of it (the exception shows): its likeliest cause, named first, weakly, saying so.
+    assert ifname.severity == "error" and ifname.confidence < 0.4 and report.findings[0] is ifname
     assert any("socket" in a for a in ifname.assumed)
+    # The same error quoted without a failure around it is a warning.
+    quoted = diagnose(rules, ["ncclSystemError: System call (e.g. socket, malloc) or external library call failed"])
+    assert all(f.severity == "warning" for f in quoted.findings if f.id == "nccl-socket-ifname")
     # The logs name the failing call: that cause, not a guess about sockets.
     shm = paste + [
         "n1:3:3 [0] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-Zx1 to 9637892 bytes"

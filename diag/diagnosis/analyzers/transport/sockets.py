@@ -185,7 +185,8 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
             rule,
             ["system_error"],
             detail=detail + ".",
-            severity="warning",
+            # The likeliest cause of a failure the logs show, named as such; a warning otherwise.
+            severity="error" if ctx.job_failed() else "warning",
             confidence=0.35,
             assumed=[*assumed, "the failing system call was a socket between nodes (the log does not say)"],
         )
