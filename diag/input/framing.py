@@ -58,6 +58,13 @@ _DMESG_TS = re.compile(r"^\[ *(?P<ts>\d+\.\d+)\] ")
 _UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d{1,18}):\w+\] +\S+:\d+ +UCX +(?P<level>[A-Z]+) +")
 _OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d{1,18})\] ")
 _PDSH = re.compile(r"^(?P<host>[A-Za-z][\w.-]*\d[\w.-]*): ")
+# Ray forwards a worker's output as "(RayTrainWorker pid=11904, ip=jwb0582i) ..." / "(pid=1234) ...".
+_RAY = re.compile(r"^\((?:[A-Za-z_][\w.]* )?pid=(?P<pid>\d{1,18})(?:, ip=(?P<host>[\w.:-]+))?\) ")
+# vLLM's and similar loggers: "ERROR 02-12 02:14:01 worker_base.py:574] ...".
+_LOGGER_MD = re.compile(
+    r"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? [\w./-]+:\d+\] "
+)
+_LOGGER_LEVELS = {"DEBUG": "DEBUG", "INFO": "INFO", "WARNING": "WARNING", "ERROR": "ERROR", "CRITICAL": "FATAL"}
 _NCCL = re.compile(
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?"
     r"(?P<host>[^\s:\[\]`*>]+):(?P<pid>\d{1,18}):(?P<tid>\d{1,18}) "
@@ -253,6 +260,19 @@ def frame_general(text: str) -> Frame:
         if m:
             ctx.setdefault("timestamp", m["ts"])
             ctx.setdefault("host", m["host"])
+            payload = payload[m.end() :]
+            continue
+        m = _RAY.match(payload)
+        if m:
+            ctx.setdefault("pid", int(m["pid"]))
+            if m["host"]:
+                ctx.setdefault("host", m["host"])
+            payload = payload[m.end() :]
+            continue
+        m = _LOGGER_MD.match(payload)
+        if m:
+            ctx.setdefault("level", _LOGGER_LEVELS[m["lvl"]])
+            ctx.setdefault("timestamp", f"{m['md'].replace('-', '')} {m['time']}")
             payload = payload[m.end() :]
             continue
         m = _PDSH.match(payload)

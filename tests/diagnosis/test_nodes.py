@@ -212,3 +212,15 @@ def test_two_ranks_on_one_device_quoted_without_ncclss_prefix_are_still_a_shared
     report = diagnose(rules, ["Error: rank 11 and rank 3 both on CUDA device 1b000 (PCI 1b:00.0)"])
     assert report.findings[0].id == "nccl-duplicate-gpu"
     assert found(report, "nccl-duplicate-gpu").ranks == [3, 11]
+
+
+def test_a_peer_that_refused_nccls_connection_is_gone_and_its_address_is_named(rules):
+    lines = [
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8",
+        "r11i6n2:486514:486651 [1] include/socket.h:403 NCCL WARN Connect to 10.148.3.247<56821> failed : Connection refused",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "node-failure" and "10.148.3.247" in report.findings[0].detail
+    assert "nccl-socket-ifname" not in ids(report)  # refused is an answer: the address was reachable
+    # The same refusal printed while the job went on (a retry that then worked) is nothing.
+    assert "node-failure" not in ids(diagnose(rules, lines[1:]))

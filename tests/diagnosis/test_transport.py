@@ -875,3 +875,14 @@ def test_a_filter_naming_mlx5_0_that_matched_nothing_is_a_weaker_wrong_hca_claim
     usual = found(diagnose(rules, paste("mlx5_0:1,mlx5_1:1")), "nccl-ib-hca-wrong")
     # Every ConnectX node has an mlx5_0: matching nothing more likely means no HCA was visible at all.
     assert usual.confidence < odd.confidence and usual.assumed
+
+
+def test_interface_names_other_programs_read_from_the_ifname_settings(rules):
+    # Transformer Engine's userbuffers read NCCL_SOCKET_IFNAME too, and want a whole interface name.
+    te = diagnose(rules, ["[rank1]: OSError: Invalid network interface: eth", "[rank7]: OSError: [Errno 19] No such device"])
+    assert te.findings[0].id == "nccl-socket-ifname"
+    # Gloo's full mesh failing to connect in a job that failed of it, under Ray's and vLLM's prefixes.
+    gloo = ["(RayWorkerWrapper pid=1061) ERROR 02-12 02:14:01 worker_base.py:574] RuntimeError: Gloo connectFullMesh "
+            "failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"]  # fmt: skip
+    finding = found(diagnose(rules, gloo), "nccl-socket-ifname")
+    assert "GLOO_SOCKET_IFNAME" in finding.detail and finding.assumed

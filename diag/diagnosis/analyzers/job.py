@@ -293,7 +293,7 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
 
 def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
-        return []
+        return _peer_gone(rule, ctx)
     failed: dict[str, None] = {}
     for expr in ctx.captures(rule, "nodes", ["node_failure_on"]):
         for host in expand(expr):
@@ -347,6 +347,25 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     soft = {"ray_node_dead", "ray_node_died", "node_state_down"}
     severity = "warning" if {n for n, _ in ctx.stats(rule)} <= soft and not ctx.job_failed() else None
     return [ctx.make_finding(rule, detail=detail, hosts=names, values=values, severity=severity)]
+
+
+def _peer_gone(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL could not connect to a peer that refused (nothing listened), in a job that failed of it:
+    the peer's node broke or its process died first. Which of the two the logs do not say."""
+    addrs = ctx.captures(rule, "addr", ["peer_refused"])
+    if not addrs or not ctx.job_failed():
+        return []
+    detail = (
+        f"NCCL's connection to the peer at {', '.join(addrs[:4])} was refused: nothing listened there any more, "
+        "so that peer's node has a broken network or went down (its address names it: reverse DNS), or its "
+        "process died first; resubmit excluding that node if its own log shows no error"
+    )
+    assumed = ["the peer's node broke, not its process: the logs do not show the peer's side"]
+    return [
+        ctx.make_finding(
+            rule, ["peer_refused"], detail=detail + ".", severity="error", confidence=0.45, assumed=assumed
+        )
+    ]
 
 
 def preempted(rule: Rule, ctx: Context) -> list[Finding]:

@@ -18,7 +18,7 @@ def _loopback_advertised(rule: Rule, ctx: Context, assumed: list[str]) -> list[F
     peers = ctx.captures(rule, "addr", ["loopback_peer"])
     fallback = ctx.stats(rule, ["loopback_fallback"])
     if not peers and not (fallback and ctx.job_failed()):
-        return []
+        return _gloo_unconnected(rule, ctx, assumed)
     detail = (
         f"A rank connected to a peer at {peers[0]}: ranks advertised their loopback address"
         if peers
@@ -34,6 +34,20 @@ def _loopback_advertised(rule: Rule, ctx: Context, assumed: list[str]) -> list[F
             assumed=assumed,
         )
     ]  # fmt: skip
+
+
+def _gloo_unconnected(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """Gloo's full mesh failed to connect, no peer address shown: with GLOO_SOCKET_IFNAME unset, Gloo
+    binds the address the hostname resolves to, which other nodes often cannot reach."""
+    if not ctx.stats(rule, ["gloo_fullmesh"]) or not ctx.job_failed():
+        return []
+    detail = (
+        "Gloo (PyTorch's CPU group, used by vLLM, Ray and torch.distributed's barriers) could not connect its ranks: "
+        "without GLOO_SOCKET_IFNAME it binds the address the hostname resolves to, which other nodes may not reach; "
+        "set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to the interface the nodes share"
+    )
+    assumed = [*assumed, "the interface Gloo picked is the problem (the message does not say why it failed)"]
+    return [ctx.make_finding(rule, ["gloo_fullmesh"], detail=detail + ".", confidence=0.45, assumed=assumed)]
 
 
 def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
@@ -174,6 +188,8 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
     warns = [ev.text for ev, _ in ctx.samples(failed, ["nccl_warn"])] if failed else []
     if any(not _SOCKET_WORDS.search(w) for w in warns):
         return []  # an NCCL WARN names the call that failed, and it is not a socket's
+    if warns and all("Connection refused" in w for w in warns):
+        return []  # the peer answered that nothing listens: it is gone (node-failure says so), not unreachable
     detail = (
         'NCCL failed with "unhandled system error" and the logs hold no NCCL WARN saying which call failed; '
         "between nodes that is most often a socket to a peer over an interface it cannot reach (a container's "
