@@ -886,3 +886,14 @@ def test_interface_names_other_programs_read_from_the_ifname_settings(rules):
             "failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"]  # fmt: skip
     finding = found(diagnose(rules, gloo), "nccl-socket-ifname")
     assert "GLOO_SOCKET_IFNAME" in finding.detail and finding.assumed
+
+
+def test_hostless_channel_lines_with_and_without_gdrdma_mean_gpudirect_works_for_some_gpus_only(rules):
+    lines = [
+        "[0] NCCL INFO Channel 00/0 : 9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA",
+        "[1] NCCL INFO Channel 00/0 : 9[1a000] -> 2[6b000] [receive] via NET/IB/1",
+    ]
+    finding = found(diagnose(rules, lines), "gdr-disabled")
+    assert "without /GDRDMA next to" in finding.detail and finding.assumed
+    # Every channel with GDRDMA: nothing to say.
+    assert "gdr-disabled" not in ids(diagnose(rules, [lines[0], lines[0].replace("[0]", "[1]")]))

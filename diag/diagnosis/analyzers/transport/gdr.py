@@ -8,6 +8,7 @@ from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
+from diag.scan.facts import UNNAMED_HOST
 
 
 def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
@@ -24,7 +25,7 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
     if not hosts and not explicit:
-        return _gdr_switched_off(rule, ctx, assumed)
+        return _gdr_on_some_channels(rule, ctx, assumed) or _gdr_switched_off(rule, ctx, assumed)
     parts = []
     if no_gdr:
         n = sum(facts.hosts[h].plain_ib_channels for h in no_gdr)
@@ -54,6 +55,24 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     ]
     return [
         ctx.make_finding(rule, detail=detail, hosts=hosts or None, evidence=pick_evidence(evidence), assumed=assumed)
+    ]
+
+
+def _gdr_on_some_channels(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """Channel lines pasted without their host prefix, some via NET/IB/<n>/GDRDMA and some plain
+    NET/IB/<n>: GPUDirect RDMA works for some GPUs and not for others (a node without nvidia-peermem)."""
+    unnamed = ctx.facts.hosts.get(UNNAMED_HOST)
+    if unnamed is None or not (unnamed.plain_ib_channels and unnamed.gdr_channels):
+        return []
+    detail = (
+        f"{plural(unnamed.plain_ib_channels, 'via NET/IB channel line')} without /GDRDMA next to "
+        f"{unnamed.gdr_channels} with it: GPUDirect RDMA works for some GPUs and not others, typically a node "
+        "without nvidia-peermem (nv_peer_mem) loaded. Inter-node data of those GPUs is staged through host memory"
+    )
+    assumed = [*assumed, "the channels without /GDRDMA belong to another node (the excerpt names no hosts)"]
+    evidence = [ev for ev, _ in ctx.samples(rule, ["plain_ib_channel"])]
+    return [
+        ctx.make_finding(rule, detail=detail + ".", evidence=pick_evidence(evidence), confidence=0.5, assumed=assumed)
     ]
 
 
