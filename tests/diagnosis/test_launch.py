@@ -345,3 +345,13 @@ def test_pmixs_shared_memory_data_store_lock_error_names_the_hash_store(rules):
         assert top(diagnose(rules, [line]), "pmix-runtime-error").severity == "warning"
         failed = top(diagnose(rules, [line, TASK_FAILED]), "pmix-runtime-error")
         assert failed.severity == "error" and "PMIX_MCA_gds=hash" in failed.detail
+
+
+def test_forms_a_paste_keeps_of_the_store_and_of_lightnings_layout_check(rules):
+    resolve = diagnose(rules, ["    store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)",
+                               "ValueError: host not found: Name or service not known"])  # fmt: skip
+    assert "could not be resolved" in top(resolve, "rendezvous-failure").detail
+    # Lightning's check wrapped by hand after its first line: the layout mismatch all the same.
+    wrapped = ["ValueError: You set `devices=4` in Lightning, but the number of tasks per node ",
+               "configured in SLURM `--ntasks-per-node=1` does not match. HINT: Set `devices=1`."]  # fmt: skip
+    assert "devices=4" in top(diagnose(rules, wrapped), "world-size-mismatch").detail

@@ -168,6 +168,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         where = f" on {hosts_text(hosts)}" if hosts else ""
         reason = first_or(ctx.captures(rule, "reason", ["gai"]))
         parts.append(f"{', '.join(ctx.captures(rule, 'addr', ['gai'])[:3])} cannot be resolved{where} ({reason})")
+    for _ev, g in ctx.samples(rule, ["host_not_found"])[:1]:
+        parts.append(
+            f"the store's host (MASTER_ADDR) could not be resolved ({g['reason']}): a wrong name, or a name that "
+            "does not resolve yet when the ranks start (a pod or node still coming up)"
+        )
     if chosen & {"addr_not_avail", "addr_not_avail_uv"}:
         parts.append(
             "the store could not listen on MASTER_ADDR: that address is not one of this host's (rank 0 runs on "
@@ -261,6 +266,15 @@ def _not_divisible(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
     return None
 
 
+def _lightning_slurm(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    for _ev, g in ctx.samples(rule, ["lightning_slurm"])[:1]:
+        if g.get("opt"):
+            return f"Lightning's {g['what']}={g['a']} does not match Slurm's --{g['opt']}={g['b']}"
+        per = "tasks per node" if g["what"] == "devices" else "nodes"
+        return f"Lightning's {g['what']}={g['a']} does not match the {per} Slurm gave the job"
+    return None
+
+
 def _mpi_slots(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
     for _ev, g in ctx.samples(rule, ["mpi_slots"])[:1]:
         want = f" {g['want']}" if g.get("want") else ""
@@ -299,7 +313,7 @@ LAYOUT_SENTENCES: tuple = (
     (["layout_needs"], "the parallel layout in the config needs {a} processes, but {b} were started"),
     ([], _not_divisible),
     (["batch_world"], "the DeepSpeed batch sizes were set for another number of processes ({a} != {b})"),
-    (["lightning_slurm"], "Lightning's {what}={a} does not match Slurm's --{opt}={b}"),
+    ([], _lightning_slurm),
     ([], _mpi_slots),
     (["nccl_invalid_rank"], "a process asked NCCL for rank {rank} in a world of {nranks}: RANK and WORLD_SIZE disagree"),
     ([], _sampler_rank),
