@@ -355,3 +355,11 @@ def test_forms_a_paste_keeps_of_the_store_and_of_lightnings_layout_check(rules):
     wrapped = ["ValueError: You set `devices=4` in Lightning, but the number of tasks per node ",
                "configured in SLURM `--ntasks-per-node=1` does not match. HINT: Set `devices=1`."]  # fmt: skip
     assert "devices=4" in top(diagnose(rules, wrapped), "world-size-mismatch").detail
+
+
+def test_a_store_that_only_rank_0_joined_means_the_other_ranks_were_never_started(rules):
+    wrapped = ["torch.distributed.DistStoreError: Timed out after 3601 seconds waiting for clients. ", "1/16 clients joined."]
+    assert "never started" in top(diagnose(rules, wrapped), "rendezvous-failure").detail
+    # Some joined, some not: those crashed or could not reach the store.
+    some = ["torch.distributed.DistStoreError: Timed out after 3601 seconds waiting for clients. 9/16 clients joined."]
+    assert "9 of 16" in top(diagnose(rules, some), "rendezvous-failure").detail

@@ -143,6 +143,20 @@ PEER_STORE_ERRORS = frozenset(
 )
 
 
+def clients_joined(ctx: Context) -> tuple[str, int, int] | None:
+    """(seconds waited, processes joined, world size) from rank 0's store timeout, on one line or wrapped."""
+    rule = ctx.rules.get("rendezvous-failure")
+    if rule is None:
+        return None
+    for _ev, g in ctx.samples(rule, ["clients_joined"])[:1]:
+        return g["secs"], int(g["joined"]), int(g["world"])
+    waits = ctx.samples(rule, ["clients_wait"])
+    counts = ctx.samples(rule, ["clients_count"])
+    if waits and counts:
+        return waits[0][1]["secs"], int(counts[0][1]["joined"]), int(counts[0][1]["world"])
+    return None
+
+
 def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if "gai" in chosen and all(
@@ -185,12 +199,20 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if chosen & {"client_timeout", "connect_any", "connect_timed_out"}:
         timeout = first_or(ctx.captures(rule, "timeout", ["client_timeout"]))
         parts.append(f"no connection to {target}" + (f" within {timeout}" if timeout else ""))
-    for _ev, g in ctx.samples(rule, ["clients_joined"])[:1]:
-        missing = int(g["world"]) - int(g["joined"])
-        parts.append(
-            f"rank 0's store waited {g['secs']} s and only {g['joined']} of {g['world']} processes joined: "
-            f"{missing} never started, crashed first, or used another MASTER_ADDR/PORT or --nnodes"
-        )
+    if store := clients_joined(ctx):
+        secs, joined, world = store
+        if joined == 1 < world:
+            # Nobody but rank 0 came: the others were never started, or all went elsewhere.
+            parts.append(
+                f"rank 0's store waited {secs} s for a world of {world} and no other process joined: the other "
+                "ranks were never started (the program run once instead of under srun or torchrun on every node, "
+                "fewer tasks or nodes than the world it computed) or were all given another MASTER_ADDR/PORT"
+            )
+        else:
+            parts.append(
+                f"rank 0's store waited {secs} s and only {joined} of {world} processes joined: "
+                f"{world - joined} never started, crashed first, or used another MASTER_ADDR/PORT or --nnodes"
+            )
     for _ev, g in ctx.samples(rule, ["store_barrier"])[:1]:
         world, joined = int(g["world"]), int(g["joined"])
         if joined > world:
