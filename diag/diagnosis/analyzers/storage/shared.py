@@ -9,31 +9,6 @@ from diag.diagnosis.analyzers.common import NODE_LOCAL_PREFIXES, node_local
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 
-SHARED_PREFIXES = (
-    "/home/",
-    "/lustre",
-    "/gpfs",
-    "/nfs",
-    "/fsx",
-    "/weka",
-    "/pfs",
-    "/sfs",
-    "/shared",
-    "/scratch",
-    "/projects",
-    "/project/",
-    "/work/",
-    "/data/",
-    "/datasets",
-    "/mnt/",
-    "/net/",
-    "/efs",
-    "/beegfs",
-    "/cephfs",
-    "/vast",
-    "/groups",
-)
-
 # Names that only a shared file system carries; /home, /data, /mnt, /scratch may be either.
 SHARED_FS_PREFIXES = (
     "/lustre",
@@ -50,6 +25,11 @@ SHARED_FS_PREFIXES = (
     "/efs",
     "/net/",
 )
+# Where shared storage usually lives: those names, and ones that may be shared or a node's own disk.
+SHARED_PREFIXES = SHARED_FS_PREFIXES + (
+    "/home/", "/scratch", "/projects", "/project/", "/work/", "/data/", "/datasets", "/mnt/", "/groups",
+)
+
 
 # Messages that mean the mount itself is broken (not a path that is missing).
 _BROKEN_WORDS = (
