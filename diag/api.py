@@ -12,6 +12,7 @@ from diag.catalog.load import load_rules as load_catalog
 from diag.catalog.model import RuleSet
 from diag.diagnosis.analyzers import check
 from diag.diagnosis.coverage import assess
+from diag.diagnosis.cues import INFO_LEVELS
 from diag.diagnosis.evaluate import evaluate, rank
 from diag.input.framing import frame_fields
 from diag.input.paste import PASTE_BYTES
@@ -70,7 +71,6 @@ def diagnose_sources(
 
 # Error-looking lines no rule knows, shown when nothing was found: at most this many.
 MAX_UNRECOGNISED = 8
-INFO_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
 
 
 def _excerpt(sources: Sequence[Source]) -> bool:

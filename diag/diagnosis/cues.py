@@ -30,6 +30,7 @@ from diag.scan.sample import CONTENT_SIGNATURES as SAMPLED_CONTENT
 UNEXPLAINED = "unexplained-failure"
 # unexplained-failure's signatures whose lines say *what* failed (the exit and banner lines do not).
 CONTENT_SIGNATURES = (*sorted(SAMPLED_CONTENT), "nccl_warn")
+# A line its program printed as information (NCCL INFO: a retry, a probe that failed) is no error.
 INFO_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
 FAILURE_WORDS = re.compile(
     r"error|errno|fail|fatal|panic|abort|exception|denied|refused|timed out|cannot|can't|unable|invalid"
