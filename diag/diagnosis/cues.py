@@ -84,7 +84,7 @@ def best_cue(payload: str, rules: list[Rule]) -> list[tuple[Rule, str]]:
     longest = 0
     for rule in rules:
         for pattern in _compiled(rule.cues):
-            m = pattern.search(payload)
+            m = next((m for m in pattern.finditer(payload) if not _inside_path(payload, m, pattern)), None)
             if m is None or len(m[0]) < longest:
                 continue
             if len(m[0]) > longest:
@@ -92,6 +92,17 @@ def best_cue(payload: str, rules: list[Rule]) -> list[tuple[Rule, str]]:
             if all(r is not rule for r, _ in best):
                 best.append((rule, m[0]))
     return best
+
+
+def _inside_path(payload: str, m: re.Match, pattern: re.Pattern) -> bool:
+    """Whether a word matched only as a directory of a file path (``/var/spool/slurmd/job1/...`` names
+    no slurmd problem, ``.../distributed/c10d/...`` no rendezvous); cues that are paths themselves
+    (``/dev/shm``) are meant to match there."""
+    if "/" in pattern.pattern:
+        return False
+    before = payload[m.start() - 1] if m.start() else ""
+    after = payload[m.end()] if m.end() < len(payload) else ""
+    return before == "/" and after == "/"
 
 
 def cue_findings(ctx: Context, weigh: Callable[[Finding], None] | None = None) -> list[Finding]:

@@ -103,6 +103,11 @@ HOST_OF = "host_of"  # the last-wins key of a rank's host, (HOST_OF, rank)
 ORDER_DEPENDENT = frozenset(name for name, kind in FACT_KIND.items() if kind == "ordered")
 
 
+# Facts whose text only NCCL prints: they count for the unnamed host even when a paste dropped the whole
+# "host:pid:tid [dev] NCCL INFO" header.
+_NCCL_ONLY_TEXT = frozenset({"channel_net"})
+
+
 def overwrites(name: str, groups: dict, host: str | None, pid: int | None) -> tuple[tuple[tuple, object], ...]:
     """The last-wins entries an observation sets, as (key, value): what may change between two
     sightings of the same line. What each one sets mirrors :meth:`Facts.observe`."""
@@ -239,8 +244,11 @@ class Facts:
             else:
                 self.launcher = True
             return
-        # An NCCL record whose header lost its host:pid:tid (a paste) still tells about a host.
-        host = frame.host or (UNNAMED_HOST if frame.emitter == "nccl" and frame.level else None)
+        # An NCCL record whose header lost its host:pid:tid (a paste) still tells about a host; so does
+        # a channel line pasted without any header, since only NCCL prints "[send] via NET/...".
+        host = frame.host or (
+            UNNAMED_HOST if (frame.emitter == "nccl" and frame.level) or name in _NCCL_ONLY_TEXT else None
+        )
         hf = self.host(host, order) if host else None
         if name == "using_network" or name == "assigned_net":
             if hf:

@@ -82,6 +82,15 @@ def test_words_in_a_path_of_the_framework_source_name_nothing(rules):
     assert not _by_cue(report)
 
 
+def test_a_cue_word_that_is_only_a_directory_of_a_path_names_nothing(rules):
+    # The batch script lives under slurmd's spool directory: the crash says nothing about slurmd.
+    line = "/var/spool/slurmd/job123/slurm_script: line 12: 48812 Segmentation fault      (core dumped) ./train"
+    report = diagnose(rules, [line])
+    assert ids(report) == {"unexplained-failure"}
+    # The same word outside a path still counts.
+    assert "node-failure" in ids(diagnose(rules, ["srun: error: fatal: slurmd on gpu-3 stopped answering"]))
+
+
 @pytest.mark.parametrize("rule_id", sorted(r.id for r in load_rules().rules if r.cues))
 def test_every_cue_example_is_named_by_the_cues_alone(rules, rule_id):
     assert not [f.message() for f in check_examples(rules, [rule_id])]

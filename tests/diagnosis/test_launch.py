@@ -259,6 +259,17 @@ def test_one_process_run_alone_without_a_pmi_server_is_no_finding(rules):
     assert "pmix-not-used" not in ids(diagnose(rules, [line, "SCF converged in 12 iterations"]))
 
 
+def test_a_no_pmi_server_line_that_ends_the_log_is_a_warning_that_says_what_it_assumed(rules):
+    # Pasted alone (or the last thing a job printed), it is usually all the user has of ranks
+    # that never found each other; a singleton on purpose would have gone on printing.
+    for line in (
+        "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case.",
+        "[unset]: write_line error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1",
+    ):
+        finding = found(diagnose(rules, ["Loading modules", line]), "pmix-not-used")
+        assert finding.severity == "warning" and "singleton" in finding.assumed[0]
+
+
 def test_a_pmix_component_box_before_ranks_that_all_ran_is_only_noise(rules):
     box = [
         "A requested component was not found, or was unable to be opened.  This",

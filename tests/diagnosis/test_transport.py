@@ -897,3 +897,6 @@ def test_hostless_channel_lines_with_and_without_gdrdma_mean_gpudirect_works_for
     assert "without /GDRDMA next to" in finding.detail and finding.assumed
     # Every channel with GDRDMA: nothing to say.
     assert "gdr-disabled" not in ids(diagnose(rules, [lines[0], lines[0].replace("[0]", "[1]")]))
+    # The same lines pasted without any NCCL header: only NCCL prints "[send] via NET/...".
+    bare = [line.split(" : ", 1)[1] for line in lines]
+    assert "without /GDRDMA next to" in found(diagnose(rules, bare), "gdr-disabled").detail

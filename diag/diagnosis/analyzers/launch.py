@@ -18,7 +18,13 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
     found = ctx.stats(rule)
     if found and {n for n, _ in found} <= _SINGLETON_WARNINGS:
         if sum(st.count for _, st in found) < 2 and not ctx.job_failed():
-            return []  # one process alone (a singleton on purpose) and nothing failed
+            # One process alone may be a singleton on purpose, and output after the line shows it
+            # went on. As the last thing a log says, it is usually all the user has of ranks that
+            # never found each other.
+            if not _ends_its_log(ctx, [ev for _, st in found for ev, _ in st.samples]):
+                return []
+            assumed = ["the job has several ranks: one process alone may run as a singleton on purpose"]
+            return [ctx.make_finding(rule, severity="warning", confidence=0.45, assumed=assumed)]
         return [ctx.make_finding(rule, confidence=0.7)]
     if found:
         return [ctx.make_finding(rule)]
@@ -39,6 +45,12 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
         )
         return [ctx.make_finding(rule, ["alone_of_one"], detail=detail, confidence=0.6)]
     return []
+
+
+def _ends_its_log(ctx: Context, evidence: list) -> bool:
+    """Whether one of these lines is the last of its file."""
+    lines = {stats.path: stats.lines for stats in ctx.scan.inputs}
+    return any(ev.line >= lines.get(ev.path, 0) for ev in evidence)
 
 
 def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
