@@ -272,6 +272,14 @@ def test_a_failed_nccl_call_no_rule_knows_is_a_warning_that_says_what_it_assumed
     assert "Call to mmap failed" in finding.detail
 
 
+def test_a_lone_nccl_warn_of_a_failed_call_pasted_without_its_host_is_still_a_failed_call(rules):
+    # NCCL's own words for calls that failed, in the "file:line NCCL WARN" form a paste keeps.
+    for line in ("graph/topo.h:230 NCCL WARN Could not find NET with id 0",
+                 "transport/p2p.cc:275 NCCL WARN Cuda failure 800 'operation not permitted'"):  # fmt: skip
+        finding = found(diagnose(rules, [line]), "unexplained-failure")
+        assert finding.severity == "warning" and line.split("WARN ")[1] in finding.detail
+
+
 def test_an_nccl_warn_that_reports_no_failure_or_one_a_cause_explains_adds_nothing(rules):
     assert ids(diagnose(rules, ["gpu-3:5512:5530 [1] net_fastsocket.cc:652 NCCL WARN Cannot get incoming CPU."])) == set()
     report = diagnose(rules, [
