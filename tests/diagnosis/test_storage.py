@@ -468,3 +468,18 @@ def test_tensorflow_shards_of_a_sharded_save_missing_on_the_merging_task_are_nod
     assert "_temp_" in finding.detail and "/train_dir/model.ckpt-0_temp_5fcd97c8" in finding.detail
     # A checkpoint that is simply not there (no sharded save's temp directory) is not called node-local.
     assert "node-local-path" not in ids(diagnose(rules, ["Not found: /train_dir/model.ckpt-1000.index"]))
+
+
+def test_enroot_directories_a_user_cannot_create_stop_the_container_whatever_their_path(rules):
+    relayed = [
+        "slurmstepd-hades: error: pyxis:     mkdir: cannot create directory ‘/raid’: Permission denied",
+        "slurmstepd-hades: error: pyxis:     mkdir: cannot create directory ‘/tmp/enroot-data’: Permission denied",
+    ]
+    finding = diagnose(rules, relayed).findings[0]
+    assert finding.id == "container-runtime-error" and "ENROOT_DATA_PATH" in finding.detail
+    # enroot's default runtime path is the user's XDG runtime directory.
+    alone = diagnose(rules, ["mkdir: cannot create directory ‘/run/user/140196’: Permission denied"]).findings[0]
+    assert alone.id == "container-runtime-error" and "/run/user/140196 " in alone.detail
+    # A directory the job's own script could not make is not enroot's.
+    plain = diagnose(rules, ["mkdir: cannot create directory ‘/scratch/run3’: Permission denied"])
+    assert "container-runtime-error" not in ids(plain)

@@ -900,3 +900,16 @@ def test_hostless_channel_lines_with_and_without_gdrdma_mean_gpudirect_works_for
     # The same lines pasted without any NCCL header: only NCCL prints "[send] via NET/...".
     bare = [line.split(" : ", 1)[1] for line in lines]
     assert "without /GDRDMA next to" in found(diagnose(rules, bare), "gdr-disabled").detail
+
+
+def test_completion_errors_on_a_roce_link_local_gid_are_a_gid_index_problem_not_a_failing_link(rules):
+    # fe80:: with the EUI-64 ff:fe in the middle is the GID a RoCE port makes from its MAC (index 0/1).
+    roce = ("ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.2.8.2<55466> with error 12, opcode 0, "
+            "len 0, vendor err 129 (Recv) localGid fe80::966d:aeff:fe5d:9950 remoteGid fe80::6e92:cfff:fe87:ca50")  # fmt: skip
+    report = diagnose(rules, [roce])
+    assert report.findings[0].id == "roce-gid-index"
+    assert "fe80::966d:aeff:fe5d:9950" in report.findings[0].detail
+    assert "ib-link-fault" not in ids(report)
+    # InfiniBand GIDs start fe80:: too, but end in the port GUID: that is still a link that stopped answering.
+    ib = roce.replace("fe80::966d:aeff:fe5d:9950", "fe80::ba59:9f03:29a:1b4e")
+    assert diagnose(rules, [ib]).findings[0].id == "ib-link-fault"

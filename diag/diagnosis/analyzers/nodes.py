@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural, timeline_key
+from diag.diagnosis.analyzers.transport.roce import link_local_completions
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence
 from diag.report import Finding
@@ -157,7 +158,9 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async"])
     faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
     faults += [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
-    real = [(ev, g) for ev, g in cqe if g.get("status") != "5"]
+    # A RoCE link-local GID on the failing queue pairs is roce-gid-index's to explain.
+    misaddressed = link_local_completions(ctx)
+    real = [(ev, g) for ev, g in cqe if g.get("status") != "5" and (ev, g) not in misaddressed]
     flushes = [(ev, g) for ev, g in cqe if g.get("status") == "5"]
     if not real and not faults and not flushes:
         return _speed_drop(rule, ctx) or _port_down(rule, ctx)

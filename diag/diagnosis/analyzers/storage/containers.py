@@ -74,7 +74,7 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
         rule, "image", ["importing", "enroot_import_cmd"]
     )
     image = first_or(images, "the image")
-    if ctx.count("container-runtime-error", ["runtime_dir"]):
+    if ctx.count("container-runtime-error", ["runtime_dir", "enroot_dir"]):
         return []  # the import failed because enroot could not make its own directories: not the image
     if chosen - {"importing"} == {"command_missing"} and set(ctx.captures(rule, "cmd", ["command_missing"])) <= {
         "nvidia-container-cli"
@@ -147,7 +147,7 @@ def _mounts_format(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
 # What went wrong, in this order (diag.diagnosis.analyzers.common.sentences).
 SENTENCES: tuple = (
     (
-        ["runtime_dir"],
+        ["runtime_dir", "enroot_dir"],
         "pyxis/enroot could not create {path} ({reason}): the runtime directories of enroot.conf "
         "(ENROOT_RUNTIME_PATH, ENROOT_CACHE_PATH, ENROOT_DATA_PATH) must be creatable by the job's user",
     ),

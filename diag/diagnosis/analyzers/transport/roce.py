@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.transport.hca import hca_filter_values
 from diag.diagnosis.context import Context, hosts_text, natural_key
@@ -11,7 +13,7 @@ from diag.report import Finding
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread", "gid_empty"]
     if not ctx.stats(rule, names):
-        return _ucx_gid(rule, ctx)
+        return _ucx_gid(rule, ctx) or _link_local_completions(rule, ctx)
     facts = ctx.facts
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
@@ -143,3 +145,51 @@ UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_create_ah"]
 
 
 # --------------------------------------------------------------------------------------- GDR disabled
+
+
+# ib-link-fault's completion-error signatures (they carry the GIDs NCCL 2.19+ prints with them).
+CQE_SIGNATURES = ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4"]
+
+
+def ethernet_link_local(gid: str | None) -> bool:
+    """Whether a GID is an IPv6 link-local address made from an Ethernet MAC (fe80:: with the EUI-64
+    ff:fe in its middle): the RoCE GID entry at index 0/1. InfiniBand GIDs start fe80:: too, but end
+    in the port GUID, which has no ff:fe there."""
+    if not gid or not gid.lower().startswith("fe80:"):
+        return False
+    try:
+        packed = ipaddress.IPv6Address(gid.split("%")[0]).packed
+    except ValueError:
+        return False
+    return packed[11:13] == b"\xff\xfe"
+
+
+def link_local_completions(ctx: Context) -> list:
+    """Completion errors (ib-link-fault's lines) whose local GID is a RoCE link-local one: the queue
+    pairs were addressed by a GID that no router forwards, not broken by a failing link."""
+    fault = ctx.rules.get("ib-link-fault")
+    if fault is None:
+        return []
+    return [
+        (ev, g)
+        for ev, g in ctx.samples(fault, CQE_SIGNATURES)
+        if g.get("status") != "5" and ethernet_link_local(g.get("lgid"))
+    ]
+
+
+def _link_local_completions(rule: Rule, ctx: Context) -> list[Finding]:
+    samples = link_local_completions(ctx)
+    if not samples:
+        return []
+    ev, g = samples[0]
+    detail = (
+        f"RoCE completions failed (status {g.get('status')}) on queue pairs whose local GID {g['lgid']} is the "
+        "link-local entry made from the port's MAC: NCCL used GID index 0/1 (RoCE v1 or link-local), which "
+        "cannot be routed to a peer in another subnet or VLAN, so the peer never answered"
+    )
+    hosts = sorted({h for ev, _ in samples if (h := ctx.host_for(ev))}, key=natural_key)
+    finding = ctx.make_finding(
+        rule, [], detail=detail + ".", hosts=hosts or None, evidence=[e for e, _ in samples[:4]], confidence=0.75
+    )
+    finding.count = len(samples)
+    return [finding]
