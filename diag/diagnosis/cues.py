@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.job import outside_catalogue_hint
 from diag.diagnosis.context import Context, pick_evidence
 from diag.evidence import Evidence
 from diag.input.framing import frame_fields
@@ -120,6 +121,8 @@ def cue_findings(ctx: Context, weigh: Callable[[Finding], None] | None = None) -
     named: dict[str, _Named] = {}
     for ev in error_lines(ctx):
         payload = ev_payload(ev)
+        if outside_catalogue_hint([payload]):
+            continue  # its cause is known, and is none of the catalogue's: its words name nothing
         for rule, word in best_cue(payload, rules):
             entry = named.setdefault(rule.id, _Named(rule))
             entry.lines.append(ev)

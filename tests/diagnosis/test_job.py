@@ -338,3 +338,10 @@ def test_a_known_message_outside_the_catalogue_stays_unexplained_but_says_what_i
     finding = report.findings[0]
     assert finding.id == "unexplained-failure" and "Fabric Manager" in finding.detail
     assert "gpu-xid" not in ids(report)
+    # The open-file limit is no shared-memory fault, though the message says "shared memory".
+    emfile = "RuntimeError: unable to open shared memory object </torch_1234_5678_0> in read-write mode: Too many open files (24)"
+    report = diagnose(rules, [emfile])
+    assert ids(report) == {"unexplained-failure"} and "ulimit -n" in report.findings[0].detail
+    # NCCL's own WARN of a CUDA call refused: the IMEX channel or the IPC namespace.
+    warn = diagnose(rules, ["transport/p2p.cc:275 NCCL WARN Cuda failure 800 'operation not permitted'"]).findings[0]
+    assert warn.id == "unexplained-failure" and "IMEX" in warn.detail and "--ipc=host" in warn.detail

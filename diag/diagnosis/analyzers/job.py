@@ -100,6 +100,19 @@ OUTSIDE_CATALOGUE = (
         "IMEX channels are what multi-node NVLink (GB200 NVL72) needs: the job has no IMEX channel "
         "(nvidia-imex running, /dev/nvidia-caps-imex-channels/channel0 passed into the container)",
     ),
+    (
+        # NCCL's troubleshooting guide (multi-node NVLink) and CUDA IPC in containers.
+        re.compile(r"Cuda failure 800\b|cudaErrorNotPermitted|CUDA error: operation not permitted"),
+        "CUDA error 800 (operation not permitted) from GPU-to-GPU memory sharing: on multi-node NVLink systems the "
+        "job's user cannot open its IMEX channel (/dev/nvidia-caps-imex-channels/channel* permissions); in a "
+        "container, CUDA IPC between the ranks needs a shared IPC namespace (--ipc=host)",
+    ),
+    (
+        re.compile(r"[Tt]oo many open files|\bEMFILE\b|[Ee]rrno:? ?24\b"),
+        "'Too many open files' is the process's open-file limit (ulimit -n), not a shared-memory or storage "
+        "fault: raise it in the job script (ulimit -n 65536) or slurmd's LimitNOFILE; PyTorch DataLoader "
+        "workers passing tensors hit it first (torch.multiprocessing.set_sharing_strategy('file_system'))",
+    ),
 )
 
 
@@ -141,6 +154,9 @@ def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     first = unknown[0].text.strip()
     detail = f"NCCL reported a failed call that no known cause explains: {first[:200]}"
+    hint = outside_catalogue_hint([e.text for e in unknown])
+    if hint:
+        detail += f". {hint}"
     assumed = ["the job failed of it: NCCL printed a WARN, but the logs do not show the job failing"]
     hosts = sorted({h for ev in unknown if (h := ctx.host_for(ev))})
     return [
