@@ -55,7 +55,7 @@ _SYSLOG = re.compile(
     r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (?P<host>[\w.-]+) (?P<prog>[\w./-]+)(?:\[\d+\])?: "
 )
 _DMESG_TS = re.compile(r"^\[ *(?P<ts>\d+\.\d+)\] ")
-_UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d{1,18}):\w+\] +\S+:\d+ +UCX +(?P<level>[A-Z]+) +")
+_UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d{1,18}) *:\w+\] +\S+:\d+ +UCX +(?P<level>[A-Z]+) +")
 _OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d{1,18})\] ")
 _PDSH = re.compile(r"^(?P<host>[A-Za-z][\w.-]*\d[\w.-]*): ")
 # Ray forwards a worker's output as "(RayTrainWorker pid=11904, ip=jwb0582i) ..." / "(pid=1234) ...".

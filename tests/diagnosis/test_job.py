@@ -345,3 +345,14 @@ def test_a_known_message_outside_the_catalogue_stays_unexplained_but_says_what_i
     # NCCL's own WARN of a CUDA call refused: the IMEX channel or the IPC namespace.
     warn = diagnose(rules, ["transport/p2p.cc:275 NCCL WARN Cuda failure 800 'operation not permitted'"]).findings[0]
     assert warn.id == "unexplained-failure" and "IMEX" in warn.detail and "--ipc=host" in warn.detail
+
+
+
+def test_an_unexplained_failure_says_where_to_look_when_a_peer_went_away_or_memory_could_not_be_pinned(rules):
+    closed = "gpu-1:123:456 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer gpu-3<45678>"
+    finding = found(diagnose(rules, [closed]), "unexplained-failure")
+    assert "peer gpu-3 closed the connection" in finding.detail
+    # UCX's own ERROR line is the first error shown, and ENOMEM from verbs is the locked-memory limit.
+    ucx = "[1700000000.123456] [gpu1:123  :0]        ib_iface.c:746  UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory"
+    finding = found(diagnose(rules, [ucx, "srun: error: gpu1: task 0: Exited with exit code 1"]), "unexplained-failure")
+    assert "ibv_create_cq" in finding.detail and "LimitMEMLOCK" in finding.detail

@@ -30,6 +30,9 @@ CASES = [
      "slurmstepd-n0: error: *** JOB 46 ON n0 CANCELLED AT 2026-12-02T11:00:01 DUE TO TIME LIMIT ***", {"host": "n0"}),
     ("[1712345678.123456] [node01:12345:0]     ucp_context.c:1508 UCX  WARN  network device 'x' is not available",
      "network device 'x' is not available", {"host": "node01", "level": "WARN"}),
+    # UCX pads the pid to five columns (ucs/debug/log.c "%-5d").
+    ("[1712345678.123456] [gpu1:123  :0]        ib_iface.c:746  UCX  ERROR ibv_create_cq(cqe=4096) failed",
+     "ibv_create_cq(cqe=4096) failed", {"host": "gpu1", "pid": 123, "level": "ERROR"}),
     ("\x1b[34m[INFO]\x1b[0m Querying registry", "[INFO] Querying registry", {}),
     ("NCCL version 2.18.3+cuda12.2", "NCCL version 2.18.3+cuda12.2", {"emitter": "nccl"}),
     ("srun: error: Invalid MPI type 'pmix_v9'", "srun: error: Invalid MPI type 'pmix_v9'", {"host": None}),

@@ -57,6 +57,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "nccl_error",
                 "nccl_tests_failure",
                 "nccl_warn",
+                "ucx_error",
                 "glibc_corrupt",
                 "glibc_invalid",
                 "crash_core",
@@ -108,6 +109,19 @@ OUTSIDE_CATALOGUE = (
         "container, CUDA IPC between the ranks needs a shared IPC namespace (--ipc=host)",
     ),
     (
+        # NCCL 2.19+ socket.cc (and the "Last error:" PyTorch quotes): the other end went away first.
+        re.compile(r"[Cc]onnection closed by (?:remote )?peer (?P<peer>[\w.:-]+)"),
+        "NCCL's peer {peer} closed the connection: the process there ended first (a crash, an OOM kill, a "
+        "signal), so the cause is in that node's or rank's own log, earlier than this line",
+    ),
+    (
+        # ibv_create_cq/ibv_reg_mr/ibv_create_qp with ENOMEM: pinned memory is capped by RLIMIT_MEMLOCK.
+        re.compile(r"ibv_(?:create_cq|reg_mr|create_qp|reg_dmabuf_mr)\b.{0,80}?Cannot allocate memory"),
+        "verbs could not pin memory (Cannot allocate memory): the locked-memory limit (ulimit -l) of the tasks "
+        "is too low; set LimitMEMLOCK=infinity for slurmd and PropagateResourceLimitsExcept=MEMLOCK in "
+        "slurm.conf (containers: --ulimit memlock=-1)",
+    ),
+    (
         re.compile(r"[Tt]oo many open files|\bEMFILE\b|[Ee]rrno:? ?24\b"),
         "'Too many open files' is the process's open-file limit (ulimit -n), not a shared-memory or storage "
         "fault: raise it in the job script (ulimit -n 65536) or slurmd's LimitNOFILE; PyTorch DataLoader "
@@ -118,8 +132,9 @@ OUTSIDE_CATALOGUE = (
 
 def outside_catalogue_hint(texts: list[str]) -> str | None:
     for pattern, hint in OUTSIDE_CATALOGUE:
-        if any(pattern.search(t) for t in texts):
-            return hint
+        for text in texts:
+            if m := pattern.search(text):
+                return hint.format(**m.groupdict())
     return None
 
 

@@ -183,12 +183,30 @@ SENTENCES: tuple = (
 )
 
 
+def _spank_failed_alone(rule: Rule, ctx: Context) -> list[Finding]:
+    """slurmstepd's "spank_pyxis.so: task_init() failed" follows pyxis' own error; pasted without
+    it, the line still says pyxis could not set up the container, if not why."""
+    if "container-import-failure" in ctx.findings:
+        return []
+    failed = ctx.samples(rule, ["spank_failed"])
+    if not failed:
+        return []
+    detail = (
+        f"pyxis failed in {failed[0][1]['fn']}() (rc={failed[0][1]['rc']}), so the task never started; the lines "
+        "before it in the job's .err say why (an image import or a container start error)"
+    )
+    assumed = ["pyxis' own error before this line was left out of the excerpt"]
+    return [
+        ctx.make_finding(rule, ["spank_failed"], detail=detail + ".", confidence=0.45, assumed=assumed)
+    ]
+
+
 def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if chosen == {"name_missing"} and not named_container_made_nowhere(ctx):
         return []  # made on some nodes of the job, missing on others: node-local-path says so
     if not chosen:
-        return []
+        return _spank_failed_alone(rule, ctx)
     generic = {"start_failed", "couldnt_start", "pyxis_other"}
     if chosen <= generic and "container-import-failure" in ctx.findings:
         return []  # pyxis <= 0.23 prints "couldn't start container" after a failed import too
