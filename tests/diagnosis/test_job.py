@@ -356,3 +356,11 @@ def test_an_unexplained_failure_says_where_to_look_when_a_peer_went_away_or_memo
     ucx = "[1700000000.123456] [gpu1:123  :0]        ib_iface.c:746  UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory"
     finding = found(diagnose(rules, [ucx, "srun: error: gpu1: task 0: Exited with exit code 1"]), "unexplained-failure")
     assert "ibv_create_cq" in finding.detail and "LimitMEMLOCK" in finding.detail
+
+
+def test_a_torchrun_worker_killed_by_sigkill_is_likely_the_oom_killer_and_says_so(rules):
+    line = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 12345) of binary: /usr/bin/python"
+    finding = diagnose(rules, [line]).findings[0]
+    assert finding.id == "job-oom" and finding.severity == "warning" and "OOM killer" in finding.assumed[0]
+    # A worker its agent stopped (SIGTERM, -15) after a cancel says nothing about memory.
+    assert "job-oom" not in ids(diagnose(rules, [line.replace("-9", "-15")]))

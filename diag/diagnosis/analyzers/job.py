@@ -267,10 +267,36 @@ def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
     return "Slurm's record says the job ended in state TIMEOUT: it reached its time limit"
 
 
+def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
+    """torchrun's agent reporting a worker that died of SIGKILL (exitcode -9): the agent itself stops
+    workers with SIGTERM, and Slurm's own kills take the agent too, so the kernel's OOM killer is the
+    likeliest sender; a weak answer that says what it assumed."""
+    failed = ctx.rules.get("unexplained-failure")
+    if failed is None:
+        return []
+    killed = [(ev, g) for ev, g in ctx.samples(failed, ["agent_exit"]) if g.get("code") == "-9"]
+    if not killed:
+        return []
+    ranks = sorted({int(g["local_rank"]) for _, g in killed if g.get("local_rank", "").isdigit()})
+    detail = (
+        f"torchrun's worker{'s' if len(killed) > 1 else ''} (local rank {', '.join(map(str, ranks))}) died of SIGKILL "
+        "(exitcode -9), which the kernel's OOM killer sends when host memory runs out; "
+        "`sacct -j <job> -o JobID,State,MaxRSS,ReqMem` and `dmesg | grep -i oom` on the node confirm it"
+    )
+    assumed = ["the SIGKILL came from the OOM killer: the logs do not say who sent it"]
+    hosts = sorted({h for ev, _ in killed if (h := ctx.host_for(ev))})
+    finding = ctx.make_finding(
+        rule, [], detail=detail + ".", evidence=[ev for ev, _ in killed[:4]], hosts=hosts or None,
+        severity="warning", confidence=0.4, assumed=assumed,
+    )  # fmt: skip
+    finding.count = len(killed)
+    return [finding]
+
+
 def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = ctx.stats(rule)
     if not chosen:
-        return []
+        return _worker_sigkilled(rule, ctx)
     names = {n for n, _ in chosen}
     steps = ctx.captures(rule, "step", ["oom_kill_event", "exceeded_limit"])
     hosts: dict[str, None] = {}
