@@ -215,10 +215,16 @@ def test_pcre2_confirms_every_corpus_payload_as_python_re_does(rules):
     scanner = Scanner(rules, engine="python")
     entries = [sig for _, sig in scanner.entries]
     confirmers = [core.confirmer(core.module(), sig) for sig in entries]
-    assert sum(c is not None for c in confirmers) == len(entries)  # today's rules all have one
+    # Today's rules all have one, except patterns with non-ASCII text (GNU mkdir's ‘…’ quotes), which
+    # only Python confirms: the core matches ASCII payloads byte for byte.
+    assert all(c is not None or not sig.pattern.isascii() for c, sig in zip(confirmers, entries))
+    assert sum(c is None for c in confirmers) <= 4
     payloads = _corpus_payloads()
     matched = 0
-    for sig, (regex, _levels, groups) in zip(entries, confirmers):
+    for sig, confirming in zip(entries, confirmers):
+        if confirming is None:
+            continue
+        regex, _levels, groups = confirming
         compiled = re.compile(sig.pattern)
         for payload in payloads:
             m = compiled.search(payload)
