@@ -364,3 +364,10 @@ def test_a_torchrun_worker_killed_by_sigkill_is_likely_the_oom_killer_and_says_s
     assert finding.id == "job-oom" and finding.severity == "warning" and "OOM killer" in finding.assumed[0]
     # A worker its agent stopped (SIGTERM, -15) after a cancel says nothing about memory.
     assert "job-oom" not in ids(diagnose(rules, [line.replace("-9", "-15")]))
+
+
+def test_a_lone_ucx_error_is_a_warning_that_says_what_it_assumed(rules):
+    line = "[1700000000.123456] [gpu1:123  :0]     ib_mlx5_log.c:143  UCX  ERROR Remote access on mlx5_0:1/IB (synd 0x13 vend 0x88 hw_synd 0/0)"
+    finding = found(diagnose(rules, [line]), "unexplained-failure")
+    assert finding.severity == "warning" and finding.detail.startswith("UCX reported an error")
+    assert finding.hosts == ["gpu1"] and finding.assumed

@@ -164,19 +164,20 @@ def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
     some calls), so it is a warning that says what it assumed, never an error on a run that went on."""
     if ctx.findings:
         return []
-    unknown = [ev for ev, _ in ctx.samples(rule, ["nccl_warn"])]
+    unknown = [ev for ev, _ in ctx.samples(rule, ["nccl_warn", "ucx_error"])]
     if not unknown:
         return []
     first = unknown[0].text.strip()
-    detail = f"NCCL reported a failed call that no known cause explains: {first[:200]}"
+    who = "UCX reported an error" if "UCX" in first and " NCCL " not in first else "NCCL reported a failed call"
+    detail = f"{who} that no known cause explains: {first[:200]}"
     hint = outside_catalogue_hint([e.text for e in unknown])
     if hint:
         detail += f". {hint}"
-    assumed = ["the job failed of it: NCCL printed a WARN, but the logs do not show the job failing"]
+    assumed = ["the job failed of it: the logs show this error, but not the job failing"]
     hosts = sorted({h for ev in unknown if (h := ctx.host_for(ev))})
     return [
         ctx.make_finding(
-            rule, ["nccl_warn"], detail=detail, evidence=pick_evidence(unknown), hosts=hosts, severity="warning",
+            rule, ["nccl_warn", "ucx_error"], detail=detail, evidence=pick_evidence(unknown), hosts=hosts, severity="warning",
             confidence=0.25, assumed=assumed,
         )
     ]  # fmt: skip
