@@ -46,7 +46,7 @@ BOILERPLATE = re.compile(
 # MPI_ABORT) are the cascade every failure prints, and count as known like any rule's.
 CONTENT_SIGNATURES = frozenset(
     {
-        "exception", "exception_other", "terminate", "slurm_error", "sbatch_error", "salloc_error", "stepd_error",
+        "exception", "exception_socket", "exception_other", "terminate", "slurm_error", "sbatch_error", "salloc_error", "stepd_error",
         "glibc_corrupt", "glibc_invalid", "crash_core", "segfault_line", "nccl_error", "nccl_tests_failure",
     }
 )

@@ -31,7 +31,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
         return _stopped_from_outside(rule, ctx)
     # A collective timeout that names the rank which fell behind is the better answer when every
     # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
-    errors = [ev.text for ev, _ in ctx.samples(rule, ["exception", "exception_other", "terminate", "mpi_abort"])]
+    errors = [ev.text for ev, _ in ctx.samples(rule, ["exception", "exception_socket", "exception_other", "terminate", "mpi_abort"])]
     only_tracebacks = {name for name, _ in failed} <= {"traceback"}  # the exception itself was cut off
     if (errors or only_tracebacks) and failure_is_timeout_cascade(ctx, errors):
         return []
@@ -42,6 +42,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
             rule,
             [
                 "exception",
+                "exception_socket",
                 "exception_other",
                 "task_exit",
                 "agent_exit",
@@ -206,7 +207,7 @@ def failure_before_cancel(ctx: Context) -> bool:
     rule = ctx.rules.get("unexplained-failure")
     if rule is None:
         return False
-    names = [n for n, _ in ctx.stats(rule, ["exception", "exception_other"])]
+    names = [n for n, _ in ctx.stats(rule, ["exception", "exception_socket", "exception_other"])]
     if names:
         exceptions = ctx.captures(rule, "exception", names)
         if any(not e.endswith(SIGNAL_EXCEPTIONS) for e in exceptions):

@@ -281,7 +281,7 @@ def _index_built_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
     builders = {ctx.host_for(ev) for ev, _ in built}
     failed = [
         ev
-        for ev, _ in ctx.samples(failures, ["traceback", "exception", "exception_other"])
+        for ev, _ in ctx.samples(failures, ["traceback", "exception", "exception_socket", "exception_other"])
         if ctx.host_for(ev) not in builders
     ]
     if not failed:
