@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.job import outside_catalogue_hint
+from diag.diagnosis.analyzers.job import ignored_exception_lines, outside_catalogue_hint
 from diag.diagnosis.context import Context, pick_evidence
 from diag.evidence import Evidence
 from diag.input.framing import frame_fields
@@ -66,6 +66,7 @@ def error_lines(ctx: Context) -> list[Evidence]:
     found: dict[tuple, Evidence] = {}
     rule = ctx.rules.get(UNEXPLAINED)
     if rule is not None:
+        known |= ignored_exception_lines(rule, ctx)  # printed and ignored: the program went on
         for ev, _ in ctx.samples(rule, CONTENT_SIGNATURES):
             found.setdefault((ev.path, ev.line), ev)
     for ev in ctx.scan.error_sample.evidence():

@@ -371,3 +371,17 @@ def test_a_lone_ucx_error_is_a_warning_that_says_what_it_assumed(rules):
     finding = found(diagnose(rules, [line]), "unexplained-failure")
     assert finding.severity == "warning" and finding.detail.startswith("UCX reported an error")
     assert finding.hosts == ["gpu1"] and finding.assumed
+
+
+def test_an_exception_python_printed_and_ignored_is_no_failure_but_one_after_it_is(rules):
+    ignored = [
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f2b3c1d1ee0>",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", line 1478, in __del__',
+        "AssertionError: can only test a child process",
+        "Training completed.",
+    ]
+    assert "unexplained-failure" not in ids(diagnose(rules, ignored))
+    real = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', "KeyError: 'input_ids'"]
+    finding = found(diagnose(rules, ignored + real), "unexplained-failure")
+    assert finding.severity == "error" and "KeyError" in finding.detail and "child process" not in finding.detail

@@ -18,6 +18,9 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
         rule.id, ["stepd_notice"]
     ):
         failed = []  # every slurmstepd error line is a notice printed on runs that go on
+    ignored_lines = ignored_exception_lines(rule, ctx)
+    ignored = _ignored_exceptions(rule, ctx, ignored_lines)
+    failed = [(n, st) for n, st in failed if n not in ignored]
     if not failed:
         return _nccl_failed_call(rule, ctx)
     for f in ctx.findings.values():
@@ -66,6 +69,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
             ],
         )
     ]
+    telling = [ev for ev in telling if (ev.path, ev.line) not in ignored_lines]
     evidence = pick_evidence(telling or [ev for _, st in failed for ev, _ in st.samples], limit=10)
     # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first,
     # and its nodes, not those the cancel reached.
@@ -86,6 +90,34 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
         detail += f". {hint}"
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
+
+_EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_other")
+
+
+def ignored_exception_lines(rule: Rule, ctx: Context) -> set[tuple[str, int]]:
+    """The traceback and exception lines Python printed under "Exception ignored in:" (a
+    destructor's or exit-time exception the program went on past), as (path, line)."""
+    markers = {(ev.path, ev.line) for ev, _ in ctx.samples(rule, ["exception_ignored"])}
+    if not markers:
+        return set()
+    starts = sorted((ev.path, ev.line) for ev, _ in ctx.samples(rule, ["traceback"]))
+
+    def under_marker(ev) -> bool:
+        # The traceback this line belongs to starts right after the marker (or is the marker's next line).
+        start = max((s for s in starts if s[0] == ev.path and s[1] <= ev.line), default=(ev.path, ev.line))
+        return (ev.path, start[1] - 1) in markers or (ev.path, ev.line - 1) in markers
+
+    return {(ev.path, ev.line) for ev, _ in ctx.samples(rule, _EXCEPTION_LINES) if under_marker(ev)}
+
+
+def _ignored_exceptions(rule: Rule, ctx: Context, lines: set[tuple[str, int]]) -> set[str]:
+    """The exception signatures all of whose lines are ``lines`` (and no more than were kept)."""
+    return {
+        name
+        for name, st in ctx.stats(rule, _EXCEPTION_LINES)
+        if st.count == len(st.samples) and all((ev.path, ev.line) in lines for ev, _ in st.samples)
+    }
 
 
 # Messages whose cause is known but outside the catalogue (no cause id fits: a node service, not the
