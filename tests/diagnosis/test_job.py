@@ -385,3 +385,12 @@ def test_an_exception_python_printed_and_ignored_is_no_failure_but_one_after_it_
     real = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', "KeyError: 'input_ids'"]
     finding = found(diagnose(rules, ignored + real), "unexplained-failure")
     assert finding.severity == "error" and "KeyError" in finding.detail and "child process" not in finding.detail
+
+
+def test_slurms_record_of_a_cancelled_job_is_a_cancel_naming_who(rules):
+    row = "4411         train        gpu        lab         64 CANCELLED by 1001      0:0"
+    finding = diagnose(rules, [row]).findings[0]
+    assert (finding.id, finding.severity) == ("job-cancelled", "info") and "user id 1001" in finding.detail
+    assert diagnose(rules, ["JobId=4411 JobName=train JobState=CANCELLED Reason=None"]).findings[0].id == "job-cancelled"
+    # A completed row is nothing at all.
+    assert not diagnose(rules, [row.replace("CANCELLED by 1001", "COMPLETED")]).findings

@@ -500,12 +500,15 @@ def job_cancelled(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     if any(ctx.count(rid) for rid in ("preempted", "job-time-limit", "node-failure")):
         return []  # the same job's banner with a reason says why
-    when = first_or(ctx.captures(rule, "time"), "?")
-    jobs = ctx.captures(rule, "job")
+    times = ctx.captures(rule, "time")
+    jobs = ctx.captures(rule, "job") + ctx.captures(rule, "row")
+    uids = ctx.captures(rule, "uid")
     signals = ctx.captures(rule, "signal")
     how = f" with SIGNAL {', '.join(signals)}" if signals else ""
+    how += f" by user id {', '.join(uids)}" if uids else ""
+    when = f" at {times[0]}" if times else ""
     detail = (
-        f"Job {', '.join(jobs[:3])} was cancelled{how} at {when} with no reason given and no failure before it: "
+        f"Job {', '.join(dict.fromkeys(jobs[:3])) or '?'} was cancelled{how}{when} with no reason given and no failure before it: "
         "a user or admin ran scancel. Nothing failed; the terminated tasks are its consequences."
     )
     return [ctx.make_finding(rule, detail=detail, hosts=[])]
