@@ -394,3 +394,8 @@ def test_slurms_record_of_a_cancelled_job_is_a_cancel_naming_who(rules):
     assert diagnose(rules, ["JobId=4411 JobName=train JobState=CANCELLED Reason=None"]).findings[0].id == "job-cancelled"
     # A completed row is nothing at all.
     assert not diagnose(rules, [row.replace("CANCELLED by 1001", "COMPLETED")]).findings
+
+
+def test_a_task_that_sees_no_gpu_says_how_the_step_gets_its_gpus(rules):
+    finding = diagnose(rules, ["RuntimeError: CUDA error: no CUDA-capable device is detected"]).findings[0]
+    assert finding.id == "unexplained-failure" and "--gres=gpu:N" in finding.detail

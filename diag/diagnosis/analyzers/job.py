@@ -142,6 +142,14 @@ OUTSIDE_CATALOGUE = (
         "container, CUDA IPC between the ranks needs a shared IPC namespace (--ipc=host)",
     ),
     (
+        re.compile(
+            r"no CUDA-capable device is detected|cudaErrorNoDevice|no GPUs found|Found no NVIDIA driver"
+            r"|torch\.cuda\.is_available\(\) (?:is|returned) False"
+        ),
+        "The task sees no GPU: the job step was given none (sbatch/srun --gres=gpu:N or --gpus-per-task; an "
+        "empty CUDA_VISIBLE_DEVICES), or its container was started without the GPUs",
+    ),
+    (
         # NCCL 2.19+ socket.cc (and the "Last error:" PyTorch quotes): the other end went away first.
         re.compile(r"[Cc]onnection closed by (?:remote )?peer (?P<peer>[\w.:-]+)"),
         "NCCL's peer {peer} closed the connection: the process there ended first (a crash, an OOM kill, a "
