@@ -921,6 +921,8 @@ def test_open_mpi_and_horovod_without_a_usable_interface_name_their_own_setting(
     oob = ["None of the TCP networks specified to be included for out-of-band communications", "could be found:"]
     finding = found(diagnose(rules, oob), "nccl-socket-ifname")
     assert finding.severity == "error" and "oob_tcp_if_include" in finding.detail
+    old = "None of the networks specified to be included for out-of-band communications"  # Open MPI 1.7
+    assert "nccl-socket-ifname" in ids(diagnose(rules, [old]))
     horovod = "Exception: Unable to find a set of common task-to-task communication interfaces: [(0, {'lo': []})]"
     assert "--network-interface" in found(diagnose(rules, [horovod]), "nccl-socket-ifname").detail
 
@@ -958,6 +960,8 @@ def test_hca_names_open_mpi_and_ucx_cannot_find_are_hca_findings(rules):
     finding = found(diagnose(rules, openib), "nccl-ib-hca-wrong")
     assert finding.severity == "warning"  # Open MPI goes on with the devices it has
     assert "mlx5_9:1" in finding.detail and "btl_openib_if_include" in finding.detail
+    nvshmem = "WARN: cound not find user specified HCA name: mlx5_9 port: 1, skipping"
+    assert "NVSHMEM_HCA_LIST" in found(diagnose(rules, [nvshmem]), "nccl-ib-hca-wrong").detail
 
 
 def test_mpich_and_intel_mpi_without_a_libfabric_provider_point_at_the_devices_and_the_provider(rules):

@@ -20,8 +20,8 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         if avail:
             detail += f"; available: {avail[0]}"
         return [ctx.make_finding(rule, detail=detail, values={"value": ", ".join(devs)})]
-    if ompi := _ompi_nonexistent(rule, ctx):
-        return ompi
+    if ignored := _ompi_nonexistent(rule, ctx) or _nvshmem_hca_missing(rule, ctx):
+        return ignored
     mounted = ctx.rules.get("ib-devices-not-mounted")
     unopenable = set()
     if mounted:
@@ -77,6 +77,24 @@ def _ompi_nonexistent(rule: Rule, ctx: Context) -> list[Finding]:
     return [
         ctx.make_finding(
             rule, names, detail=detail + ".", values={"value": "btl_openib_if_include=" + (", ".join(devs) or "?")},
+            severity=rule.severity if ctx.job_failed() else "warning", confidence=0.6,
+        )
+    ]  # fmt: skip
+
+
+def _nvshmem_hca_missing(rule: Rule, ctx: Context) -> list[Finding]:
+    """NVSHMEM skips NVSHMEM_HCA_LIST entries it cannot find, as Open MPI does its if_include ones."""
+    samples = ctx.samples(rule, ["nvshmem_hca_missing"])
+    if not samples:
+        return []
+    devs = sorted({f"{g['device']}:{g['port']}" for _, g in samples})
+    detail = (
+        f"NVSHMEM_HCA_LIST names {', '.join(devs[:6])}, which this node does not have, and NVSHMEM skipped it; set "
+        "NVSHMEM_HCA_LIST to HCAs and ports `ibv_devinfo` lists on every node, or unset it"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["nvshmem_hca_missing"], detail=detail + ".", values={"value": "NVSHMEM_HCA_LIST=" + ",".join(devs)},
             severity=rule.severity if ctx.job_failed() else "warning", confidence=0.6,
         )
     ]  # fmt: skip
