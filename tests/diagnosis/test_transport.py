@@ -923,6 +923,8 @@ def test_open_mpi_and_horovod_without_a_usable_interface_name_their_own_setting(
     assert finding.severity == "error" and "oob_tcp_if_include" in finding.detail
     old = "None of the networks specified to be included for out-of-band communications"  # Open MPI 1.7
     assert "nccl-socket-ifname" in ids(diagnose(rules, [old]))
+    prrte = "No usable network interfaces were found on this host, so no TCP"  # Open MPI 5's PRRTE
+    assert "prte_if_include" in found(diagnose(rules, [prrte]), "nccl-socket-ifname").detail
     horovod = "Exception: Unable to find a set of common task-to-task communication interfaces: [(0, {'lo': []})]"
     assert "--network-interface" in found(diagnose(rules, [horovod]), "nccl-socket-ifname").detail
 

@@ -65,6 +65,11 @@ OTHER_LIBRARIES = {
         "none this node has, or oob_tcp_if_exclude leaves none; set --mca oob_tcp_if_include <if> "
         "(OMPI_MCA_oob_tcp_if_include) to an interface every node has"
     ),
+    "prrte_no_iface": (
+        "Open MPI 5's launcher (PRRTE) found no usable network interface for its daemons: prte_if_include names none "
+        "this node has, or prte_if_exclude leaves none; set --prtemca prte_if_include <if> (PRTE_MCA_prte_if_include) "
+        "to an interface every node has"
+    ),
     "horovod_no_common": (
         "horovodrun found no network interface that every host has and routes: pass --network-interface <if> "
         "(and GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME) naming one they all share"
