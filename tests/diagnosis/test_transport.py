@@ -913,3 +913,85 @@ def test_completion_errors_on_a_roce_link_local_gid_are_a_gid_index_problem_not_
     # InfiniBand GIDs start fe80:: too, but end in the port GUID: that is still a link that stopped answering.
     ib = roce.replace("fe80::966d:aeff:fe5d:9950", "fe80::ba59:9f03:29a:1b4e")
     assert diagnose(rules, [ib]).findings[0].id == "ib-link-fault"
+
+
+
+
+# ---------------------------------------------- the same causes in other libraries' words (their sources)
+def test_gloo_without_an_address_on_its_interface_names_gloo_socket_ifname(rules):
+    traceback = [
+        '[rank1]:     dist.init_process_group(backend="gloo")',
+        "[rank1]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84] ifa != nullptr. "
+        "Unable to find address for: eth0",
+    ]
+    finding = diagnose(rules, traceback).findings[0]
+    assert finding.id == "nccl-socket-ifname" and finding.severity == "error"
+    assert "GLOO_SOCKET_IFNAME=<if>" in finding.detail
+    # The hostname form: it resolves to an address bind(2) refuses here.
+    bind = (
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] bind_rv == 0. "
+        "Unable to find address for node01; bind(2) for 10.1.2.3 failed with: Cannot assign requested address"
+    )
+    assert top(diagnose(rules, [bind])) == "nccl-socket-ifname"
+
+
+def test_open_mpi_and_horovod_without_a_usable_interface_name_their_own_setting(rules):
+    oob = ["None of the TCP networks specified to be included for out-of-band communications", "could be found:"]
+    finding = found(diagnose(rules, oob), "nccl-socket-ifname")
+    assert finding.severity == "error" and "oob_tcp_if_include" in finding.detail
+    old = "None of the networks specified to be included for out-of-band communications"  # Open MPI 1.7
+    assert "nccl-socket-ifname" in ids(diagnose(rules, [old]))
+    prrte = "No usable network interfaces were found on this host, so no TCP"  # Open MPI 5's PRRTE
+    assert "prte_if_include" in found(diagnose(rules, [prrte]), "nccl-socket-ifname").detail
+    horovod = "Exception: Unable to find a set of common task-to-task communication interfaces: [(0, {'lo': []})]"
+    assert "--network-interface" in found(diagnose(rules, [horovod]), "nccl-socket-ifname").detail
+
+
+def test_settings_a_library_ignores_are_errors_only_in_a_job_that_failed(rules):
+    tp = (
+        "[W1203 10:11:12.000000 77 torch/csrc/distributed/rpc/tensorpipe_agent.cpp:173] Failed to look up the IP "
+        "address for interface eth9 (no address found (this error originated at tensorpipe/transport/uv/utility.cc:97)), "
+        "defaulting to 127.0.0.1"
+    )
+    alone = found(diagnose(rules, [tp]), "nccl-socket-ifname")
+    assert alone.severity == "warning" and "TP_SOCKET_IFNAME=eth9" in alone.detail
+    failed = diagnose(rules, [tp, "[rank0]: RuntimeError: RPCErr:1:RPC ran for more than set timeout (60000 ms)"])
+    assert found(failed, "nccl-socket-ifname").severity == "error"
+    ompi = "WARNING: An invalid value was given for btl_tcp_if_include.  This"
+    assert "OMPI_MCA_btl_tcp_if_include" in found(diagnose(rules, [ompi]), "nccl-socket-ifname").detail
+    # TensorPipe's hostname fallback alone is what a one-node RPC run prints: nothing.
+    hostname = (
+        "[W tensorpipe_agent.cpp:180] Failed to look up the IP address for the hostname (EAI_NONAME: unknown node "
+        "or service (this error originated at tensorpipe/transport/uv/uv.h:207)), defaulting to 127.0.0.1"
+    )
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, [hostname]))
+
+
+def test_hca_names_open_mpi_and_ucx_cannot_find_are_hca_findings(rules):
+    port = ucx("n2", "ERROR", "mlx5_0:2: failed to find port")
+    assert "mlx5_0:2" in found(diagnose(rules, [port]), "nccl-ib-hca-wrong").detail
+    openib = [
+        "WARNING: One or more nonexistent OpenFabrics devices/ports were",
+        "specified:",
+        "  Host:                 n2",
+        "  MCA parameter:        mca_btl_if_include",
+        "  Nonexistent entities: mlx5_9:1",
+    ]
+    finding = found(diagnose(rules, openib), "nccl-ib-hca-wrong")
+    assert finding.severity == "warning"  # Open MPI goes on with the devices it has
+    assert "mlx5_9:1" in finding.detail and "btl_openib_if_include" in finding.detail
+    nvshmem = "WARN: cound not find user specified HCA name: mlx5_9 port: 1, skipping"
+    assert "NVSHMEM_HCA_LIST" in found(diagnose(rules, [nvshmem]), "nccl-ib-hca-wrong").detail
+
+
+def test_mpich_and_intel_mpi_without_a_libfabric_provider_point_at_the_devices_and_the_provider(rules):
+    lines = [
+        "+ export FI_PROVIDER=verbs",
+        "Abort(1091471) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+        "MPIDI_OFI_mpi_init_hook(986).: OFI addrinfo() failed (ofi_init.c:986:MPIDI_OFI_mpi_init_hook:No data available)",
+        "srun: error: n1: task 0: Exited with exit code 15",
+    ]
+    finding = diagnose(rules, lines).findings[0]
+    assert finding.id == "ib-devices-not-mounted" and finding.severity == "error"
+    assert "FI_PROVIDER" in finding.detail and "verbs" in finding.detail
+    assert top(diagnose(rules, ["RuntimeError: No ibverbs devices present"])) == "ib-devices-not-mounted"

@@ -87,6 +87,14 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             "(/dev/infiniband/uverbs*) were not passed in, or the host has no RDMA driver loaded"
         )
         return [ctx.make_finding(rule, ["perftest_no_device"], detail=detail + ".", confidence=0.55)]
+    if ctx.stats(rule, ["gloo_no_device"]):
+        detail = (
+            "Gloo's ibverbs transport found no verbs device: in a container or pod /dev/infiniband was not passed in, "
+            "or the host has no RDMA driver loaded (ibv_devices lists none)"
+        )
+        return [ctx.make_finding(rule, ["gloo_no_device"], detail=detail + ".", confidence=0.55)]
+    if mpi := _mpi_ofi_no_device(rule, ctx):
+        return mpi
     if ctx.stats(rule, ["ofi_no_provider"]) and not ctx.count("ib-verbs-library-missing"):
         detail = (
             "libfabric found no provider with a usable device for the aws-ofi-nccl plugin (FI_ENODATA): the EFA "
@@ -200,3 +208,26 @@ def _ucx_no_verbs(rule: Rule, ctx: Context) -> list[Finding]:
         "device (in a container or pod /dev/infiniband was not passed in, or the host has no RDMA driver)"
     )
     return [ctx.make_finding(rule, ["ucx_no_usable"], detail=detail + ".", confidence=0.5, evidence=[asked[0][0]])]
+
+
+def _mpi_ofi_no_device(rule: Rule, ctx: Context) -> list[Finding]:
+    """MPICH or Intel MPI stopped in MPI_Init because libfabric offered no provider (FI_ENODATA): no RDMA
+    device is visible to it, or FI_PROVIDER / I_MPI_OFI_PROVIDER asks for one that has no device here.
+    Both are checked the same way (`fi_info -l` in the container), and the finding names both."""
+    names = ["mpi_ofi_enodata", "mpi_ofi_no_provider"]
+    if not ctx.stats(rule, names):
+        return []
+    providers = ctx.captures(rule, "provider", ["mpi_ofi_provider_env"])
+    asked = f" (the job asks for {', '.join(providers[:3])})" if providers else ""
+    detail = (
+        "MPI_Init failed: libfabric found no provider with a usable device (FI_ENODATA). In a container the RDMA "
+        "devices were not passed in (/dev/infiniband), or FI_PROVIDER / I_MPI_OFI_PROVIDER names a provider this "
+        f"node cannot run{asked}; `fi_info -l` inside the job lists the ones it can"
+    )
+    return [
+        ctx.make_finding(
+            rule, names, detail=detail + ".", confidence=0.5,
+            severity=rule.severity if ctx.job_failed() else "warning",
+            assumed=["the nodes have RDMA devices and the provider is right for them"] if not providers else [],
+        )
+    ]  # fmt: skip

@@ -20,6 +20,8 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         if avail:
             detail += f"; available: {avail[0]}"
         return [ctx.make_finding(rule, detail=detail, values={"value": ", ".join(devs)})]
+    if ignored := _ompi_nonexistent(rule, ctx) or _nvshmem_hca_missing(rule, ctx):
+        return ignored
     mounted = ctx.rules.get("ib-devices-not-mounted")
     unopenable = set()
     if mounted:
@@ -58,6 +60,44 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
             assumed=assumed,
         )
     ]
+
+
+def _ompi_nonexistent(rule: Rule, ctx: Context) -> list[Finding]:
+    """Open MPI's openib BTL skips btl_openib_if_include/exclude entries it cannot find and goes on with
+    the rest (or none, and then TCP): a mistake worth fixing, the cause where the job failed."""
+    names = ["ompi_nonexistent", "ompi_nonexistent_head"]
+    if not ctx.stats(rule, names):
+        return []
+    devs = ctx.captures(rule, "device", ["ompi_nonexistent"])
+    detail = (
+        f"Open MPI's openib BTL was told to use {', '.join(devs) or 'devices or ports'} (btl_openib_if_include or "
+        "btl_openib_if_exclude), which this node does not have, and ignored them; set --mca btl_openib_if_include "
+        "(OMPI_MCA_btl_openib_if_include) to devices and ports ibv_devinfo lists on every node"
+    )
+    return [
+        ctx.make_finding(
+            rule, names, detail=detail + ".", values={"value": "btl_openib_if_include=" + (", ".join(devs) or "?")},
+            severity=rule.severity if ctx.job_failed() else "warning", confidence=0.6,
+        )
+    ]  # fmt: skip
+
+
+def _nvshmem_hca_missing(rule: Rule, ctx: Context) -> list[Finding]:
+    """NVSHMEM skips NVSHMEM_HCA_LIST entries it cannot find, as Open MPI does its if_include ones."""
+    samples = ctx.samples(rule, ["nvshmem_hca_missing"])
+    if not samples:
+        return []
+    devs = sorted({f"{g['device']}:{g['port']}" for _, g in samples})
+    detail = (
+        f"NVSHMEM_HCA_LIST names {', '.join(devs[:6])}, which this node does not have, and NVSHMEM skipped it; set "
+        "NVSHMEM_HCA_LIST to HCAs and ports `ibv_devinfo` lists on every node, or unset it"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["nvshmem_hca_missing"], detail=detail + ".", values={"value": "NVSHMEM_HCA_LIST=" + ",".join(devs)},
+            severity=rule.severity if ctx.job_failed() else "warning", confidence=0.6,
+        )
+    ]  # fmt: skip
 
 
 _FIRST_HCA = re.compile(r"(?:^|[=,^])mlx5_0(?::1)?(?:,|$)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from diag.catalog.model import Rule
@@ -16,21 +17,22 @@ def _loopback_advertised(rule: Rule, ctx: Context, assumed: list[str]) -> list[F
     that is loopback (hostNetwork pods, an /etc/hosts line), every rank advertises 127.0.0.1 and a
     rank on another node then connects to its own loopback: refused."""
     peers = ctx.captures(rule, "addr", ["loopback_peer"])
-    fallback = ctx.stats(rule, ["loopback_fallback"])
+    fallback = ctx.stats(rule, ["loopback_fallback", "tp_hostname_loopback"])
     if not peers and not (fallback and ctx.job_failed()):
         return _gloo_unconnected(rule, ctx, assumed)
     detail = (
         f"A rank connected to a peer at {peers[0]}: ranks advertised their loopback address"
         if peers
-        else "PyTorch could not resolve the hostname to a local address and bound Gloo to loopback"
+        else "PyTorch could not resolve the hostname to a local address and bound Gloo (or its RPC agent) to loopback"
     )
     detail += (
         " because the hostname resolves to 127.x (hostNetwork pods, an /etc/hosts entry), so ranks on other "
-        "nodes cannot reach them; set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to a routable interface"
+        "nodes cannot reach them; set GLOO_SOCKET_IFNAME (TP_SOCKET_IFNAME for RPC, and NCCL_SOCKET_IFNAME) to a "
+        "routable interface"
     )
     return [
         ctx.make_finding(
-            rule, ["loopback_peer", "loopback_fallback"], detail=detail + ".", confidence=0.8 if peers else 0.6,
+            rule, ["loopback_peer", "loopback_fallback", "tp_hostname_loopback"], detail=detail + ".", confidence=0.8 if peers else 0.6,
             assumed=assumed,
         )
     ]  # fmt: skip
@@ -50,10 +52,73 @@ def _gloo_unconnected(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
     return [ctx.make_finding(rule, ["gloo_fullmesh"], detail=detail + ".", confidence=0.45, assumed=assumed)]
 
 
+# What each library's own form of the cause means, and the setting that fixes it there: the rule's
+# remediation is written for NCCL, and a user reading a Gloo or Open MPI error needs that library's name.
+OTHER_LIBRARIES = {
+    "gloo_no_address": (
+        "Gloo found no address to bind: GLOO_SOCKET_IFNAME names an interface this node lacks or one without an "
+        "IP, or (unset) the hostname does not resolve to this node; set GLOO_SOCKET_IFNAME=<if> to an interface "
+        "every node has (`ip -br addr`)"
+    ),
+    "ompi_oob_no_iface": (
+        "Open MPI's launcher found no network interface for its out-of-band channel: oob_tcp_if_include names "
+        "none this node has, or oob_tcp_if_exclude leaves none; set --mca oob_tcp_if_include <if> "
+        "(OMPI_MCA_oob_tcp_if_include) to an interface every node has"
+    ),
+    "prrte_no_iface": (
+        "Open MPI 5's launcher (PRRTE) found no usable network interface for its daemons: prte_if_include names none "
+        "this node has, or prte_if_exclude leaves none; set --prtemca prte_if_include <if> (PRTE_MCA_prte_if_include) "
+        "to an interface every node has"
+    ),
+    "horovod_no_common": (
+        "horovodrun found no network interface that every host has and routes: pass --network-interface <if> "
+        "(and GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME) naming one they all share"
+    ),
+}
+
+
+def _other_library(rule: Rule, ctx: Context) -> list[Finding]:
+    """The cause as Gloo, Open MPI or Horovod state it: the finding names that library's setting."""
+    for name, hint in OTHER_LIBRARIES.items():
+        if ctx.stats(rule, [name]):
+            found = ctx.make_finding(rule, [name])
+            return [dataclasses.replace(found, detail=f"{found.detail}: {hint}.")]
+    return []
+
+
+def _ignored_setting(rule: Rule, ctx: Context) -> list[Finding]:
+    """A setting the library ignores instead of failing on: TensorPipe binding 127.0.0.1 for a
+    TP_SOCKET_IFNAME it cannot find, Open MPI dropping an if_include/if_exclude entry. Healthy on one
+    node, so an error only in a job that failed."""
+    severity = rule.severity if ctx.job_failed() else "warning"
+    if ifaces := ctx.captures(rule, "iface", ["tp_iface_missing"]):
+        detail = (
+            f"PyTorch RPC (TensorPipe) found no address on TP_SOCKET_IFNAME={ifaces[0]} and bound 127.0.0.1, which "
+            "no other node can reach; set TP_SOCKET_IFNAME=<if> to an interface every node has"
+        )
+        return [
+            ctx.make_finding(rule, ["tp_iface_missing"], detail=detail + ".", severity=severity, confidence=0.7)
+        ]
+    if params := ctx.captures(rule, "param", ["ompi_if_invalid"]):
+        detail = (
+            f"Open MPI ignored its {params[0]} value (an interface name or subnet this node does not have) and "
+            f"picks interfaces by itself; set --mca {params[0]} <if> (OMPI_MCA_{params[0]}) to an interface every "
+            "node has"
+        )
+        return [
+            ctx.make_finding(rule, ["ompi_if_invalid"], detail=detail + ".", severity=severity, confidence=0.55)
+        ]
+    return []
+
+
 def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     explicit = ctx.stats(rule)
     if explicit:
+        if all(name in OTHER_LIBRARIES for name, _ in explicit):
+            return _other_library(rule, ctx)
         return [ctx.make_finding(rule)]
+    if ignored := _ignored_setting(rule, ctx):
+        return ignored
     spans, assumed = ctx.spans_nodes()
     if not spans:
         return []
