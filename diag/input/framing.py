@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from diag import regex_walk
+from diag.input import launchers
 
 ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 ANSI_BYTES_RE = re.compile(ANSI_RE.pattern.encode())
@@ -44,7 +45,11 @@ class Frame:
 _SRUN_LABEL = re.compile(r"^ *(?:P\d+ +)?(?P<task>\d{1,18}): ")
 _TORCH_RANK = re.compile(r"^\[rank(?P<rank>\d{1,18})\]: ?")
 _TORCHRUN_TEE = re.compile(r"^\[(?P<role>[A-Za-z_][A-Za-z_]*?)(?P<local>\d{1,18})\]:")
-_OMPI_TAG = re.compile(r"^\[(?P<job>\d{1,18}),(?P<rank>\d{1,18})\]<(?:stdout|stderr|stddiag)>: ?")
+# Open MPI --tag-output "[1,3]<stdout>:", as SageMaker's launcher prints it "[1,mpirank:3,algo-1]<stdout>:"
+# (with the host), and as horovodrun prints it "[3]<stdout>:" (no job id).
+_OMPI_TAG = re.compile(
+    r"^\[(?:(?P<job>\d{1,18}),)?(?:mpirank:)?(?P<rank>\d{1,18})(?:,(?P<host>[\w.-]+))?\]<(?:stdout|stderr|stddiag)>: ?"
+)
 _MPICH_LABEL = re.compile(r"^\[(?P<rank>\d{1,18})\] ")
 _GLOG_BRACKET = re.compile(
     r"^\[(?P<lvl>[EWIF])(?:(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?))? ?(?:\d+ )?[\w./-]+:\d+\] "
@@ -52,14 +57,19 @@ _GLOG_BRACKET = re.compile(
 _GLOG_BARE = re.compile(r"^(?P<lvl>[EWIF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d+) +(?:\d+ )?[\w./-]+:\d+\] ")
 _ISO_TS = re.compile(r"^\[?(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]?(?: |$)")
 _SYSLOG = re.compile(
-    r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (?P<host>[\w.-]+) (?P<prog>[\w./-]+)(?:\[\d+\])?: "
+    r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<host>[\w.-]+) (?P<prog>[\w./-]+)(?:\[\d+\])?: "
 )
 _DMESG_TS = re.compile(r"^\[ *(?P<ts>\d+\.\d+)\] ")
 _UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d{1,18}) *:\w+\] +\S+:\d+ +UCX +(?P<level>[A-Z]+) +")
 _OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d{1,18})\] ")
 _PDSH = re.compile(r"^(?P<host>[A-Za-z][\w.-]*\d[\w.-]*): ")
-# Ray forwards a worker's output as "(RayTrainWorker pid=11904, ip=jwb0582i) ..." / "(pid=1234) ...".
-_RAY = re.compile(r"^\((?:[A-Za-z_][\w.]* )?pid=(?P<pid>\d{1,18})(?:, ip=(?P<host>[\w.:-]+))?\) ")
+# Ray forwards a worker's output as "(RayTrainWorker pid=11904, ip=jwb0582i) ..." / "(pid=1234) ...";
+# SkyPilot as "(head, rank=0, pid=1234) ", "(worker1, rank=1, pid=N, ip=X) ", "(setup pid=N, ip=X) "
+# (its rank is the node's, not a process's: it is not read as one).
+_RAY = re.compile(
+    r"^\((?:[A-Za-z_][\w.-]*,? )?(?:rank=\d{1,9}, )?(?:(?:ip=(?P<host0>[\w.:-]+), )?pid=(?P<pid>\d{1,18})"
+    r"(?:, ip=(?P<host>[\w.:-]+))?)\) "
+)
 # vLLM's and similar loggers: "ERROR 02-12 02:14:01 worker_base.py:574] ...".
 _LOGGER_MD = re.compile(
     r"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? [\w./-]+:\d+\] "
@@ -179,6 +189,8 @@ def frame_general(text: str) -> Frame:
             m = _OMPI_TAG.match(payload)
             if m:
                 ctx.setdefault("rank", int(m["rank"]))
+                if m["host"]:
+                    ctx.setdefault("host", m["host"])
                 payload = payload[m.end() :]
                 continue
             m = _TORCHRUN_TEE.match(payload)
@@ -230,6 +242,10 @@ def frame_general(text: str) -> Frame:
                 ctx.setdefault("rank", int(m["rank"]))
                 payload = payload[m.end() :]
                 continue
+            cut = launchers.peel(payload, ctx)
+            if cut:
+                payload = payload[cut:]
+                continue
             break
         m = _NCCL.match(payload)
         if m:
@@ -265,8 +281,8 @@ def frame_general(text: str) -> Frame:
         m = _RAY.match(payload)
         if m:
             ctx.setdefault("pid", int(m["pid"]))
-            if m["host"]:
-                ctx.setdefault("host", m["host"])
+            if m["host"] or m["host0"]:
+                ctx.setdefault("host", m["host"] or m["host0"])
             payload = payload[m.end() :]
             continue
         m = _LOGGER_MD.match(payload)
@@ -279,6 +295,10 @@ def frame_general(text: str) -> Frame:
         if m and not _NOT_HOSTS.match(m["host"]) and not m["host"].startswith("slurmstepd"):
             ctx.setdefault("host", m["host"])
             payload = payload[m.end() :]
+            continue
+        cut = launchers.peel(payload, ctx)
+        if cut:
+            payload = payload[cut:]
             continue
         break
 

@@ -42,6 +42,28 @@ CASES = [
     ("(RayTrainWorker pid=11904, ip=10.1.2.3) RuntimeError: NCCL error", "RuntimeError: NCCL error",
      {"pid": 11904, "host": "10.1.2.3"}),
     ("(pid=1234) ValueError: bad rank", "ValueError: bad rank", {"pid": 1234}),
+    # What launchers and log shippers put before a line (tests/input/test_launcher_prefixes.py holds every form).
+    ("[pod/train-worker-1/pytorch] 2024-05-01T12:00:00.123456789Z train-worker-1:77:77 [0] NCCL INFO Bootstrap",
+     "Bootstrap", {"host": "train-worker-1", "pid": 77, "timestamp": "2024-05-01T12:00:00.123456789Z"}),
+    ("[1,mpirank:3,algo-2]<stderr>:RuntimeError: NCCL error", "RuntimeError: NCCL error", {"rank": 3, "host": "algo-2"}),
+    ("[1,mpirank:3,algo-2]<stdout>:algo-1:79:1300 [0] NCCL INFO Launch mode Parallel", "Launch mode Parallel",
+     {"rank": 3, "host": "algo-1"}),  # NCCL's own header names the host that printed it
+    ("Thu Jun 18 14:28:35 2020[1,2]<stderr>:OSError: x", "OSError: x", {"rank": 2, "timestamp": "Thu Jun 18 14:28:35 2020"}),
+    ("[5]<stderr>:OSError: x", "OSError: x", {"rank": 5}),
+    ("trainer-1  | trainer-1:9:9 [0] NCCL WARN x", "x", {"host": "trainer-1", "level": "WARN"}),
+    ("loss | 2.0", "loss | 2.0", {}),
+    ("2024-05-01T12:00:00+0000 gpu3 kernel: NVRM: Xid (PCI:0000:1b:00): 79", "NVRM: Xid (PCI:0000:1b:00): 79",
+     {"host": "gpu3"}),
+    ("May 01 12:00:00.123456 gpu3 python3[12]: OSError: x", "OSError: x", {"host": "gpu3"}),
+    ("(worker2, rank=2, pid=5678, ip=10.0.0.3) OSError: x", "OSError: x", {"pid": 5678, "host": "10.0.0.3", "rank": None}),
+    ("(worker2, rank=2, ip=10.0.0.3, pid=5678) OSError: x", "OSError: x", {"pid": 5678, "host": "10.0.0.3"}),
+    ("[2024-03-15T16:29:06.552162Z] 5c902731 [rank=7] || OSError: x", "OSError: x", {"rank": 7}),
+    ("[2024-01-01 12:00:00,000] [INFO] [launch.py:123:main] OSError: x", "OSError: x", {"level": None}),
+    ("[WARNING|trainer.py:12] 2024-01-01 12:00:00,123 >> OSError: x", "OSError: x", {"level": None}),
+    ("2024-01-01 12:00:00,123 - train - ERROR - OSError: x", "OSError: x", {}),
+    ("ERROR:torch.distributed.run:OSError: x", "OSError: x", {}),
+    ("ERROR: Unexpected segmentation fault encountered in worker.", "ERROR: Unexpected segmentation fault encountered in worker.", {}),
+    ("2024-01-01 12:00:00.000 | ERROR    | __main__:<module>:12 - OSError: x", "OSError: x", {}),
 ]  # fmt: skip
 
 
