@@ -399,3 +399,8 @@ def test_slurms_record_of_a_cancelled_job_is_a_cancel_naming_who(rules):
 def test_a_task_that_sees_no_gpu_says_how_the_step_gets_its_gpus(rules):
     finding = diagnose(rules, ["RuntimeError: CUDA error: no CUDA-capable device is detected"]).findings[0]
     assert finding.id == "unexplained-failure" and "--gres=gpu:N" in finding.detail
+
+
+def test_a_step_slurm_could_not_create_on_busy_nodes_names_overlap(rules):
+    finding = diagnose(rules, ["srun: error: Unable to create step for job 123: Requested nodes are busy"]).findings[0]
+    assert finding.id == "unexplained-failure" and "srun --overlap" in finding.detail

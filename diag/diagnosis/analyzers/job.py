@@ -150,6 +150,12 @@ OUTSIDE_CATALOGUE = (
         "empty CUDA_VISIBLE_DEVICES), or its container was started without the GPUs",
     ),
     (
+        re.compile(r"Unable to create step for job \S+: Requested nodes are busy"),
+        "Slurm could not start the step because another step of the job still holds those CPUs/GPUs: since "
+        "Slurm 20.11 steps do not share resources unless asked (srun --overlap), so a step started while an "
+        "earlier one (a monitor, a background srun) still runs waits or fails",
+    ),
+    (
         # NCCL 2.19+ socket.cc (and the "Last error:" PyTorch quotes): the other end went away first.
         re.compile(r"[Cc]onnection closed by (?:remote )?peer (?P<peer>[\w.:-]+)"),
         "NCCL's peer {peer} closed the connection: the process there ended first (a crash, an OOM kill, a "
