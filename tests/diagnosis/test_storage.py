@@ -557,3 +557,17 @@ def test_ray_storage_check_in_its_later_wording_names_storage_path(rules):
         "Check that all nodes in the cluster have read/write access to the configured storage path.",
     ]
     assert "storage_path" in found(diagnose(rules, lines), "node-local-path").detail
+
+
+def test_a_working_directory_slurmstepd_may_not_enter_is_not_a_missing_one(rules):
+    # slurmstepd prints the errno: only "No such file or directory" says the directory is absent here.
+    refused = "slurmstepd: error: couldn't chdir to `/home/alice/run7': Permission denied: going to /tmp instead"
+    assert "node-local-path" not in ids(diagnose(rules, [refused] + task_failed(1)))
+    stale = "slurmstepd: error: couldn't chdir to `/home/alice/run7': Stale file handle: going to /tmp instead"
+    assert ids(diagnose(rules, [stale] + task_failed(1))) & {"node-local-path"} == set()
+    assert "shared-storage-missing" in ids(diagnose(rules, [stale] + task_failed(1)))
+
+
+def test_slurmstepd_input_file_on_a_shared_file_system_this_node_lacks(rules):
+    line = "slurmstepd: error: Could not open stdin file /gpfs/proj/in/prompts.txt: No such file or directory"
+    assert "/gpfs/proj/in/prompts.txt" in found(diagnose(rules, [line] + task_failed(1)), "shared-storage-missing").detail
