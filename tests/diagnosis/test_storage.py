@@ -571,3 +571,11 @@ def test_a_working_directory_slurmstepd_may_not_enter_is_not_a_missing_one(rules
 def test_slurmstepd_input_file_on_a_shared_file_system_this_node_lacks(rules):
     line = "slurmstepd: error: Could not open stdin file /gpfs/proj/in/prompts.txt: No such file or directory"
     assert "/gpfs/proj/in/prompts.txt" in found(diagnose(rules, [line] + task_failed(1)), "shared-storage-missing").detail
+
+
+def test_composer_sharded_checkpoint_missing_is_three_valued(rules):
+    line = "FileNotFoundError: /home/u/composer/ep1-ba100 not found!"
+    finding = found(diagnose(rules, FOUR_NODES + [f"[rank9]: {line}"] + task_failed(1)), "node-local-path")
+    assert "rank 0 did not run" in finding.detail
+    # Rank 0 lacking it as well: a wrong load_path.
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [f"[rank0]: {line}"] + task_failed(0)))

@@ -38,7 +38,7 @@ _MISSING_PATHS = [
     "chdir",
     "chdir_other",
     # Checkpoint and dataset libraries' own wordings (Megatron-Core, Orbax, TensorStore, Flax,
-    # Accelerate, Hugging Face datasets).
+    # Accelerate, Hugging Face datasets, Composer, NeMo 2).
     "mcore_missing",
     "mcore_not_dist",
     "ckpt_at_not_found",
@@ -51,6 +51,9 @@ _MISSING_PATHS = [
     "datasets_no_data",
     "datasets_no_info",
     "datasets_local_file",
+    "composer_missing",
+    "composer_not_found",
+    "nemo_file_missing",
 ]
 # The image's and the node's own files: missing ones are an environment problem, not storage layout.
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/sys/", "/proc/", "/dev/", "/bin/", "/sbin/", "/lib", "/var/", "/run/", "/boot/")
@@ -59,7 +62,7 @@ _INSTALL_PARTS = ("/site-packages/", "/dist-packages/", "/opt/conda/", "/minicon
 _SHELL_FORMS = ["missing_before", "missing_unquoted", "missing_go", "missing_java"]
 # Library wordings that programs also print as a notice before creating the directory ("Checkpoint
 # directory ... does not exist", a first run's "No steps found"): a sign only in a job that failed.
-_NOTICE_FORMS = ["mcore_missing", "ckpt_path_missing", "orbax_no_steps", "datasets_not_cached"]
+_NOTICE_FORMS = ["mcore_missing", "ckpt_path_missing", "orbax_no_steps", "datasets_not_cached", "composer_missing"]
 # Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
 _CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "pyxis: couldn't chdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
 UNKNOWN_WHERE = "the file was made on another node: the excerpt does not show which ranks or nodes lack it"
