@@ -69,6 +69,7 @@ FORMS = [
     ("node-local-path", "FileNotFoundError: Dataset json is not cached in /tmp/u/hf/datasets"),
     ("node-local-path", "RuntimeError: Unable to set up cluster storage with the following settings:"),
     ("node-local-path", "RuntimeError: Checkpoint /tmp/u/composer/ep1-ba100-rank0.pt does not exist"),
+    ("node-local-path", 'FileNotFoundError: No such file or directory: "/tmp/u/sft/model-00001-of-00004.safetensors"'),
     ("node-local-path", "FileNotFoundError: Checkpoint file not found: /local/u/nemo2/step=100/weights/common.pt"),
 ]
 
