@@ -131,7 +131,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         elif _away_from_rank0(ctx, ev, rank0_host, dcp_failed):
             why = "missing only where rank 0 did not run, so written on rank 0's node alone"
             local.append((ev, path, _with_setting(why, path), 0.6, None))
-        elif _INDEX_CACHE.search(path):
+        elif _INDEX_CACHE.search(path) and ctx.job_failed():
             # Rank 0 builds the index cache and the others read it: a rank that lacks it is
             # almost always another node (rank 0 itself lacking it is the wrong-path case above).
             why = "Megatron's dataset index cache is built by rank 0 and read by every other rank from the same path"
@@ -393,6 +393,8 @@ def _pathless_signs(rule: Rule, ctx: Context, rank0_host: str | None, dcp_failed
             "(HF_HOME=<shared dir>)",
         ),
     )
+    if not ctx.job_failed():
+        return signs  # a miss in a run that went on (an optional file) is no finding of its own
     for name, what, why in kinds:
         samples = ctx.samples(rule, [name])
         where = [_away_from_rank0(ctx, ev, rank0_host, dcp_failed) for ev, _ in samples]
@@ -401,7 +403,7 @@ def _pathless_signs(rule: Rule, ctx: Context, rank0_host: str | None, dcp_failed
         for (ev, _g), away in zip(samples, where):
             if away:
                 signs.append((ev, what, why, 0.6, None))
-            elif ctx.job_failed():
+            else:
                 signs.append((ev, what, why, 0.4, UNKNOWN_WHERE))
     return signs
 
