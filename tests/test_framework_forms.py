@@ -60,6 +60,17 @@ FORMS = [
     ("container-runtime-error", "[ERROR] Command not found: nvidia-container-cli, see "
      "https://github.com/NVIDIA/libnvidia-container"),
     ("pmix-not-used", "[unset]: PMIU_write error; fd=-1 buf=:cmd=init pmi_version=1 pmi_subversion=1"),
+    ("node-local-path", "megatron.core.dist_checkpointing.core.CheckpointingException: Common file "
+     "/tmp/u/mcore/iter_0000200/common.pt does not exist"),
+    ("node-local-path", "FileNotFoundError: Checkpoint at /tmp/u/orbax/300/default not found."),
+    ("node-local-path", 'ValueError: NOT_FOUND: Error opening "zarr" driver: Metadata at local file '
+     '"/local/u/ckpt/300/params/.zarray" does not exist'),
+    ("node-local-path", "ValueError: Tried to find /tmp/u/accel/checkpoint_7 but folder does not exist"),
+    ("node-local-path", "FileNotFoundError: Dataset json is not cached in /tmp/u/hf/datasets"),
+    ("node-local-path", "RuntimeError: Unable to set up cluster storage with the following settings:"),
+    ("node-local-path", "RuntimeError: Checkpoint /tmp/u/composer/ep1-ba100-rank0.pt does not exist"),
+    ("node-local-path", 'FileNotFoundError: No such file or directory: "/tmp/u/sft/model-00001-of-00004.safetensors"'),
+    ("node-local-path", "FileNotFoundError: Checkpoint file not found: /local/u/nemo2/step=100/weights/common.pt"),
 ]
 
 DAMAGE = {

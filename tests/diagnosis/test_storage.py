@@ -483,3 +483,114 @@ def test_enroot_directories_a_user_cannot_create_stop_the_container_whatever_the
     # A directory the job's own script could not make is not enroot's.
     plain = diagnose(rules, ["mkdir: cannot create directory ‘/scratch/run3’: Permission denied"])
     assert "container-runtime-error" not in ids(plain)
+
+
+# ------------------------------------------------ checkpoint and dataset libraries' own wordings
+DCP_METADATA = "[rank0]: FileNotFoundError: [Errno 2] No such file or directory: '/home/u/dcp/step_200/.metadata'"
+
+
+def dcp_failure(failed: str) -> list[str]:
+    """torch.distributed.checkpoint's gathered failure as every rank prints it, under its own prefix."""
+    return [
+        "[rank0]: Traceback (most recent call last):",
+        "[rank0]:     dcp.load(state_dict, checkpoint_id=args.ckpt)",
+        f"[rank0]: torch.distributed.checkpoint.api.CheckpointException: CheckpointException ranks:dict_keys([{failed}])",
+        "[rank0]: Traceback (most recent call last): (RANK 8)",
+        "[rank0]:   File \"/usr/lib/python3/dist-packages/torch/distributed/checkpoint/filesystem.py\", line 650, in "
+        "read_metadata",
+        DCP_METADATA,
+        "E1203 10:00:01.000 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 0 "
+        "(pid: 4411) of binary: /usr/bin/python3",
+    ]
+
+
+def test_dcp_metadata_missing_on_the_ranks_it_lists_is_rank_0s_disk(rules):
+    # Rank 0 prints rank 8's traceback: the exception's rank list, not the prefix, says who lacks it.
+    finding = found(diagnose(rules, dcp_failure("8, 9, 10, 11, 12, 13, 14, 15")), "node-local-path")
+    assert finding.ranks == list(range(8, 16))
+    assert "rank 0 did not run" in finding.detail and "FileSystemWriter" in finding.detail
+    # Every rank, rank 0 included, lacking it: a wrong checkpoint_id, not node-local storage.
+    every = ", ".join(str(r) for r in range(16))
+    assert "node-local-path" not in ids(diagnose(rules, dcp_failure(every)))
+
+
+def test_megatron_index_cache_missing_away_from_rank_0_names_the_cache_setting(rules):
+    line = (
+        "FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/data/cache/GPTDataset_indices/8a1f2e-GPTDataset-train-document_index.npy'"
+    )
+    finding = found(diagnose(rules, [f"[rank9]: {line}"] + task_failed(1)), "node-local-path")
+    assert "--data-cache-path" in finding.detail
+    # No rank shown: still the index cache, with what that assumes said.
+    finding = found(diagnose(rules, [line] + task_failed(1)), "node-local-path")
+    assert any("index cache" in a for a in finding.assumed)
+    # Rank 0, which builds it, lacking it is something else.
+    assert "node-local-path" not in ids(diagnose(rules, [f"[rank0]: {line}"] + task_failed(0)))
+
+
+def test_hub_offline_cache_miss_is_three_valued(rules):
+    line = (
+        "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and "
+        "outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set 'local_files_only' "
+        "to False."
+    )
+    finding = found(diagnose(rules, FOUR_NODES + [f"[rank9]: {line}"] + task_failed(1)), "node-local-path")
+    assert "HF_HOME" in finding.detail and finding.hosts == ["slinky-1"]
+    unknown = found(diagnose(rules, [line] + task_failed(1)), "node-local-path")
+    assert unknown.confidence < finding.confidence and unknown.assumed
+    # Rank 0 missing it too: nothing was downloaded anywhere.
+    both = [f"[rank0]: {line}", f"[rank9]: {line}"]
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + both + task_failed(0, 1)))
+
+
+def test_checkpoint_libraries_wordings_of_a_node_local_directory(rules):
+    lines = [
+        "megatron.core.dist_checkpointing.core.CheckpointingException: Checkpoint directory /tmp/mcore/iter_0000100 "
+        "does not exist",
+        "FileNotFoundError: Checkpoint at /tmp/orbax/100/default not found.",
+        "FileNotFoundError: No steps found in /local/u/orbax.",
+        'ValueError: NOT_FOUND: Error opening "zarr" driver: Metadata at local file "/tmp/ckpt/100/params/.zarray" '
+        "does not exist",
+        "ValueError: Matching checkpoint not found: /tmp/flax/checkpoint_100",
+        "ValueError: Tried to find /tmp/accel/checkpoints/checkpoint_3 but folder does not exist",
+        "FileNotFoundError: Dataset json: could not find data in /tmp/hf/datasets/json/default-1/0.0.0/abc. Please "
+        "make sure to call builder.download_and_prepare()",
+        "FileNotFoundError: No such file: '/tmp/tok/train/dataset_info.json'. Expected to load a `Dataset` object "
+        "but provided path is not a `Dataset`.",
+    ]
+    for line in lines:
+        finding = top(diagnose(rules, FOUR_NODES + [f"[rank9]: {line}"] + task_failed(1)), "node-local-path")
+        assert finding.hosts == ["slinky-1"], line
+
+
+def test_ray_storage_check_in_its_later_wording_names_storage_path(rules):
+    lines = [
+        "RuntimeError: Unable to set up cluster storage with the following settings:",
+        "StorageContext<",
+        "  storage_path=/home/ray/ray_results",
+        ">",
+        "Check that all nodes in the cluster have read/write access to the configured storage path.",
+    ]
+    assert "storage_path" in found(diagnose(rules, lines), "node-local-path").detail
+
+
+def test_a_working_directory_slurmstepd_may_not_enter_is_not_a_missing_one(rules):
+    # slurmstepd prints the errno: only "No such file or directory" says the directory is absent here.
+    refused = "slurmstepd: error: couldn't chdir to `/home/alice/run7': Permission denied: going to /tmp instead"
+    assert "node-local-path" not in ids(diagnose(rules, [refused] + task_failed(1)))
+    stale = "slurmstepd: error: couldn't chdir to `/home/alice/run7': Stale file handle: going to /tmp instead"
+    assert ids(diagnose(rules, [stale] + task_failed(1))) & {"node-local-path"} == set()
+    assert "shared-storage-missing" in ids(diagnose(rules, [stale] + task_failed(1)))
+
+
+def test_slurmstepd_input_file_on_a_shared_file_system_this_node_lacks(rules):
+    line = "slurmstepd: error: Could not open stdin file /gpfs/proj/in/prompts.txt: No such file or directory"
+    assert "/gpfs/proj/in/prompts.txt" in found(diagnose(rules, [line] + task_failed(1)), "shared-storage-missing").detail
+
+
+def test_composer_sharded_checkpoint_missing_is_three_valued(rules):
+    line = "FileNotFoundError: /home/u/composer/ep1-ba100 not found!"
+    finding = found(diagnose(rules, FOUR_NODES + [f"[rank9]: {line}"] + task_failed(1)), "node-local-path")
+    assert "rank 0 did not run" in finding.detail
+    # Rank 0 lacking it as well: a wrong load_path.
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [f"[rank0]: {line}"] + task_failed(0)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import node_local
 from diag.diagnosis.analyzers.storage.containers import named_container_made_nowhere
@@ -35,15 +37,50 @@ _MISSING_PATHS = [
     "datasets_script",
     "chdir",
     "chdir_other",
+    # Checkpoint and dataset libraries' own wordings (Megatron-Core, Orbax, TensorStore, Flax,
+    # Accelerate, Hugging Face datasets, Composer, NeMo 2).
+    "mcore_missing",
+    "mcore_not_dist",
+    "ckpt_at_not_found",
+    "ckpt_path_missing",
+    "orbax_no_steps",
+    "tensorstore_missing",
+    "flax_missing",
+    "accelerate_missing",
+    "datasets_not_cached",
+    "datasets_no_data",
+    "datasets_no_info",
+    "datasets_local_file",
+    "composer_missing",
+    "composer_not_found",
+    "nemo_file_missing",
 ]
 # The image's and the node's own files: missing ones are an environment problem, not storage layout.
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/sys/", "/proc/", "/dev/", "/bin/", "/sbin/", "/lib", "/var/", "/run/", "/boot/")
 _INSTALL_PARTS = ("/site-packages/", "/dist-packages/", "/opt/conda/", "/miniconda", "/anaconda", "/.venv/", "/venv/")
 # Wordings that shells and programs print as they go on: a sign only in a job that failed.
 _SHELL_FORMS = ["missing_before", "missing_unquoted", "missing_go", "missing_java"]
+# Library wordings that programs also print as a notice before creating the directory ("Checkpoint
+# directory ... does not exist", a first run's "No steps found"): a sign only in a job that failed.
+_NOTICE_FORMS = ["mcore_missing", "ckpt_path_missing", "orbax_no_steps", "datasets_not_cached", "composer_missing"]
 # Lines the container rules own: enroot-mount's rootfs targets, pyxis' runtime directories.
 _CONTAINER_WORDS = ("enroot-mount", "couldn't mkdir", "pyxis: couldn't chdir", "/enroot-data/", "/run/pyxis", "/run/enroot")
 UNKNOWN_WHERE = "the file was made on another node: the excerpt does not show which ranks or nodes lack it"
+INDEX_ASSUMED = "rank 0 built the index cache on another node: the excerpt does not show rank 0's view of it"
+# Megatron's dataset index cache (legacy _doc_idx/_sample_idx/_shuffle_idx/_indexmap_ files, and
+# Megatron-Core's <hash>-<Dataset>-<split>-{document,sample,shuffle}_index.npy): rank 0 builds it and
+# every other rank reads it, so another rank missing it means rank 0's node kept it.
+_INDEX_CACHE = re.compile(r"_(?:doc|sample|shuffle)_idx\.npy|_indexmap_|-(?:document|sample|shuffle)_index\.npy|-description\.txt$")
+# The setting that puts each kind of file on storage every node mounts, by a part of its path.
+_SETTINGS = (
+    (_INDEX_CACHE, "set --data-cache-path (or the data path) to a directory every node mounts"),
+    (re.compile(r"/\.metadata$|\.distcp$"), "give the DCP checkpoint_id / FileSystemWriter a directory every node mounts"),
+    (re.compile(r"torchinductor_"), "set TORCHINDUCTOR_CACHE_DIR to a directory every node mounts"),
+    (re.compile(r"triton"), "set TRITON_CACHE_DIR to a directory every node mounts"),
+    (re.compile(r"huggingface/datasets|/cache-[\w-]+\.arrow"), "set HF_DATASETS_CACHE=<shared dir>"),
+    (re.compile(r"huggingface/hub|/models--"), "set HF_HOME=<shared dir>"),
+    (re.compile(r"/torch/hub/"), "set TORCH_HOME=<shared dir>"),
+)
 
 
 def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
@@ -57,15 +94,17 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     for ev, g in ctx.samples(rule, ["pyxis_name"] if not named_container_made_nowhere(ctx) else []):
         local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
     failed = ctx.job_failed()
-    shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS)} if not failed else set()
+    shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS + _NOTICE_FORMS)} if not failed else set()
     for ev, g in ctx.samples(rule, _MISSING_PATHS):
         path = _clean_path(g.get("path") or g.get("pbs") or "")
         if not path or any(word in ev.text for word in _CONTAINER_WORDS):
             continue
         if ev in shell or "cannot remove" in ev.text:
             continue  # a shell's or a program's complaint in a run that went on (rm -f noise, a probe)
+        if "No such file" not in g.get("reason", "No such file"):
+            continue  # slurmstepd could not enter a directory that is there (Permission denied, Stale file handle)
         if node_local(path):
-            local.append((ev, path, "node-local storage", 0.85, None))
+            local.append((ev, path, _with_setting("node-local storage", path), 0.85, None))
         elif not path.startswith("/"):
             if "/" in path:
                 why = "a relative path, resolved in each node's own working directory"
@@ -79,7 +118,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             elsewhere.append((ev, path, 0.35 if path.startswith(SHARED_PREFIXES) else 0.45))
     # A path missing where rank 0 (which wrote it) runs too is a wrong path; missing only away from
     # rank 0 means it was written on rank 0's node alone; where the excerpt does not say, assume so.
-    on_rank0 = {path for ev, path, _ in elsewhere if _away_from_rank0(ctx, ev, rank0_host) is False}
+    dcp_failed = _dcp_failed_ranks(rule, ctx)
+    on_rank0 = {path for ev, path, _ in elsewhere if _away_from_rank0(ctx, ev, rank0_host, dcp_failed) is False}
     saved = [_clean_path(p) for p in ctx.captures(rule, "path", ["saving", "saved"])]
     for ev, path, unknown_conf in elsewhere:
         if path in on_rank0:
@@ -88,8 +128,14 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         if where and _saved_elsewhere(ctx, rule, ev, where):
             why = f"this job saved it ({where}) and then could not find it: it went to one node's own disk"
             local.append((ev, path, why, 0.7, None))
-        elif _away_from_rank0(ctx, ev, rank0_host):
-            local.append((ev, path, "missing only where rank 0 did not run, so written on rank 0's node alone", 0.6, None))
+        elif _away_from_rank0(ctx, ev, rank0_host, dcp_failed):
+            why = "missing only where rank 0 did not run, so written on rank 0's node alone"
+            local.append((ev, path, _with_setting(why, path), 0.6, None))
+        elif _INDEX_CACHE.search(path) and ctx.job_failed():
+            # Rank 0 builds the index cache and the others read it: a rank that lacks it is
+            # almost always another node (rank 0 itself lacking it is the wrong-path case above).
+            why = "Megatron's dataset index cache is built by rank 0 and read by every other rank from the same path"
+            local.append((ev, path, _with_setting(why, path), 0.55, INDEX_ASSUMED))
         elif ctx.job_failed():  # a file missing in a run that went on is no finding of its own
             why = "not found here, and nothing shows it on this node's storage"
             local.append((ev, path, why, unknown_conf, UNKNOWN_WHERE))
@@ -120,10 +166,12 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     for ev, _g in ctx.samples(rule, ["zero_missing"]):
         local.append((ev, "ZeRO checkpoint shards", "each node saved its ranks' shards to its own disk", 0.8, None))
     for ev, g in ctx.samples(rule, ["ray_storage"]):
-        local.append((ev, g["path"], "Ray needs a storage path every node can read and write", 0.75, None))
+        why = "Ray needs a storage path every node can read and write (RunConfig(storage_path=<shared dir or cloud URI>))"
+        local.append((ev, g.get("path") or "Ray Train's storage_path", why, 0.75, None))
     for ev, _g in ctx.samples(rule, ["cannot_see"]):
         local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8, None))
     local += _framework_signs(rule, ctx)
+    local += _pathless_signs(rule, ctx, rank0_host, dcp_failed)
     local += _working_dir_elsewhere(rule, ctx)
     written = [(ev, g) for ev, g in ctx.samples(rule, ["written", "written_dir"]) if node_local(g.get("path", ""))]
     if local:
@@ -138,6 +186,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             # pyxis' line names no node; the tasks that then failed say which nodes lack the container.
             hosts = sorted(ctx.facts.slurm_task_hosts)
         ranks = sorted({ev.rank for ev, *_ in local if ev.rank is not None})
+        if dcp_failed:
+            ranks = sorted(dcp_failed)  # the ranks that failed, not the rank that printed their tracebacks
         job = "this job" if MULTI_NODE_ASSUMED in assumed or not ctx.facts.node_count() else f"this {ctx.facts.node_count()}-node job"
         where = hosts_text(hosts) if hosts else "other nodes"
         detail = f"{', '.join(paths[:4])} was not found on {where} of {job}: {'; '.join(why[:3])}"
@@ -292,9 +342,13 @@ def _index_built_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
 
 # ---------------------------------------------------------------------------------- containers
 
-def _away_from_rank0(ctx: Context, ev, rank0_host: str | None) -> bool | None:
+def _away_from_rank0(ctx: Context, ev, rank0_host: str | None, dcp_failed: set[int] | None = None) -> bool | None:
     """Whether a missing-file line came from a node other than rank 0's: True, False (rank 0 or its
-    node: the file is missing where it was written, a wrong path), or None when the logs do not say."""
+    node: the file is missing where it was written, a wrong path), or None when the logs do not say.
+    A DCP CheckpointException's list of failed ranks comes first: every rank prints the others'
+    tracebacks under its own prefix, so a line's own rank is not the rank that failed."""
+    if dcp_failed:
+        return 0 not in dcp_failed
     host = ctx.host_for(ev)
     if ev.rank == 0:
         return False
@@ -303,6 +357,55 @@ def _away_from_rank0(ctx: Context, ev, rank0_host: str | None) -> bool | None:
     if ev.rank is not None:
         return True
     return None
+
+
+def _dcp_failed_ranks(rule: Rule, ctx: Context) -> set[int] | None:
+    """The ranks torch.distributed.checkpoint's CheckpointException lists as failed, or None."""
+    ranks: set[int] = set()
+    for text in ctx.captures(rule, "ranks", ["dcp_ranks"]):
+        ranks |= {int(r) for r in re.findall(r"\b\d{1,7}\b", text)}  # a rank, not a run of digits
+    return ranks or None
+
+
+def _with_setting(why: str, path: str) -> str:
+    """``why`` with the setting that moves this kind of file to shared storage, where its path says."""
+    for pattern, setting in _SETTINGS:
+        if pattern.search(path):
+            return f"{why} ({setting})"
+    return why
+
+
+def _pathless_signs(rule: Rule, ctx: Context, rank0_host: str | None, dcp_failed: set[int] | None) -> list[tuple]:
+    """Messages that name no path (Megatron's empty --load, huggingface_hub's offline cache miss):
+    three-valued like a missing path. Rank 0 printing it too means nothing was saved or downloaded
+    anywhere (a wrong path or an empty cache), not node-local storage."""
+    signs: list[tuple] = []
+    kinds = (
+        (
+            "megatron_no_load",
+            "the --load checkpoint",
+            "Megatron found no checkpoint under --load on this rank (--save/--load on a directory every node mounts)",
+        ),
+        (
+            "hub_offline",
+            "the Hugging Face cache",
+            "this node's HF_HOME lacks what another node downloaded, and offline mode forbids fetching it "
+            "(HF_HOME=<shared dir>)",
+        ),
+    )
+    if not ctx.job_failed():
+        return signs  # a miss in a run that went on (an optional file) is no finding of its own
+    for name, what, why in kinds:
+        samples = ctx.samples(rule, [name])
+        where = [_away_from_rank0(ctx, ev, rank0_host, dcp_failed) for ev, _ in samples]
+        if not samples or False in where:
+            continue
+        for (ev, _g), away in zip(samples, where):
+            if away:
+                signs.append((ev, what, why, 0.6, None))
+            else:
+                signs.append((ev, what, why, 0.4, UNKNOWN_WHERE))
+    return signs
 
 def _path_like(text: str) -> bool:
     """A filesystem path rather than a Hub id (``org/name``): absolute, relative with ./ or ~, or deeper."""
