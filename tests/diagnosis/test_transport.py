@@ -995,3 +995,9 @@ def test_mpich_and_intel_mpi_without_a_libfabric_provider_point_at_the_devices_a
     assert finding.id == "ib-devices-not-mounted" and finding.severity == "error"
     assert "FI_PROVIDER" in finding.detail and "verbs" in finding.detail
     assert top(diagnose(rules, ["RuntimeError: No ibverbs devices present"])) == "ib-devices-not-mounted"
+
+
+def test_a_setting_named_only_as_a_fix_someone_tried_is_not_the_jobs_configuration(rules):
+    prose = "Tried `export NCCL_IB_DISABLE=1` and `export NCCL_P2P_DISABLE=1`, both didnt work"
+    assert "nccl-ib-disabled" not in ids(diagnose(rules, [prose]))
+    assert "nccl-ib-disabled" in ids(diagnose(rules, ["export NCCL_IB_DISABLE=1", "srun python train.py"]))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import fill_action
 from diag.diagnosis.context import Context
@@ -66,6 +68,20 @@ def timeline_key(ev: Evidence) -> tuple:
 
 def is_timeout_cascade(text: str) -> bool:
     return any(marker in text for marker in TIMEOUT_CASCADE)
+
+
+# A thread's prose about what the user already tried ("Tried `export NCCL_IB_DISABLE=1`, didn't
+# work"): the setting it names is an attempted fix, not the failing job's configuration.
+_ATTEMPTED = re.compile(
+    r"(?i)\b(?:i(?:'ve| have)? tried|tried (?:to |with |setting |adding |using )?|also tried|trying|"
+    r"(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|won'?t) (?:work|help|change|fix)|no luck|to no avail|"
+    r"(?:still|same) (?:fails|failing|error|problem|issue|hangs?))"
+)
+
+
+def attempted_in_prose(text: str) -> bool:
+    """Whether a line is someone's prose about a fix they tried, rather than the job's own output."""
+    return bool(_ATTEMPTED.search(text))
 
 
 def plural(n: int, word: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import attempted_in_prose
 from diag.diagnosis.analyzers.transport.common import IB_ASSUMED, SYSTEM_ERROR_EXPLAINED_BY, external_net, ib_evidence
 from diag.diagnosis.context import Context, hosts_text
 from diag.report import Finding
@@ -104,6 +105,9 @@ def _loopback_only(rule: Rule, ctx: Context) -> bool:
 def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
+    settings = [ev for ev, _ in ctx.samples(rule, [s.name for s in rule.signatures])]
+    if all(attempted_in_prose(ev.text) for ev in settings) and sum(st.count for _, st in ctx.stats(rule)) == len(settings):
+        return []  # only named as a fix someone tried ("Tried `export NCCL_IB_DISABLE=1`, didn't work")
     facts = ctx.facts
     if any(n not in ("IB", "Socket") for h in facts.hosts.values() for n in h.nets):
         return []  # an external plugin (IBext, OFI) carries the traffic: nccl-net-plugin says it ignored the setting
