@@ -374,3 +374,13 @@ def test_a_store_that_only_rank_0_joined_means_the_other_ranks_were_never_starte
     # Some joined, some not: those crashed or could not reach the store.
     some = ["torch.distributed.DistStoreError: Timed out after 3601 seconds waiting for clients. 9/16 clients joined."]
     assert "9 of 16" in top(diagnose(rules, some), "rendezvous-failure").detail
+
+
+def test_lightning_members_that_never_joined_before_the_log_ends_are_a_layout_warning(rules):
+    line = "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4"
+    finding = found(diagnose(rules, [line]), "world-size-mismatch")
+    assert finding.severity == "warning" and "1 of 4 members" in finding.detail and "srun" in finding.detail
+    # All members announced, or the run going on after the line: nothing to say.
+    every = [f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/4" for r in range(4)]
+    assert "world-size-mismatch" not in ids(diagnose(rules, every))
+    assert "world-size-mismatch" not in ids(diagnose(rules, [line, "Epoch 0: 10%"]))

@@ -358,7 +358,7 @@ LAYOUT_SENTENCES: tuple = (
 def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
-        return _ranks_claimed_twice(rule, ctx) or _separate_worlds(rule, ctx)
+        return _ranks_claimed_twice(rule, ctx) or _separate_worlds(rule, ctx) or _members_never_joined(rule, ctx)
     parts = sentences(rule, ctx, chosen, LAYOUT_SENTENCES)
     detail = "Launch layout does not match: " + "; ".join(parts) + "."
     if chosen <= {"nnodes_reset", "ntasks_per_node"}:
@@ -385,6 +385,30 @@ def _separate_worlds(rule: Rule, ctx: Context) -> list[Finding]:
     return [
         ctx.make_finding(
             rule, [], detail=detail + ".", hosts=[h.host for h in hosts], severity=severity, confidence=0.5
+        )
+    ]
+
+
+def _members_never_joined(rule: Rule, ctx: Context) -> list[Finding]:
+    """Lightning announcing fewer members than its world, and the log ending there: the run waits
+    for members that were never started. Lightning's SLURM guide names the causes: a job started
+    without srun, or #SBATCH --nodes / --ntasks-per-node that disagree with num_nodes / devices."""
+    st = dict(ctx.stats(rule, ["lightning_member"])).get("lightning_member")
+    if st is None or ctx.job_failed():
+        return []
+    ranks = st.captures.get("rank", {})
+    worlds = [int(w) for w in st.captures.get("world", {})]
+    if not worlds or len(ranks) >= max(worlds) or not _ends_its_log(ctx, [ev for ev, _ in st.samples]):
+        return []
+    detail = (
+        f"Lightning announced {len(ranks)} of {max(worlds)} members and the log ends there: the other processes "
+        "were never started, so initialisation waits for them (start the script with srun, and make #SBATCH "
+        "--nodes / --ntasks-per-node match Trainer(num_nodes=..., devices=...))"
+    )
+    assumed = ["the run hung at this line: the log shows nothing after it"]
+    return [
+        ctx.make_finding(
+            rule, ["lightning_member"], detail=detail + ".", severity="warning", confidence=0.45, assumed=assumed
         )
     ]
 
