@@ -404,3 +404,9 @@ def test_a_task_that_sees_no_gpu_says_how_the_step_gets_its_gpus(rules):
 def test_a_step_slurm_could_not_create_on_busy_nodes_names_overlap(rules):
     finding = diagnose(rules, ["srun: error: Unable to create step for job 123: Requested nodes are busy"]).findings[0]
     assert finding.id == "unexplained-failure" and "srun --overlap" in finding.detail
+
+
+def test_nccl_receiving_another_size_than_expected_is_named_as_mismatched_collectives(rules):
+    line = "gpu1:123:456 [0] include/socket.h:423 NCCL WARN Message truncated : received 1024 bytes instead of 512"
+    finding = found(diagnose(rules, [line]), "unexplained-failure")
+    assert "collectives that do not match" in finding.detail and "TORCH_DISTRIBUTED_DEBUG=DETAIL" in finding.detail

@@ -150,6 +150,13 @@ OUTSIDE_CATALOGUE = (
         "empty CUDA_VISIBLE_DEVICES), or its container was started without the GPUs",
     ),
     (
+        # NCCL's bootstrap/socket receive (include/socket.h, misc/socket.cc) when a peer sent another size.
+        re.compile(r"Message truncated ?: received \d+ bytes instead of \d+"),
+        "NCCL received another size than it expected from a peer: the ranks called collectives that do not match "
+        "(different sizes, dtypes or order, often one rank on another code path), an application bug; "
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL checks the collectives' shapes across ranks",
+    ),
+    (
         re.compile(r"Unable to create step for job \S+: Requested nodes are busy"),
         "Slurm could not start the step because another step of the job still holds those CPUs/GPUs: since "
         "Slurm 20.11 steps do not share resources unless asked (srun --overlap), so a step started while an "
