@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from diag.input import lines
 from diag.input.sources import InputStats, MemorySource, Source, Span, resume_state
+from diag.scan.runs import apply_run
 
 if TYPE_CHECKING:
     from diag.scan.fold import Folded, Folder
@@ -160,8 +161,10 @@ def _digest(task: Task) -> tuple[list[Record], InputStats, Folded]:
     folder = _scanner.folder(from_start=task.index == 0 and (task.span is None or task.span.start == 0))
     if _carried is not None:  # the pool hands each worker its tasks in input order
         folder.adopt(_carried)
+    shipped = dict(folder._shipped)  # what this worker shipped before the task: runs.condense needs it
     records = list(_scanner.digest_source(task.index, source, stats, span=task.span, folder=folder))
     _carried = folder.carry()
+    records = _scanner.condense(records, shipped)
     return records, stats, folder.folded
 
 
@@ -224,13 +227,28 @@ def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult)
     return True
 
 
+def apply_condensed(
+    scanner: Scanner, records: list, path: str, index: int, base: int, result: ScanResult, folder: Folder | None
+) -> None:
+    """Apply a task's records as :meth:`Scanner.condense` left them: records and condensed runs."""
+    plain: list = []  # records between two condensed runs (diag.scan.runs), applied together
+    for record in records:
+        if type(record) is tuple:
+            plain.append(record)
+            continue
+        scanner.apply(plain, path, index, result, line_base=base, folder=folder)
+        plain = []
+        apply_run(record, index, base, result, folder)
+    scanner.apply(plain, path, index, result, line_base=base, folder=folder)
+
+
 def _apply_one(
     scanner: Scanner, sources: list[Source], item, lines_before: list[int], result: ScanResult, folder: Folder
 ) -> None:
     task, future = item
     records, stats, folded = future.result()
     index = task.index
-    scanner.apply(records, sources[index].path, index, result, line_base=lines_before[index], folder=folder)
+    apply_condensed(scanner, records, sources[index].path, index, lines_before[index], result, folder)
     scanner.apply_folded(folded, result)
     lines_before[index] += stats.lines
     result.inputs[index].add(stats)

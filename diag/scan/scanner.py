@@ -24,6 +24,7 @@ from diag.scan import core
 from diag.scan.engines import Pattern, make_engine
 from diag.scan.facts import FACT_SIGNATURES, Facts
 from diag.scan.fold import Folded, Folder
+from diag.scan.runs import condense
 from diag.scan.sample import SAMPLE_INDEX, ErrorSample, Sampler
 
 MAX_SAMPLES = 64
@@ -328,6 +329,11 @@ class Scanner:
             if m is not None:
                 found.append((i, m.groupdict()))
         return tuple(found)
+
+    def condense(self, records: list, shipped: dict[int, int]) -> list:
+        """``records`` with long runs of communicator lines condensed (diag.scan.runs); ``shipped``:
+        the rule entries' shipped counts (Folder._shipped) before the first of them."""
+        return condense(records, self.entries, FACTS_OWNER, self._rank_entry, shipped, MAX_SAMPLES)
 
     # --- applying: in file order, into the job's statistics -----------------------------------
     def apply(
