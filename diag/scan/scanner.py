@@ -109,6 +109,7 @@ class Scanner:
         self._bytes_memo: dict[tuple, tuple] = {}  # (payload, level, members) -> (matches, fold description)
         self._old_memo: dict[tuple, tuple] = {}
         self._hosts: dict[bytes, str] = {}
+        self._member_order: dict[Set[int], tuple] = {}  # members -> ((entry, its signature's match), ...) in entry order
         self._describe = self.folder().describe
         self.sampler = Sampler(engine, self, FACTS_OWNER) if sample_errors else None
         self._core = core.module()  # the compiled per-candidate loop (diag.scan.core), or None
@@ -322,10 +323,16 @@ class Scanner:
 
     def _confirm(self, payload: str, level: str | None, members: Set[int]) -> tuple[Match, ...]:
         """The signatures among ``members`` that match ``payload``, in entry order, with their groups."""
-        entries = self.entries
+        # The members in entry order, sorted once per distinct set: without the compiled core, four
+        # candidate lines in ten (channel lines, each naming other ranks) miss the memos and come here.
+        order = self._member_order.get(members)
+        if order is None:
+            if len(self._member_order) >= _MEMO_ENTRIES:
+                self._member_order.clear()
+            order = self._member_order[members] = tuple((i, self.entries[i][1].match) for i in sorted(members))
         found = []
-        for i in sorted(members):
-            m = entries[i][1].match(payload, level)
+        for i, match in order:
+            m = match(payload, level)
             if m is not None:
                 found.append((i, m.groupdict()))
         return tuple(found)
