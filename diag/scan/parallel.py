@@ -5,7 +5,9 @@ The inputs are cut into tasks: a small file whole, a large plain file into spans
 processes, forked so they share the compiled engine, *digest* the tasks (read, prefilter, frame,
 match: the work that depends on a line alone). The main process *applies* the records in input
 order, so facts, ranks and the first evidence lines come out exactly as a sequential scan makes
-them. At most a few tasks are in flight, which bounds memory whatever the input size.
+them. A worker condenses each long run of communicator lines into its net effect before shipping
+(diag.scan.runs), so the main process applies a few summaries instead of one record per line. At
+most a few tasks are in flight, which bounds memory whatever the input size.
 """
 
 from __future__ import annotations
