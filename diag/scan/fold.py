@@ -186,6 +186,14 @@ class Folder:
             seen.add(key)
         return True
 
+    def wrote(self, writes) -> None:
+        """Last-wins values (key, value) written by lines applied without passing :meth:`keep`
+        (diag.scan.runs): a later repeat is compared against them, as if those lines had shipped."""
+        shadow = self._shadow
+        shadow.update(writes)
+        if len(shadow) >= _MAX_SHADOW:
+            self._forget()
+
     def carry(self) -> tuple:
         """What a later span's folder in the same worker may start from (:meth:`adopt`): the lines
         shipped so far and the rules whose samples they filled. Sound because a worker takes its

@@ -24,6 +24,7 @@ from diag.scan import core
 from diag.scan.engines import Pattern, make_engine
 from diag.scan.facts import FACT_SIGNATURES, Facts
 from diag.scan.fold import Folded, Folder
+from diag.scan.runs import condense
 from diag.scan.sample import SAMPLE_INDEX, ErrorSample, Sampler
 
 MAX_SAMPLES = 64
@@ -108,6 +109,7 @@ class Scanner:
         self._bytes_memo: dict[tuple, tuple] = {}  # (payload, level, members) -> (matches, fold description)
         self._old_memo: dict[tuple, tuple] = {}
         self._hosts: dict[bytes, str] = {}
+        self._member_order: dict[Set[int], tuple] = {}  # members -> ((entry, its signature's match), ...) in entry order
         self._describe = self.folder().describe
         self.sampler = Sampler(engine, self, FACTS_OWNER) if sample_errors else None
         self._core = core.module()  # the compiled per-candidate loop (diag.scan.core), or None
@@ -116,6 +118,7 @@ class Scanner:
         # (entry, captured bytes) of every match -> (matches, fold description), as _resolve gives.
         self._confirmers: list = [core.PENDING] * len(entries) if self._core else []
         self._by_matches: dict[tuple, tuple] = {}
+        self._by_groups: dict[tuple, tuple] = {}  # the fallback's: ((entry, m.groups()), ...) -> (matches, description)
         self._answers = self._core.Answers() if self._core else None  # the same answers, held in C
 
     # --- the whole scan --------------------------------------------------------------------
@@ -268,8 +271,11 @@ class Scanner:
         known = self._old_memo.get(key)
         if known is None:
             payload, level_b, members = key
-            matches = self._confirm(payload.decode("ascii"), level_b.decode("ascii"), members)
-            known = (matches, self._describe(matches))
+            if self._core is None:
+                known = self._confirm_known(payload.decode("ascii"), level_b.decode("ascii"), members)
+            else:
+                matches = self._confirm(payload.decode("ascii"), level_b.decode("ascii"), members)
+                known = (matches, self._describe(matches))
         if payload_size <= _MEMO_MAX_PAYLOAD:  # a long one is matched every time
             self._remember(key, known)
         if confirmed is not None:
@@ -281,6 +287,37 @@ class Scanner:
                     self._by_matches.clear()
                 self._by_matches[confirmed] = known
         return known
+
+    def _confirm_known(self, payload: str, level: str, members: Set[int]) -> tuple:
+        """(matches, fold description) of a payload no memo holds, without the compiled core: the
+        answer of an earlier payload whose signatures captured the same groups when there is one
+        (as the core's ``_by_matches``). Channel lines differ in ranks no signature captures: at
+        30% candidates four lines in ten miss the memos, and most are answered here."""
+        order = self._member_order.get(members)
+        if order is None:
+            order = self._order_members(members)
+        found = []
+        for i, match in order:
+            m = match(payload, level)
+            if m is not None:
+                found.append((i, m))
+        groups = tuple([(i, m.groups()) for i, m in found])  # a match's groups decide its groupdict
+        known = self._by_groups.get(groups)
+        if known is None:
+            matches = tuple([(i, m.groupdict()) for i, m in found])
+            known = (matches, self._describe(matches))
+            if sum(len(v) for _, vs in groups for v in vs if v) <= _MEMO_MAX_PAYLOAD:
+                if len(self._by_groups) >= _MEMO_ENTRIES:
+                    self._by_groups.clear()
+                self._by_groups[groups] = known
+        return known
+
+    def _order_members(self, members: Set[int]) -> tuple:
+        """((entry, its signature's match), ...) of ``members`` in entry order, remembered per set."""
+        if len(self._member_order) >= _MEMO_ENTRIES:
+            self._member_order.clear()
+        order = self._member_order[members] = tuple((i, self.entries[i][1].match) for i in sorted(members))
+        return order
 
     def _prepare_confirmers(self, members: Set[int]) -> None:
         """Compile the core's confirmers of ``members`` (the next such payload is confirmed in C)."""
@@ -321,13 +358,22 @@ class Scanner:
 
     def _confirm(self, payload: str, level: str | None, members: Set[int]) -> tuple[Match, ...]:
         """The signatures among ``members`` that match ``payload``, in entry order, with their groups."""
-        entries = self.entries
+        # The members in entry order, sorted once per distinct set: without the compiled core, four
+        # candidate lines in ten (channel lines, each naming other ranks) miss the memos and come here.
+        order = self._member_order.get(members)
+        if order is None:
+            order = self._order_members(members)
         found = []
-        for i in sorted(members):
-            m = entries[i][1].match(payload, level)
+        for i, match in order:
+            m = match(payload, level)
             if m is not None:
                 found.append((i, m.groupdict()))
         return tuple(found)
+
+    def condense(self, records: list, shipped: dict[int, int]) -> list:
+        """``records`` with long runs of communicator lines condensed (diag.scan.runs); ``shipped``:
+        the rule entries' shipped counts (Folder._shipped) before the first of them."""
+        return condense(records, self.entries, FACTS_OWNER, self._rank_entry, shipped, MAX_SAMPLES)
 
     # --- applying: in file order, into the job's statistics -----------------------------------
     def apply(
