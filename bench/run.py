@@ -201,6 +201,9 @@ def to_ere(pattern: str) -> str:
 
 def _ere_escape(p: str, i: int, out: list[str]) -> int:
     nxt = p[i + 1]
+    if nxt == "x":  # a UTF-8 byte of non-ASCII text: the byte itself, which LC_ALL=C grep matches
+        out.append(chr(int(p[i + 2 : i + 4], 16)))
+        return i + 4
     if nxt in _OUTSIDE:
         out.append(_OUTSIDE[nxt])
     elif nxt.isalnum():
@@ -220,6 +223,10 @@ def _ere_bracket(p: str, i: int, out: list[str]) -> int:
         c = p[j]
         if c == "\\":
             e = p[j + 1]
+            if e == "x":
+                items.append(chr(int(p[j + 2 : j + 4], 16)))
+                j += 4
+                continue
             if e in _INSIDE:
                 items.append(_INSIDE[e])
             elif e == "]":
@@ -252,7 +259,7 @@ def write_patterns(patterns: list[str]) -> tuple[str, str, list[str]]:
             dropped.append(f"{p}  ({exc})")
     rg_path, ere_path = os.path.join(OUT, "patterns.rg"), os.path.join(OUT, "patterns.ere")
     for path, lines in ((rg_path, rg_lines), (ere_path, ere_lines)):
-        with open(path, "w") as f:
+        with open(path, "w", encoding="latin-1") as f:  # \xHH became single bytes: write them as such
             f.write("\n".join(lines) + "\n")
     return rg_path, ere_path, dropped
 

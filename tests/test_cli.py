@@ -155,3 +155,19 @@ def test_expect_busbw_flags_a_slow_fabric():
     assert "busbw-low" in [f["id"] for f in strict["findings"]]
     lenient = json.loads(run(*files, "--format", "json", "--expect-busbw", "1").stdout)
     assert "busbw-low" not in [f["id"] for f in lenient["findings"]]
+
+
+def test_exported_patterns_find_every_rule_example_as_a_byte_tool_would():
+    """`rules --export-patterns` feeds rg/grep (the bench baseline, users' own pre-filters): ASCII only,
+    each rule's example lines found, and no pattern that matches any line at all."""
+    import re
+
+    from diag.catalog.load import load_rules
+
+    exported = run("rules", "--export-patterns").stdout.decode("ascii").splitlines()
+    # `^` anchors at the payload after the launcher/NCCL prefixes; a raw-line tool drops it (as bench/ does)
+    compiled = [re.compile(p.removeprefix("^").encode()) for p in exported]
+    assert not any(c.search(b"step 1200 loss 2.31 lr 3e-4") for c in compiled)
+    for rule in load_rules().rules:
+        for line in rule.examples_match:
+            assert any(c.search(line.encode()) for c in compiled), (rule.id, line)

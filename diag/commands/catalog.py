@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from diag.commands.common import (
@@ -24,9 +26,28 @@ def list_rules(rule_dirs, fmt, export_patterns) -> None:
         from diag.scan.facts import FACT_SIGNATURES
 
         sigs = [s for r in rules.rules for s in r.signatures] + list(FACT_SIGNATURES)
-        write_stdout("".join(f"{p}\n" for p in dict.fromkeys(s.pattern for s in sigs)))
+        write_stdout("".join(f"{p}\n" for p in dict.fromkeys(exported_pattern(s) for s in sigs)))
         return
     write_stdout(rules_json(rules) if fmt == "json" else rules_table(rules, fmt))
+
+
+def exported_pattern(sig) -> str:
+    """What a signature matches, as one regex a raw-line tool (rg, grep) can run: its regex, led by its
+    level word where the regex does not itself spell it (an NCCL WARN's or UCX ERROR's level is in the
+    prefix framing peels, before the payload the regex reads), with non-ASCII text as UTF-8 bytes (``rg --no-unicode`` refuses it)."""
+    pattern = sig.pattern
+    if sig.levels and sig.literal not in _GROUP_SYNTAX.sub("", pattern).replace("\\", ""):
+        pattern = f"{_escape_metacharacters(sig.literal)}.*(?:{pattern.removeprefix('^')})"
+    return "".join(c if c.isascii() else "".join(f"\\x{b:02X}" for b in c.encode()) for c in pattern)
+
+
+_GROUP_SYNTAX = re.compile(r"\(\?P<\w+>|\(\?:|(?<!\\)[()]")
+_METACHARACTER = re.compile(r"([.^$*+?()\[\]{}|\\])")
+
+
+def _escape_metacharacters(text: str) -> str:
+    """``re.escape`` also escapes spaces and dashes, which rg rejects as unknown escapes."""
+    return _METACHARACTER.sub(r"\\\1", text)
 
 
 def _complete_rule_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
