@@ -14,6 +14,11 @@ CASES = [
      "Bootstrap : no socket interface found", {"host": "vm", "level": "WARN", "timestamp": "2026-12-02 10:49:30"}),
     ("n1:9:9 [0] transport/net_ib.cc:1 (ncclIbInit) NCCL WARN NET/IB : Unable to open device mlx5_0",
      "NET/IB : Unable to open device mlx5_0", {"host": "n1", "level": "WARN"}),
+    # Documentation and redacted pastes replace the source line number with "XXX".
+    ("n1:9:9 [0] transport/p2p.cc:XXX NCCL WARN Cuda failure 800 'operation not permitted'",
+     "Cuda failure 800 'operation not permitted'", {"host": "n1", "level": "WARN"}),
+    ("transport/p2p.cc:XXX NCCL WARN Cuda failure 800 'operation not permitted'",
+     "Cuda failure 800 'operation not permitted'", {"level": "WARN"}),
     ("[rank3]:[E1202 10:49:30.014446102 ProcessGroupNCCL.cpp:1575] [Rank 3] Watchdog caught",
      "[Rank 3] Watchdog caught", {"rank": 3, "level": "ERROR"}),
     ("[rank0]: Traceback (most recent call last):", "Traceback (most recent call last):", {"rank": 0}),

@@ -35,6 +35,8 @@ DAMAGE = {
     "markdown-list-code": lambda d: b"\n".join(b"- `" + x + b"`" if x.strip() else x for x in d.split(b"\n")),
     "quoted-fenced": lambda d: b"> ```\n" + b"\n".join(b"> " + x for x in d.split(b"\n")) + b"\n> ```\n",
     "crlf": lambda d: d.replace(b"\n", b"\r\n"),
+    # Docs and redacted pastes write NCCL's source line numbers as "XXX" ("transport/p2p.cc:XXX NCCL WARN").
+    "source-lines-redacted": lambda d: re.sub(rb"(\.(?:cc|cu|h|cpp)):\d+ ", rb"\1:XXX ", d),
 }
 
 
