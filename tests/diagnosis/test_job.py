@@ -410,3 +410,29 @@ def test_nccl_receiving_another_size_than_expected_is_named_as_mismatched_collec
     line = "gpu1:123:456 [0] include/socket.h:423 NCCL WARN Message truncated : received 1024 bytes instead of 512"
     finding = found(diagnose(rules, [line]), "unexplained-failure")
     assert "collectives that do not match" in finding.detail and "TORCH_DISTRIBUTED_DEBUG=DETAIL" in finding.detail
+
+
+def test_a_command_the_shell_reports_killed_with_enomem_is_a_host_oom_that_says_what_it_assumed(rules):
+    killed = "/home/u/process_data.sh: line 76:  4663 Killed                  sct_deepseg_sc -i t2.nii.gz"
+    enomem = "OSError: [Errno 12] Cannot allocate memory"
+    both = top(diagnose(rules, [killed, enomem]), "job-oom")
+    alone = top(diagnose(rules, [killed]), "job-oom")
+    assert "4663 Killed" in both.detail and "Errno 12" in both.detail and both.assumed
+    assert both.confidence > alone.confidence  # two signs weigh more than one
+    # A command ended by SIGTERM (scancel, the time limit) is no memory problem.
+    assert "job-oom" not in ids(diagnose(rules, ["slurm_script: line 12: 4663 Terminated    python train.py"]))
+
+
+def test_a_node_slurm_saw_reboot_unexpectedly_is_a_node_failure_naming_it(rules):
+    line = "[2024-07-15T09:10:11.123] validate_node_specs: Node gpu-017 unexpectedly rebooted boot_time=1 last response=0"
+    finding = top(diagnose(rules, [line]), "node-failure")
+    assert finding.hosts == ["gpu-017"] and "unexpectedly rebooted" in finding.detail
+
+
+def test_a_cloud_launcher_saying_its_cluster_is_preempted_is_a_preemption(rules):
+    lines = [
+        "# (bert-qa pid=920210) I 05-04 00:52:46 controller.py:100] The cluster is preempted.",
+        "# (bert-qa pid=920210) E 05-04 00:53:16 backend_utils.py:999] Failed to cancel jobs on cluster bert-qa-39.",
+    ]
+    top(diagnose(rules, lines), "preempted")
+    assert "preempted" not in ids(diagnose(rules, ["If the cluster is preempted, the controller recovers it."]))

@@ -370,7 +370,13 @@ def test_forms_a_paste_keeps_of_the_store_and_of_lightnings_layout_check(rules):
 
 def test_a_store_that_only_rank_0_joined_means_the_other_ranks_were_never_started(rules):
     wrapped = ["torch.distributed.DistStoreError: Timed out after 3601 seconds waiting for clients. ", "1/16 clients joined."]
-    assert "never started" in top(diagnose(rules, wrapped), "rendezvous-failure").detail
+    report = diagnose(rules, wrapped)
+    assert "other 15 were never started" in top(report, "world-size-mismatch").detail
+    assert "rendezvous-failure" in ids(report)  # the store timeout stays listed, as the second answer
+    # Another process heard failing to reach the store was started: then the rendezvous is the cause.
+    peer = "RuntimeError: The client socket has timed out after 1800s while trying to connect to (gpu-a01, 29500)."
+    report = diagnose(rules, [*wrapped, peer])
+    assert top(report, "rendezvous-failure") and "world-size-mismatch" not in ids(report)
     # Some joined, some not: those crashed or could not reach the store.
     some = ["torch.distributed.DistStoreError: Timed out after 3601 seconds waiting for clients. 9/16 clients joined."]
     assert "9 of 16" in top(diagnose(rules, some), "rendezvous-failure").detail

@@ -394,13 +394,28 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if "exceeded_at_some_point" in names and not parts:
         parts.append("Slurm says the job exceeded its memory limit")
     confidence = None
+    assumed: list[str] = []
     if names == {"dataloader_killed"}:
         parts.append("a DataLoader worker was killed by SIGKILL, which is almost always the host's OOM killer")
         confidence = 0.6
+    weak = {"shell_killed", "enomem", "dataloader_killed"}
+    if names <= weak and names & {"shell_killed", "enomem"}:
+        # Signs from inside the job only: SIGKILL and ENOMEM have other senders, so say what was assumed.
+        if "shell_killed" in names:
+            pids = ctx.captures(rule, "pid", ["shell_killed"])
+            parts.append(f"the job script's shell reports process {', '.join(pids[:3])} Killed (SIGKILL)")
+        if "enomem" in names:
+            parts.append("a process could not get host memory ([Errno 12] Cannot allocate memory)")
+        confidence = 0.75 if len(names) > 1 else 0.55
+        assumed.append("the kernel's OOM killer sent the SIGKILL / refused the memory: the logs show no OOM message")
     where = f" on {hosts_text(list(hosts))}" if hosts else ""
     detail = "Host memory ran out" + where + ": " + "; ".join(parts) + "."
     values = {"step": "StepId=" + ", ".join(steps[:3]) if steps else "the job"}
-    return [ctx.make_finding(rule, detail=detail, hosts=list(hosts), values=values, confidence=confidence)]
+    return [
+        ctx.make_finding(
+            rule, detail=detail, hosts=list(hosts), values=values, confidence=confidence, assumed=assumed
+        )
+    ]
 
 
 def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
@@ -412,7 +427,7 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             failed[host] = None
     for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed"]):
         failed[host] = None
-    for expr in ctx.captures(rule, "nodes", ["not_responding"]):
+    for expr in ctx.captures(rule, "nodes", ["not_responding", "unexpected_reboot"]):
         for host in expand(expr):
             failed[host] = None
     parts = []
@@ -433,6 +448,8 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         who = "it" if failed else "a node of the job"
         when = f" at {since}" if since else ""
         parts.append(f"Slurm's controller marked {who} Not responding{when}: its slurmd stopped answering")
+    if ctx.stats(rule, ["unexpected_reboot"]):
+        parts.append("Slurm saw the node come back with a new boot time (Node unexpectedly rebooted): it went down mid-job")
     if ctx.stats(rule, ["node_state_down"]):
         parts.append("Slurm shows the node DOWN or not responding")
     if ctx.stats(rule, ["state_node_fail"]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or, fixed_sentence, sentences
-from diag.diagnosis.context import Context, hosts_text, natural_key
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.hostlist import expand
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -155,6 +155,10 @@ PEER_STORE_ERRORS = frozenset(
 )
 
 
+# Rank 0's own store timeout, in one line or wrapped over two.
+STORE_TIMEOUT_SIGNATURES = frozenset({"clients_joined", "clients_wait", "clients_count"})
+
+
 def clients_joined(ctx: Context) -> tuple[str, int, int] | None:
     """(seconds waited, processes joined, world size) from rank 0's store timeout, on one line or wrapped."""
     rule = ctx.rules.get("rendezvous-failure")
@@ -167,6 +171,16 @@ def clients_joined(ctx: Context) -> tuple[str, int, int] | None:
     if waits and counts:
         return waits[0][1]["secs"], int(counts[0][1]["joined"]), int(counts[0][1]["world"])
     return None
+
+
+def only_rank0_came(ctx: Context) -> tuple[str, int, int] | None:
+    """Rank 0's store timed out with 1 of N processes joined and no other process was heard trying to
+    reach it: the others were never started (a launch-layout fault) rather than sent elsewhere."""
+    store = clients_joined(ctx)
+    rule = ctx.rules.get("rendezvous-failure")
+    if store is None or rule is None or not store[1] == 1 < store[2]:
+        return None
+    return None if ctx.stats(rule, sorted(PEER_STORE_ERRORS)) else store
 
 
 def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
@@ -264,6 +278,9 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if earlier:
         detail += f" It followed {', '.join(sorted(f.id for f in earlier))}, which may be the cause."
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values)]
+    if chosen <= STORE_TIMEOUT_SIGNATURES and only_rank0_came(ctx):
+        # world-size-mismatch names the likelier cause (nobody else was started); this stays the second answer.
+        return [ctx.make_finding(rule, detail=detail, confidence=0.7, values=values)]
     return [ctx.make_finding(rule, detail=detail, values=values)]
 
 
@@ -358,7 +375,12 @@ LAYOUT_SENTENCES: tuple = (
 def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
-        return _ranks_claimed_twice(rule, ctx) or _separate_worlds(rule, ctx) or _members_never_joined(rule, ctx)
+        return (
+            _ranks_claimed_twice(rule, ctx)
+            or _separate_worlds(rule, ctx)
+            or _members_never_joined(rule, ctx)
+            or _only_rank0_came(rule, ctx)
+        )
     parts = sentences(rule, ctx, chosen, LAYOUT_SENTENCES)
     detail = "Launch layout does not match: " + "; ".join(parts) + "."
     if chosen <= {"nnodes_reset", "ntasks_per_node"}:
@@ -387,6 +409,28 @@ def _separate_worlds(rule: Rule, ctx: Context) -> list[Finding]:
             rule, [], detail=detail + ".", hosts=[h.host for h in hosts], severity=severity, confidence=0.5
         )
     ]
+
+
+def _only_rank0_came(rule: Rule, ctx: Context) -> list[Finding]:
+    """Rank 0's store timing out with 1 of N processes joined, and no other process heard from: the
+    others were never started (the script run once instead of under srun or torchrun on every node,
+    a layout that computes a larger world than was launched). Other ranks that were started and
+    went elsewhere would fail to reach the store, and say so; then it is the rendezvous."""
+    store = only_rank0_came(ctx)
+    if store is None:
+        return []
+    secs, _, world = store
+    rendezvous_rule = ctx.rules["rendezvous-failure"]
+    timeout = ctx.stats(rendezvous_rule, sorted(STORE_TIMEOUT_SIGNATURES))
+    detail = (
+        f"Launch layout does not match: the job computed a world of {world} processes but only rank 0 reached "
+        f"its store in {secs} s and no other process was heard from, so the other {world - 1} were never started "
+        "(start the script with srun on every node, or torchrun with --nnodes/--nproc-per-node that match the "
+        "allocation; a framework's strategy or devices setting can ask for more processes than were launched)"
+    )
+    finding = ctx.make_finding(rule, [], detail=detail + ".", evidence=pick_evidence(ev for _, st in timeout for ev, _ in st.samples))
+    finding.count = sum(st.count for _, st in timeout)
+    return [finding]
 
 
 def _members_never_joined(rule: Rule, ctx: Context) -> list[Finding]:
