@@ -19,7 +19,8 @@ ANSI_BYTES_RE = re.compile(ANSI_RE.pattern.encode())
 
 # Names that precede ": " on a line but are programs, not pdsh/deepspeed host prefixes.
 _NOT_HOSTS = re.compile(
-    r"^(?:srun|sbatch|salloc|scontrol|sacct|slurmstepd|slurmd|pyxis|enroot|libibverbs|mpirun|orterun|prterun"
+    r"^(?:srun|sbatch|salloc|scontrol|sacct|slurmstepd|slurmd|pyxis|enroot(?:-[a-z0-9-]+)?|nvidia-container-cli"
+    r"|mksquashfs|unsquashfs|squashfuse|apptainer|singularity|docker|podman|libibverbs|mpirun|orterun|prterun"
     r"|torchrun|python\d*(?:\.\d+)?|bash|sh|warning|error|info|debug|note|nccl|ucx|pmix|opal|ompi|cuda|http|https"
     r"|rank|task|step|epoch|iter|loss|gpu|time|host|file|line|stdout|stderr)\d*$",
     re.IGNORECASE,

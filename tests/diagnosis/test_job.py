@@ -313,6 +313,9 @@ def test_a_process_that_crashed_is_a_failure_even_without_a_python_exception(rul
         ["free(): corrupted unsorted chunks", "[n7:186363] *** Process received signal ***", "[n7:186363] Signal: Aborted (6)"],
         ["/var/spool/slurmd/job9/slurm_script: line 12: 48812 Segmentation fault      (core dumped) ./train"],
         ["munmap_chunk(): invalid pointer"],
+        # UCX's signal handler, with the backtrace under it and no other error.
+        ["[w-0:4682 :0:4682] Caught signal 11 (Segmentation fault: address not mapped to object at address (nil))",
+         "==== backtrace (tid:   4677) ====", " 1 0x0000000000050dc2 pncclRedOpDestroy()  ???:0"],
     ):
         finding = found(diagnose(rules, crash), "unexplained-failure")
         assert finding.severity == "error"

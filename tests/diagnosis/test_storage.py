@@ -594,3 +594,12 @@ def test_composer_sharded_checkpoint_missing_is_three_valued(rules):
     assert "rank 0 did not run" in finding.detail
     # Rank 0 lacking it as well: a wrong load_path.
     assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [f"[rank0]: {line}"] + task_failed(0)))
+
+
+def test_slurmds_own_copy_of_the_batch_script_missing_is_the_nodes_fault_not_a_node_local_path(rules):
+    report = diagnose(rules, ["slurmstepd: error: execve(): /tmp/slurmd/job00089/slurm_script: No such file or directory"])
+    assert "node-local-path" not in ids(report)
+    assert "SlurmdSpoolDir" in found(report, "unexplained-failure").detail
+    # The user's own script on /tmp is still the job's node-local path.
+    user = diagnose(rules, ["slurmstepd: error: execve(): /tmp/u/job/train.sh: No such file or directory"])
+    assert "node-local-path" in ids(user)

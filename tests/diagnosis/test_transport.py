@@ -1001,3 +1001,16 @@ def test_a_setting_named_only_as_a_fix_someone_tried_is_not_the_jobs_configurati
     prose = "Tried `export NCCL_IB_DISABLE=1` and `export NCCL_P2P_DISABLE=1`, both didnt work"
     assert "nccl-ib-disabled" not in ids(diagnose(rules, [prose]))
     assert "nccl-ib-disabled" in ids(diagnose(rules, ["export NCCL_IB_DISABLE=1", "srun python train.py"]))
+
+
+def test_nccl_2_3_sockets_over_ipoib_say_the_nodes_have_infiniband(rules):
+    lines = [
+        "gpu2:46654:46654 [0] NCCL INFO NET : Using interface ib0:12.12.12.102<0>",
+        "gpu2:46654:46654 [0] NCCL INFO NET/IB : Using interface ib0 for sideband communication",
+        "gpu2:46654:46654 [0] NCCL INFO Using internal Network Socket",
+    ]
+    finding = found(diagnose(rules, lines), "nccl-tcp-fallback")
+    assert "IB was expected" in finding.detail and "ib0" in finding.detail
+    # The same NCCL 2.3 lines over an Ethernet interface assume nothing about InfiniBand.
+    eth = [line.replace("ib0:", "eth0:") for line in lines if "sideband" not in line]
+    assert "IB was expected" not in found(diagnose(rules, eth), "nccl-tcp-fallback").detail

@@ -42,6 +42,9 @@ CASES = [
     ("NCCL version 2.18.3+cuda12.2", "NCCL version 2.18.3+cuda12.2", {"emitter": "nccl"}),
     ("srun: error: Invalid MPI type 'pmix_v9'", "srun: error: Invalid MPI type 'pmix_v9'", {"host": None}),
     ("step 10: loss 2.0", "step 10: loss 2.0", {"host": None, "task": None}),
+    # Container tools name themselves before ": " as pdsh names a host; they are programs.
+    ("enroot-aufs2ovlfs: failed to create opaque ovlfs whiteout: /tmp/e: Not supported",
+     "enroot-aufs2ovlfs: failed to create opaque ovlfs whiteout: /tmp/e: Not supported", {"host": None}),
     ("(RayWorkerWrapper pid=1061) ERROR 02-12 02:14:01 worker_base.py:574] RuntimeError: Gloo connectFullMesh failed",
      "RuntimeError: Gloo connectFullMesh failed", {"pid": 1061, "level": "ERROR", "timestamp": "0212 02:14:01"}),
     ("(RayTrainWorker pid=11904, ip=10.1.2.3) RuntimeError: NCCL error", "RuntimeError: NCCL error",

@@ -58,6 +58,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "salloc_error",
                 "stepd_error",
                 "process_signal",
+                "ucx_signal",
                 "nccl_error",
                 "nccl_tests_failure",
                 "nccl_warn",
@@ -176,6 +177,13 @@ OUTSIDE_CATALOGUE = (
         "slurm.conf (containers: --ulimit memlock=-1)",
     ),
     (
+        # slurmd copies the batch script into its spool directory (SlurmdSpoolDir) on the node and runs it there.
+        re.compile(r"execve\(\): \S*/slurm_script: No such file"),
+        "slurmd's copy of the batch script in its spool directory (SlurmdSpoolDir) was gone when slurmstepd ran it: "
+        "a fault of that node (a /tmp cleaner under a spool in /tmp, a full or read-only disk), not of the job; "
+        "resubmit excluding the node and tell the admins",
+    ),
+    (
         re.compile(r"[Tt]oo many open files|\bEMFILE\b|[Ee]rrno:? ?24\b"),
         "'Too many open files' is the process's open-file limit (ulimit -n), not a shared-memory or storage "
         "fault: raise it in the job script (ulimit -n 65536) or slurmd's LimitNOFILE; PyTorch DataLoader "
@@ -265,7 +273,10 @@ def failure_before_cancel(ctx: Context) -> bool:
         exceptions = ctx.captures(rule, "exception", names)
         if any(not e.endswith(SIGNAL_EXCEPTIONS) for e in exceptions):
             return True
-    crashes = ["terminate", "mpi_abort", "nccl_error", "nccl_tests_failure", "process_signal", "glibc_corrupt", "glibc_invalid", "crash_core", "segfault_line"]
+    crashes = [
+        "terminate", "mpi_abort", "nccl_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
+        "glibc_invalid", "crash_core", "segfault_line",
+    ]  # fmt: skip
     if ctx.stats(rule, crashes):
         return True
     if any(not how.startswith(SIGNAL_HOWS) for how in ctx.captures(rule, "how", ["task_exit"])):

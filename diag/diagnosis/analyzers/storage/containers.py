@@ -63,6 +63,13 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
             "enroot-aufs2ovlfs could not convert the image's whiteouts: it lacks its file capabilities "
             "(install the enroot+caps package)"
         )
+    for _ev, g in ctx.samples(rule, ["whiteouts_fs"])[:1]:
+        where = f" ({g['path']})" if g.get("path") else ""
+        reasons.append(
+            f"enroot-aufs2ovlfs could not write the overlay whiteouts{where}: the file system under ENROOT_TEMP_PATH/"
+            "ENROOT_DATA_PATH cannot hold overlay xattrs (NFS, Lustre, an overlayfs /tmp in a pod); point them at a "
+            "node-local disk or tmpfs"
+        )
     return "; ".join(dict.fromkeys(reasons))
 
 

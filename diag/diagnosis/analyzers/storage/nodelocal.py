@@ -103,6 +103,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             continue  # a shell's or a program's complaint in a run that went on (rm -f noise, a probe)
         if "No such file" not in g.get("reason", "No such file"):
             continue  # slurmstepd could not enter a directory that is there (Permission denied, Stale file handle)
+        if path.endswith("/slurm_script"):
+            continue  # slurmd's own copy of the batch script in its spool directory: the node's fault, not the job's
         if node_local(path):
             local.append((ev, path, _with_setting("node-local storage", path), 0.85, None))
         elif not path.startswith("/"):

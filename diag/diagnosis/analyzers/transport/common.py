@@ -31,6 +31,9 @@ def ib_evidence(ctx: Context) -> list[str]:
         ipoib |= {
             i for v in ctx.captures(fallback, "ifs", ["socket_ifs"]) for i in re.findall(r"\[\d+\](ib[\w.]*):", v)
         }
+    ifname = ctx.rules.get("nccl-socket-ifname")
+    if ifname:  # the bootstrap's or NCCL 2.3's socket interface, and 2.3-2.5's IB side channel
+        ipoib |= set(ctx.captures(ifname, "iface", ["oob_ipoib", "oob_ipoib_old", "old_iface_ipoib"]))
     ipoib = sorted(ipoib)
     if ipoib:
         reasons.append(f"nodes have IPoIB interfaces ({', '.join(ipoib)})")
