@@ -1014,3 +1014,19 @@ def test_nccl_2_3_sockets_over_ipoib_say_the_nodes_have_infiniband(rules):
     # The same NCCL 2.3 lines over an Ethernet interface assume nothing about InfiniBand.
     eth = [line.replace("ib0:", "eth0:") for line in lines if "sideband" not in line]
     assert "IB was expected" not in found(diagnose(rules, eth), "nccl-tcp-fallback").detail
+
+
+def test_no_ib_device_in_a_pyxis_container_without_dev_infiniband_is_named_at_low_confidence(rules):
+    nccl = [
+        "node1:1:1 [0] NCCL INFO NET/IB : No device found.",
+        "node1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+        "node1:1:1 [0] NCCL INFO Using network Socket",
+    ]
+    srun = "+ srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 --container-mounts=/data:/data python train.py"
+    finding = found(diagnose(rules, [srun, *nccl]), "ib-devices-not-mounted")
+    assert "leave out /dev/infiniband" in finding.detail and finding.confidence < 0.5
+    assert any("InfiniBand/RoCE that the job should use" in a for a in finding.assumed)
+    # Mounted, or no container at all: nothing says the devices were kept out.
+    mounted = srun.replace("/data:/data", "/data:/data,/dev/infiniband:/dev/infiniband")
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, [mounted, *nccl]))
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, nccl))

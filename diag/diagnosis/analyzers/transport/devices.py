@@ -143,14 +143,27 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
         wanted.append("NCCL_IB_DISABLE=0 is set")
     if facts.env_values("NCCL_IB_GID_INDEX"):
         wanted.append("NCCL_IB_GID_INDEX is set")
-    if not wanted:
-        return []
     spans, assumed = ctx.spans_nodes()
     assumed = [*assumed, DEVICES_UNSEEN_ASSUMED]
-    detail = (
-        f'NCCL found no IB device ("NET/IB : No device found.") on {hosts_text(unseen)} although IB was wanted '
-        f"({'; '.join(wanted)}): the verbs devices are not visible to the job"
-    )
+    confidence = 0.6
+    if not wanted:
+        # Unknown whether the nodes have IB: in a pyxis container that was not given /dev/infiniband it
+        # is still the likeliest reason, said at lower confidence with the assumption spelled out.
+        mounts = ctx.captures(rule, "mounts", ["container_mounts"])
+        if not ctx.stats(rule, ["in_container", "pyxis_notice"]) or any("/dev/infiniband" in m for m in mounts):
+            return []
+        how = " whose --container-mounts leave out /dev/infiniband" if mounts else ""
+        assumed.insert(0, IB_ASSUMED)
+        confidence = 0.55
+        detail = (
+            f'NCCL found no IB device ("NET/IB : No device found.") on {hosts_text(unseen)} and the job runs in a '
+            f"pyxis container{how}: if the nodes have InfiniBand/RoCE, its verbs devices are not visible in the container"
+        )
+    else:
+        detail = (
+            f'NCCL found no IB device ("NET/IB : No device found.") on {hosts_text(unseen)} although IB was wanted '
+            f"({'; '.join(wanted)}): the verbs devices are not visible to the job"
+        )
     ev = [e for e, _ in ctx.samples(rule, ["no_device"]) if (ctx.host_for(e) or UNNAMED_HOST) in unseen]
     return [
         ctx.make_finding(
@@ -158,7 +171,7 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             ["no_device"],
             detail=detail + ".",
             hosts=unseen,
-            confidence=0.6,
+            confidence=confidence,
             assumed=assumed,
             severity=ctx.between_nodes_severity(rule.severity, assumed),
             evidence=pick_evidence(ev),
