@@ -60,6 +60,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "process_signal",
                 "ucx_signal",
                 "nccl_error",
+                "cuda_error",
+                "mpich_fatal",
                 "nccl_tests_failure",
                 "nccl_warn",
                 "ucx_error",
@@ -156,6 +158,12 @@ OUTSIDE_CATALOGUE = (
         "NCCL received another size than it expected from a peer: the ranks called collectives that do not match "
         "(different sizes, dtypes or order, often one rank on another code path), an application bug; "
         "TORCH_DISTRIBUTED_DEBUG=DETAIL checks the collectives' shapes across ranks",
+    ),
+    (
+        re.compile(r"no kernel image is available for execution|cudaErrorNoKernelImageForDevice"),
+        "CUDA error 209 (no kernel image is available) means the program's CUDA kernels were not built for this "
+        "GPU's architecture: the PyTorch/CUDA build is older or narrower than the GPU (TORCH_CUDA_ARCH_LIST, a newer "
+        "wheel or image), or the job landed on another GPU model than it was built for (--constraint / --gres type)",
     ),
     (
         re.compile(r"Unable to create step for job \S+: Requested nodes are busy"),
@@ -274,7 +282,7 @@ def failure_before_cancel(ctx: Context) -> bool:
         if any(not e.endswith(SIGNAL_EXCEPTIONS) for e in exceptions):
             return True
     crashes = [
-        "terminate", "mpi_abort", "nccl_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
+        "terminate", "mpi_abort", "mpich_fatal", "nccl_error", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
         "glibc_invalid", "crash_core", "segfault_line",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):
@@ -459,6 +467,11 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         who = "it" if failed else "a node of the job"
         when = f" at {since}" if since else ""
         parts.append(f"Slurm's controller marked {who} Not responding{when}: its slurmd stopped answering")
+    if ctx.stats(rule, ["launch_failed_held"]):
+        parts.append(
+            "Slurm could not start the batch script on its node and requeued the job held (launch failed requeued "
+            "held): that node's slurmd or prolog failed (its slurmd log says why; scontrol release <job> after the fix)"
+        )
     if ctx.stats(rule, ["unexpected_reboot"]):
         parts.append("Slurm saw the node come back with a new boot time (Node unexpectedly rebooted): it went down mid-job")
     if ctx.stats(rule, ["node_state_down"]):

@@ -388,4 +388,12 @@ def duplicate_gpu(rule: Rule, ctx: Context) -> list[Finding]:
     if ctx.stats(rule, ["allowed"]):
         detail = "Several ranks share one GPU; this NCCL allows it silently and switches NVLS off (slow)"
         return [ctx.make_finding(rule, ["allowed"], detail=detail + ".", severity="warning", confidence=0.7)]
+    if ctx.stats(rule, ["device_busy"]):
+        detail = (
+            "CUDA found the GPU busy or unavailable: in exclusive-process mode it is already held by another "
+            "process, usually a second task on the same GPU (more tasks than GPUs per node, or a --gpus-per-task / "
+            "CUDA_VISIBLE_DEVICES mapping that gives two tasks one GPU; nvidia-smi -q | grep 'Compute Mode' shows the mode)"
+        )
+        assumed = ["the other process on that GPU is this job's own: another job's or a stale process would do the same"]
+        return [ctx.make_finding(rule, ["device_busy"], detail=detail + ".", confidence=0.6, assumed=assumed)]
     return []
