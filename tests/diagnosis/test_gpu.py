@@ -163,3 +163,17 @@ def test_gpu_memory_exhaustion_in_jax_tensorflow_cupy_and_vllm_words(rules):
         report = diagnose(rules, [line, "srun: error: n2: task 1: Exited with exit code 1"])
         assert report.findings[0].id == "cuda-oom", (line, [f.id for f in report.findings])
     assert "cuda-oom" not in ids(diagnose(rules, ["host RAM: RESOURCE_EXHAUSTED quota on the API, retrying"]))
+
+
+def test_a_gpu_the_driver_says_needs_a_reset_is_a_gpu_fault_not_a_second_task_on_it(rules):
+    busy = "Test CUDA failure common.cu:1007 'CUDA-capable device(s) is/are busy or unavailable'"
+    reset = (
+        "[Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+        "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874"
+    )
+    report = diagnose(rules, [busy, reset])
+    assert "NV_ERR_RESET_REQUIRED" in top(report, "gpu-xid").detail
+    assert "nccl-duplicate-gpu" not in ids(report)
+    # Busy alone: most often a second task placed on the GPU, said with what it assumed.
+    alone = top(diagnose(rules, [busy]), "nccl-duplicate-gpu")
+    assert "exclusive-process" in alone.detail and alone.assumed

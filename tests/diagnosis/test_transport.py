@@ -1030,3 +1030,15 @@ def test_no_ib_device_in_a_pyxis_container_without_dev_infiniband_is_named_at_lo
     mounted = srun.replace("/data:/data", "/data:/data,/dev/infiniband:/dev/infiniband")
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, [mounted, *nccl]))
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, nccl))
+
+
+def test_sigbus_in_a_launcher_summary_without_nccl_context_is_a_weak_shm_finding(rules):
+    line = (
+        "The worker fails with {0: ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', "
+        "error_file_data={'message': '<NONE>'}, message='Signal 7 (SIGBUS) received by PID 54', timestamp=1711419181)}"
+    )
+    finding = found(diagnose(rules, [line]), "shm-too-small")
+    assert finding.confidence < 0.5 and any("memory-mapped file" in a for a in finding.assumed)
+    # With NCCL 2.19+ known, NCCL reports a full /dev/shm itself: a SIGBUS is not read as one.
+    newer = ["node1:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", "node1:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1 - Init START", line]
+    assert "shm-too-small" not in ids(diagnose(rules, newer))

@@ -88,6 +88,9 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     if "handle_unknown" in chosen and "gpu_lost" not in chosen:
         parts.append("nvidia-smi cannot reach the GPU (Unknown Error): it dropped out, usually off the bus [hardware]")
         classes.add("hardware")
+    if "reset_required" in chosen:
+        parts.append("the driver says the GPU needs a reset (NV_ERR_RESET_REQUIRED): drain it and reset it [hardware]")
+        classes.add("hardware")
     for _ev, g in ctx.samples(rule, ["rm_init_failed"])[:1]:
         code = f" ({g['code']})" if g.get("code") else ""
         parts.append(f"the driver could not initialise the GPU (RmInitAdapter failed{code}) [hardware]")

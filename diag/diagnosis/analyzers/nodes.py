@@ -388,7 +388,7 @@ def duplicate_gpu(rule: Rule, ctx: Context) -> list[Finding]:
     if ctx.stats(rule, ["allowed"]):
         detail = "Several ranks share one GPU; this NCCL allows it silently and switches NVLS off (slow)"
         return [ctx.make_finding(rule, ["allowed"], detail=detail + ".", severity="warning", confidence=0.7)]
-    if ctx.stats(rule, ["device_busy"]):
+    if ctx.stats(rule, ["device_busy"]) and not ctx.count("gpu-xid"):  # a faulted GPU also refuses new work
         detail = (
             "CUDA found the GPU busy or unavailable: in exclusive-process mode it is already held by another "
             "process, usually a second task on the same GPU (more tasks than GPUs per node, or a --gpus-per-task / "

@@ -32,6 +32,8 @@ def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule, bus):
         return []
     versions = sorted(ctx.facts.versions)
+    if not versions and not ctx.facts.max_nranks:
+        return _sigbus_unknown_context(rule, ctx, bus)
     old = [v for v in versions if v.startswith("2.") and 12 <= int(v.split(".")[1]) <= 18]
     shared_node = ctx.facts.max_nranks > max(1, ctx.facts.node_count()) or any(
         len(h.ranks) > 1 for h in ctx.facts.hosts.values()
@@ -43,6 +45,23 @@ def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
         "segments with ftruncate, so a /dev/shm too small for them shows up as SIGBUS, not as an NCCL error"
     )
     return [ctx.make_finding(rule, bus, detail=detail + ".", confidence=0.6)]
+
+
+def _sigbus_unknown_context(rule: Rule, ctx: Context, bus: list[str]) -> list[Finding]:
+    """A process that died of SIGBUS in logs that show neither NCCL's version nor its ranks (a pasted
+    launcher summary): a full /dev/shm is the commonest cause in containers (DataLoader workers, NCCL
+    2.12-2.18, shared tensors, checkpoints staged in shared memory), so it is named, weakly, with
+    what it assumed; the other cause of SIGBUS is a memory-mapped file that shrank under the process."""
+    detail = (
+        "A process died of SIGBUS (Bus error): in a container most often /dev/shm is too small (docker's "
+        "default is 64 MB) for what is placed there (DataLoader workers, NCCL's shared-memory transport, shared "
+        "tensors, a checkpoint written through shared memory); `df -h /dev/shm` in the job shows its size"
+    )
+    assumed = [
+        "the process used /dev/shm: SIGBUS also comes from a memory-mapped file that shrank (a dataset on a "
+        "network file system rewritten during the run)"
+    ]
+    return [ctx.make_finding(rule, bus, detail=detail + ".", confidence=0.5, assumed=assumed)]
 
 
 def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
