@@ -1022,6 +1022,7 @@ def test_no_ib_device_in_a_pyxis_container_without_dev_infiniband_is_named_at_lo
         "node1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
         "node1:1:1 [0] NCCL INFO Using network Socket",
     ]
+    nccl.append("[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited")
     srun = "+ srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 --container-mounts=/data:/data python train.py"
     finding = found(diagnose(rules, [srun, *nccl]), "ib-devices-not-mounted")
     assert "leave out /dev/infiniband" in finding.detail and finding.confidence < 0.5
@@ -1030,6 +1031,8 @@ def test_no_ib_device_in_a_pyxis_container_without_dev_infiniband_is_named_at_lo
     mounted = srun.replace("/data:/data", "/data:/data,/dev/infiniband:/dev/infiniband")
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, [mounted, *nccl]))
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, nccl))
+    # A run that went on in a container: an Ethernet cluster using its sockets, as it should.
+    assert "ib-devices-not-mounted" not in ids(diagnose(rules, [srun, *nccl[:-1]]))
 
 
 def test_sigbus_in_a_launcher_summary_without_nccl_context_is_a_weak_shm_finding(rules):

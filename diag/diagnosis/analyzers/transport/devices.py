@@ -147,10 +147,12 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
     assumed = [*assumed, DEVICES_UNSEEN_ASSUMED]
     confidence = 0.6
     if not wanted:
-        # Unknown whether the nodes have IB: in a pyxis container that was not given /dev/infiniband it
-        # is still the likeliest reason, said at lower confidence with the assumption spelled out.
+        # Unknown whether the nodes have IB: in a job that failed inside a pyxis container that was not
+        # given /dev/infiniband it is still the likeliest reason, said at lower confidence with the
+        # assumption spelled out. A run that went on is an Ethernet cluster doing what it should.
         mounts = ctx.captures(rule, "mounts", ["container_mounts"])
-        if not ctx.stats(rule, ["in_container", "pyxis_notice"]) or any("/dev/infiniband" in m for m in mounts):
+        in_container = ctx.stats(rule, ["in_container", "pyxis_notice"])
+        if not in_container or not ctx.job_failed() or any("/dev/infiniband" in m for m in mounts):
             return []
         how = " whose --container-mounts leave out /dev/infiniband" if mounts else ""
         assumed.insert(0, IB_ASSUMED)
