@@ -439,3 +439,24 @@ def test_a_cloud_launcher_saying_its_cluster_is_preempted_is_a_preemption(rules)
     ]
     top(diagnose(rules, lines), "preempted")
     assert "preempted" not in ids(diagnose(rules, ["If the cluster is preempted, the controller recovers it."]))
+
+
+def test_a_step_that_reached_its_memory_limit_at_some_point_and_went_on_is_a_warning_not_an_oom(rules):
+    line = "slurmstepd: error: Exceeded step memory limit at some point. Step may have been partially swapped out to disk."
+    finding = found(diagnose(rules, [line]), "job-oom")
+    assert finding.severity == "warning" and "nothing was killed" in finding.detail
+    assert "unexplained-failure" not in ids(diagnose(rules, [line]))
+    # With a failure beside it, it is the failure's cause.
+    failed = diagnose(rules, [line, "srun: error: n1: task 0: Exited with exit code 1"])
+    assert top(failed, "job-oom").severity == "error"
+
+
+def test_a_prolog_failure_on_a_node_is_a_node_failure_naming_it(rules):
+    lines = ["salloc: Prolog failure on node k003-006", "salloc: Job allocation 235454 has been revoked."]
+    finding = top(diagnose(rules, lines), "node-failure")
+    assert finding.hosts == ["k003-006"] and "Prolog" in finding.detail
+
+
+def test_launch_failed_requeued_held_is_the_nodes_failure(rules):
+    finding = top(diagnose(rules, ["  4411   gpu  train  alice PD  0:00  1 (launch failed requeued held)"]), "node-failure")
+    assert "launch failed requeued held" in finding.detail

@@ -603,3 +603,15 @@ def test_slurmds_own_copy_of_the_batch_script_missing_is_the_nodes_fault_not_a_n
     # The user's own script on /tmp is still the job's node-local path.
     user = diagnose(rules, ["slurmstepd: error: execve(): /tmp/u/job/train.sh: No such file or directory"])
     assert "node-local-path" in ids(user)
+
+
+def test_a_tool_failing_on_the_images_files_beside_enroot_imports_steps_is_an_import_failure(rules):
+    lines = [
+        "$ enroot import dockerd://local/bug-repro",
+        "[INFO] Fetching image",
+        "[INFO] Extracting image content...",
+        "find: ‘rootfs/var/lib/snapd/void’: Permission denied",
+    ]
+    assert "snapd/void" in top(diagnose(rules, lines), "container-import-failure").detail
+    # The same find error in a job that imports nothing is not about containers.
+    assert "container-import-failure" not in ids(diagnose(rules, lines[-1:]))

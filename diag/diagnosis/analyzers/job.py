@@ -428,13 +428,33 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         confidence = 0.75 if len(names) > 1 else 0.55
         assumed.append("the kernel's OOM killer sent the SIGKILL / refused the memory: the logs show no OOM message")
     where = f" on {hosts_text(list(hosts))}" if hosts else ""
-    detail = "Host memory ran out" + where + ": " + "; ".join(parts) + "."
+    severity = None
+    if names == {"exceeded_at_some_point"} and not _failed_besides(ctx, "memory limit at some point"):
+        # slurmstepd prints it when the cgroup's limit was hit at any time (pages reclaimed or swapped),
+        # also for steps that went on and ended well: memory pressure, not a kill.
+        parts = ["Slurm says the step reached its memory limit at some point (pages were reclaimed or swapped out); "
+                 "nothing was killed and the logs show no failure"]
+        severity, confidence = "warning", 0.6
+    detail = ("Host memory ran short" if severity else "Host memory ran out") + where + ": " + "; ".join(parts) + "."
     values = {"step": "StepId=" + ", ".join(steps[:3]) if steps else "the job"}
     return [
         ctx.make_finding(
-            rule, detail=detail, hosts=list(hosts), values=values, confidence=confidence, assumed=assumed
+            rule, detail=detail, hosts=list(hosts), values=values, confidence=confidence, assumed=assumed,
+            severity=severity,
         )
     ]
+
+
+def _failed_besides(ctx: Context, words: str) -> bool:
+    """Whether the logs show a failure other than slurmstepd's error lines holding ``words``."""
+    failed = ctx.rules.get("unexplained-failure")
+    if failed is None:
+        return False
+    for name, st in ctx.stats(failed):
+        if name == "stepd_error" and st.count == len(st.samples) and all(words in ev.text for ev, _ in st.samples):
+            continue
+        return True
+    return False
 
 
 def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
@@ -446,7 +466,7 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             failed[host] = None
     for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed"]):
         failed[host] = None
-    for expr in ctx.captures(rule, "nodes", ["not_responding", "unexpected_reboot"]):
+    for expr in ctx.captures(rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure"]):
         for host in expand(expr):
             failed[host] = None
     parts = []
@@ -467,6 +487,8 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         who = "it" if failed else "a node of the job"
         when = f" at {since}" if since else ""
         parts.append(f"Slurm's controller marked {who} Not responding{when}: its slurmd stopped answering")
+    if ctx.stats(rule, ["prolog_failure"]):
+        parts.append("the node's Prolog failed as the job started there: Slurm drains such a node and revokes the allocation")
     if ctx.stats(rule, ["launch_failed_held"]):
         parts.append(
             "Slurm could not start the batch script on its node and requeued the job held (launch failed requeued "

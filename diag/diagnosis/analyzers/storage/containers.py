@@ -5,7 +5,7 @@ from __future__ import annotations
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or, fixed_sentence, node_local, sentences
 from diag.diagnosis.analyzers.storage.shared import SHARED_PREFIXES
-from diag.diagnosis.context import Context, hosts_text
+from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.report import Finding
 
 _HTTP_MEANING = {
@@ -76,7 +76,7 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
 def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
     if not chosen:
-        return []
+        return _extract_failed(rule, ctx)
     images = ctx.captures(rule, "image", ["failed_import", "bad_reference"]) or ctx.captures(
         rule, "image", ["importing", "enroot_import_cmd"]
     )
@@ -110,6 +110,27 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     detail += f": {reason}" if reason else " (enroot's log gives no reason)"
     # Kept as written: enroot's docker:// URI and pyxis both separate the registry with '#'.
     return [ctx.make_finding(rule, detail=detail + ".", hosts=hosts, values={"image": image})]
+
+
+def _extract_failed(rule: Rule, ctx: Context) -> list[Finding]:
+    """A tool failing on the image's files (find, tar, mksquashfs...) right beside enroot import's own
+    steps: the import stopped there (an unreadable directory in a layer, a full or read-only temp dir)."""
+    errors = ctx.samples(rule, ["extract_error"])
+    if not errors or not ctx.stats(rule, ["enroot_step", "enroot_import_cmd"]):
+        return []
+    _ev, g = errors[0]
+    detail = (
+        f"enroot import stopped while unpacking or converting the image: {g['tool']}: {g['why'][:160]} (a layer "
+        "with a directory nobody may read, or ENROOT_TEMP_PATH/ENROOT_CACHE_PATH full or read-only; a newer enroot "
+        "or a rebuilt image without it)"
+    )
+    image = first_or(ctx.captures(rule, "image", ["enroot_import_cmd"]), "the image")
+    return [
+        ctx.make_finding(
+            rule, ["extract_error"], detail=detail + ".", confidence=0.6, values={"image": image},
+            evidence=pick_evidence(ev for ev, _ in errors),
+        )
+    ]  # fmt: skip
 
 
 def named_container_made_nowhere(ctx: Context) -> bool:
