@@ -460,3 +460,10 @@ def test_a_prolog_failure_on_a_node_is_a_node_failure_naming_it(rules):
 def test_launch_failed_requeued_held_is_the_nodes_failure(rules):
     finding = top(diagnose(rules, ["  4411   gpu  train  alice PD  0:00  1 (launch failed requeued held)"]), "node-failure")
     assert "launch failed requeued held" in finding.detail
+
+
+def test_a_job_requeued_runs_again_so_the_requeue_is_a_warning_while_a_preemption_stays_an_error(rules):
+    requeue = "slurmstepd: error: *** JOB 31182239 ON sh-06-34 CANCELLED AT 2018-11-05T10:35:06 DUE TO JOB REQUEUE ***"
+    assert top(diagnose(rules, [requeue]), "preempted").severity == "warning"
+    preemption = requeue.replace("JOB REQUEUE", "PREEMPTION")
+    assert top(diagnose(rules, [preemption]), "preempted").severity == "error"

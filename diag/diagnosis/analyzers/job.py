@@ -561,6 +561,11 @@ def preempted(rule: Rule, ctx: Context) -> list[Finding]:
     why = "was preempted by a higher-priority job" if "preemption" in chosen else "was requeued"
     names = [n for n in ("preemption", "requeue") if n in chosen]
     detail = f"Job {', '.join(jobs[:3])} {why} at {when}; the terminated tasks that follow are consequences."
+    if names == ["requeue"]:
+        # A requeue puts the job back in the queue to run again (scontrol requeue by a user or admin, or a
+        # job that requeues itself before its time limit): nothing was lost that a checkpoint keeps.
+        detail += " It runs again from the queue: resume from its last checkpoint."
+        return [ctx.make_finding(rule, names, detail=detail, hosts=[], severity="warning")]
     return [ctx.make_finding(rule, names, detail=detail, hosts=[])]
 
 
