@@ -390,3 +390,12 @@ def test_lightning_members_that_never_joined_before_the_log_ends_are_a_layout_wa
     every = [f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/4" for r in range(4)]
     assert "world-size-mismatch" not in ids(diagnose(rules, every))
     assert "world-size-mismatch" not in ids(diagnose(rules, [line, "Epoch 0: 10%"]))
+
+
+def test_a_store_timeout_fetching_ncclUniqueId_says_rank_0_was_late_even_with_the_start_of_the_line_cut(rules):
+    line = (
+        "setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', "
+        "but store->get('0') got error: Socket Timeout"
+    )
+    finding = top(diagnose(rules, [line]), "rendezvous-failure")
+    assert "rank 0 had not published it in time" in finding.detail

@@ -258,7 +258,14 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("torchrun's rendezvous failed: fewer nodes than --nnodes joined, or they used different endpoints")
     if "store_get" in chosen:
         err = first_or(ctx.captures(rule, "error", ["store_get"]))
-        parts.append(f"ranks could not fetch the NCCL unique id from rank 0 through the store ({err})")
+        part = f"ranks could not fetch the NCCL unique id from rank 0 through the store ({err})"
+        if "timeout" in err.lower():
+            # The store answered; rank 0 had not put the id there yet when the wait ran out.
+            part += (
+                ": rank 0 had not published it in time, still busy (data preprocessing or model loading on rank 0 "
+                "alone) or dead; preprocess before init_process_group or raise its timeout"
+            )
+        parts.append(part)
     for _ev, g in ctx.samples(rule, ["store_wait"])[:1]:
         parts.append(
             f"a key in the store ({g['keys'][:60]}) was not set within {int(g['ms']) // 1000} s: the process "
