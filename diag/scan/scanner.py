@@ -41,6 +41,8 @@ assert list(COMMON_NCCL_BYTES.groupindex) == ["task", "rank", "local", "ts", "ho
 Record = tuple
 Match = tuple[int, dict]
 
+NBSP = "\u00a0".encode()
+
 
 @dataclass
 class SigStats:
@@ -165,6 +167,8 @@ class Scanner:
         for block in read_blocks(source, stats, self.chunk_bytes, count_lines=False, span=span):
             if b"\x1b" in block:
                 block = ANSI_BYTES_RE.sub(b"", block)
+            if NBSP in block:  # text copied from a web page (docs, forums) spaces its words with U+00A0
+                block = block.replace(NBSP, b" ")
             shipped = self.digest_block(block, folder)
             # Only shipped lines need a number (most repeats fold): count the line feeds before those.
             starts = [start for start, _ in shipped]

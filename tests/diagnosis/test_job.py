@@ -467,3 +467,19 @@ def test_a_job_requeued_runs_again_so_the_requeue_is_a_warning_while_a_preemptio
     assert top(diagnose(rules, [requeue]), "preempted").severity == "warning"
     preemption = requeue.replace("JOB REQUEUE", "PREEMPTION")
     assert top(diagnose(rules, [preemption]), "preempted").severity == "error"
+
+
+def test_mpi_launchers_own_failure_banners_are_failures_that_say_where_to_look(rules):
+    daemon = [
+        "/bin/bash: orted: command not found",
+        "A daemon (pid 19372) died unexpectedly with status 127 while attempting",
+        "to launch so we are aborting.",
+    ]
+    finding = top(diagnose(rules, daemon), "unexplained-failure")
+    assert finding.severity == "error" and "--prefix" in finding.detail
+    hydra = [
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        "=   EXIT CODE: 11",
+        "APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)",
+    ]
+    assert top(diagnose(rules, hydra), "unexplained-failure").severity == "error"

@@ -37,6 +37,8 @@ DAMAGE = {
     "crlf": lambda d: d.replace(b"\n", b"\r\n"),
     # Docs and redacted pastes write NCCL's source line numbers as "XXX" ("transport/p2p.cc:XXX NCCL WARN").
     "source-lines-redacted": lambda d: re.sub(rb"(\.(?:cc|cu|h|cpp)):\d+ ", rb"\1:XXX ", d),
+    # Text copied from a web page (docs, forum posts) spaces its words with U+00A0.
+    "non-breaking-spaces": lambda d: d.replace(b" ", "\u00a0".encode()),
 }
 
 

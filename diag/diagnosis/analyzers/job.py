@@ -62,6 +62,9 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "nccl_error",
                 "cuda_error",
                 "mpich_fatal",
+                "mpich_exit_string",
+                "mpich_bad_termination",
+                "ompi_daemon_died",
                 "nccl_tests_failure",
                 "nccl_warn",
                 "ucx_error",
@@ -158,6 +161,13 @@ OUTSIDE_CATALOGUE = (
         "NCCL received another size than it expected from a peer: the ranks called collectives that do not match "
         "(different sizes, dtypes or order, often one rank on another code path), an application bug; "
         "TORCH_DISTRIBUTED_DEBUG=DETAIL checks the collectives' shapes across ranks",
+    ),
+    (
+        # Open MPI's launcher: its daemon could not be executed on a remote node (the shell's 127).
+        re.compile(r"died unexpectedly with status 127|(?:orted|prted): command not found|(?:orted|prted): error while loading shared libraries"),
+        "Open MPI's launch daemon (orted/prted) could not start on a remote node: in the non-interactive shell there "
+        "it is not on PATH or a library it needs is not on LD_LIBRARY_PATH; use mpirun --prefix <ompi dir> (or an "
+        "Open MPI built with --enable-mpirun-prefix-by-default), or launch with srun under Slurm",
     ),
     (
         re.compile(r"no kernel image is available for execution|cudaErrorNoKernelImageForDevice"),
@@ -282,7 +292,8 @@ def failure_before_cancel(ctx: Context) -> bool:
         if any(not e.endswith(SIGNAL_EXCEPTIONS) for e in exceptions):
             return True
     crashes = [
-        "terminate", "mpi_abort", "mpich_fatal", "nccl_error", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
+        "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
+        "nccl_error", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
         "glibc_invalid", "crash_core", "segfault_line",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):
