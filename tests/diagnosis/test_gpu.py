@@ -177,3 +177,8 @@ def test_a_gpu_the_driver_says_needs_a_reset_is_a_gpu_fault_not_a_second_task_on
     # Busy alone: most often a second task placed on the GPU, said with what it assumed.
     alone = top(diagnose(rules, [busy]), "nccl-duplicate-gpu")
     assert "exclusive-process" in alone.detail and alone.assumed
+
+
+def test_a_cuda_error_code_the_runtime_cannot_name_points_at_the_gpu_when_the_job_failed(rules):
+    finding = top(diagnose(rules, ["CUDA error: unrecognized error code"]), "gpu-xid")
+    assert "dmesg" in finding.detail and finding.confidence < 0.5
