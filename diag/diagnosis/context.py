@@ -97,7 +97,19 @@ class Context:
         return severity
 
     def job_failed(self) -> bool:
-        return self.count("unexplained-failure") > 0
+        """Whether the logs show the job failing: some failure line of unexplained-failure's, other than
+        slurmstepd's error-level notices of runs that go on (pyxis' ignored options, the TMPDIR fallback,
+        a memory limit reached at some point)."""
+        return bool(self.failure_signatures())
+
+    def failure_signatures(self) -> list[tuple[str, SigStats]]:
+        rule = self.rules.get("unexplained-failure")
+        if rule is None:
+            return []
+        failed = self.stats(rule, [s.name for s in rule.signatures if not s.fact])
+        if [n for n, _ in failed] == ["stepd_error"] and failed[0][1].count == self.count(rule.id, ["stepd_notice"]):
+            return []  # every slurmstepd error line is a notice printed on runs that go on
+        return failed
 
     def make_finding(
         self,

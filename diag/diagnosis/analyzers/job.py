@@ -13,11 +13,7 @@ from diag.report import Finding
 
 
 def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
-    failed = ctx.stats(rule, [s.name for s in rule.signatures if not s.fact])
-    if [n for n, _ in failed] == ["stepd_error"] and ctx.count(rule.id, ["stepd_error"]) == ctx.count(
-        rule.id, ["stepd_notice"]
-    ):
-        failed = []  # every slurmstepd error line is a notice printed on runs that go on
+    failed = ctx.failure_signatures()
     ignored_lines = ignored_exception_lines(rule, ctx)
     ignored = _ignored_exceptions(rule, ctx, ignored_lines)
     failed = [(n, st) for n, st in failed if n not in ignored]
@@ -440,7 +436,7 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         assumed.append("the kernel's OOM killer sent the SIGKILL / refused the memory: the logs show no OOM message")
     where = f" on {hosts_text(list(hosts))}" if hosts else ""
     severity = None
-    if names == {"exceeded_at_some_point"} and not _failed_besides(ctx, "memory limit at some point"):
+    if names == {"exceeded_at_some_point"} and not ctx.job_failed():
         # slurmstepd prints it when the cgroup's limit was hit at any time (pages reclaimed or swapped),
         # also for steps that went on and ended well: memory pressure, not a kill.
         parts = ["Slurm says the step reached its memory limit at some point (pages were reclaimed or swapped out); "
@@ -454,18 +450,6 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
             severity=severity,
         )
     ]
-
-
-def _failed_besides(ctx: Context, words: str) -> bool:
-    """Whether the logs show a failure other than slurmstepd's error lines holding ``words``."""
-    failed = ctx.rules.get("unexplained-failure")
-    if failed is None:
-        return False
-    for name, st in ctx.stats(failed):
-        if name == "stepd_error" and st.count == len(st.samples) and all(words in ev.text for ev, _ in st.samples):
-            continue
-        return True
-    return False
 
 
 def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
