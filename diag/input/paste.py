@@ -26,8 +26,58 @@ _TORCH_GLUED = re.compile(rb"(?<=[^\s\r\n])(?=\[rank\d+\]:\[[WEIF]\d{3,4} )")  #
 
 
 def repair(data: bytes) -> bytes:
-    """All the repairs of a whole paste (what the sources apply to an input of at most PASTE_BYTES)."""
-    return rejoin_wrapped(unglue(data))
+    """All the repairs of a whole paste (what the sources apply to an input of at most PASTE_BYTES).
+    Ungluing runs again after the rows are rejoined: a record in inline code that the terminal cut
+    in two only has both its backticks once it is whole."""
+    return unglue(rejoin_wrapped(unglue(dedent(plain_quotes(data)))))
+
+
+# Typographic quotes: what a web page, a word processor or a chat client makes of the ASCII ones
+# (and what GNU tools print in a UTF-8 locale: "cannot stat ‘/tmp/x’"). The rules read ASCII.
+_QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"'))
+_QUOTE_BYTES = tuple((curly.encode(), plain.encode()) for curly, plain in _QUOTES)
+
+
+def plain_quotes(data: bytes) -> bytes:
+    """``data`` with typographic single and double quotes read as ASCII ones (same line numbers)."""
+    if b"\xe2\x80" not in data:
+        return data
+    for curly, plain in _QUOTE_BYTES:
+        data = data.replace(curly, plain)
+    return data
+
+
+def dedent(data: bytes) -> bytes:
+    """``data`` without the indentation that every non-blank row of it shares: a paste indented as a
+    markdown or mail code block, or copied from a web page's ``<pre>``, starts each record with
+    spaces that no program printed (and that rules anchored at a record's start do not expect).
+    Rows keep their own indentation beyond the shared part (a traceback's frames)."""
+    rows = data.split(b"\n")
+    common: bytes | None = None
+    for row in rows:
+        text = row.rstrip(b"\r")
+        if not text.strip():
+            continue
+        lead = text[: len(text) - len(text.lstrip(b" \t"))]
+        if not lead:
+            return data
+        if common is None or not lead.startswith(common):
+            common = lead if common is None else _common_prefix(common, lead)
+            if not common:
+                return data
+    if not common:
+        return data
+    n = len(common)
+    return b"\n".join(row[n:] if row.startswith(common) else row for row in rows)
+
+
+def _common_prefix(a: bytes, b: bytes) -> bytes:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
 
 
 def unglue(data: bytes) -> bytes:
@@ -54,19 +104,25 @@ _CODE_LINE = re.compile(
 
 # What a terminal wraps: its rows are at least this wide, and at most this wide.
 _MIN_WIDTH, _MAX_WIDTH = 60, 400
+# Widths a terminal window has unless someone resized it: one record cut once at such a width is
+# taken for a cut (a single row of any other width may be a long line that happens to be widest).
+_STANDARD_WIDTHS = frozenset((80, 100, 120, 132, 160, 200))
+# An srun --label prefix, which starts a record; the rest of a cut "... on host02" may look alike ("93: ...").
+_SRUN_LABEL = re.compile(rb"\s*\d{1,5}: ")
 # The start of a record of its own: a row that starts so is never a wrapped record's continuation.
 _RECORD_START = re.compile(
-    rb"^(?:\s*$|#|\s+\d{1,5}: |([-=*#~_])\1{3}|\[|\d{1,5}: |[\w.-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[EWIF]\d{4} |Traceback |  File "
+    rb"^(?:\s*$|#|\s+\d{1,5}: |([-=*#~_])\1{3}|\[|\d{1,5}: |[\w.-]+:\d+:\d+ \[|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[EWIF]\d{4} |Traceback |  File "
     rb"|(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning)\b|(?:srun|sbatch|salloc|slurmstepd|pyxis|enroot)\b"
-    rb"|NCCL |[\w.-]+: (?:[\w.-]+: )?(?:\d+: )?\[|\*\*\* |> |```)"
+    rb"|NCCL |[\w.-]*\d[\w.-]*: (?:[\w.-]+: )?(?:\d+: )?\[|\*\*\* |> |```)"
 )
 
 
 def rejoin_wrapped(data: bytes) -> bytes:
     """A paste copied from a terminal has every record longer than the window cut into rows of
     exactly the window's width. When at least two rows are exactly as wide as the widest (and that
-    is as wide as a terminal can be), each such row gets back the rows that continue it (a row
-    that starts a record of its own never does), and those rows are left empty: every ``file:line`` still points at the row where the record
+    is as wide as a terminal can be), or one row is as wide as a window that nobody resized, each
+    such row gets back the rows that continue it (a row that starts a record of its own never
+    does), and those rows are left empty: every ``file:line`` still points at the row where the record
     starts, and no cut-off part is read as a record of its own (a truncated library name, a path
     cut in two)."""
     if len(data) > PASTE_BYTES or b"\n" not in data:
@@ -74,19 +130,31 @@ def rejoin_wrapped(data: bytes) -> bytes:
     rows = data.split(b"\n")
     widths = [_width(row) for row in rows]
     width = max(widths)
-    if not _MIN_WIDTH <= width <= _MAX_WIDTH or widths.count(width) < 2:
+    cut_rows = widths.count(width)
+    if not _MIN_WIDTH <= width <= _MAX_WIDTH or (cut_rows < 2 and width not in _STANDARD_WIDTHS):
         return data
+    # A row that looks like an srun label starts a record only in a paste that has labels elsewhere.
+    labelled = any(_SRUN_LABEL.match(row) for i, row in enumerate(rows) if i == 0 or widths[i - 1] != width)
     out = list(rows)
     i = 0
     while i < len(rows):
         j = i
-        while j + 1 < len(rows) and widths[j] == width and not _starts_a_record(rows[j + 1]):
+        while j + 1 < len(rows) and widths[j] == width and _continues(rows[j + 1], labelled):
             j += 1
         if j > i:
             out[i] = b"".join(row.rstrip(b"\r") for row in rows[i : j + 1]) + rows[j][len(rows[j].rstrip(b"\r")) :]
             out[i + 1 : j + 1] = [b""] * (j - i)
         i = j + 1
     return b"\n".join(out)
+
+
+def _continues(row: bytes, labelled: bool) -> bool:
+    """Whether ``row``, after a row as wide as the terminal, is the rest of that row's record."""
+    if not row.rstrip(b"\r"):
+        return False
+    if not labelled and _SRUN_LABEL.match(row) and not _RECORD_START.match(row[_SRUN_LABEL.match(row).end() :]):
+        return True
+    return not _starts_a_record(row)
 
 
 def _starts_a_record(row: bytes) -> bool:

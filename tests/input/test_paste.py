@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
-from diag.input.paste import PASTE_BYTES, rejoin_wrapped, unglue
+from diag.input.paste import PASTE_BYTES, dedent, plain_quotes, rejoin_wrapped, repair, unglue
 
 from .test_paste_damage import _rows
 
@@ -101,3 +101,56 @@ def test_rejoining_never_loses_a_byte_or_a_line_number(rows, width):
     out = rejoin_wrapped(data)
     assert out.count(b"\n") == data.count(b"\n")
     assert out.replace(b"\n", b"") == data.replace(b"\n", b"")
+
+
+def test_one_record_cut_once_at_a_standard_width_is_read_whole(rules):
+    line = b"slurmstepd: error: *** JOB 1449736 ON phoenix-07 CANCELLED AT 2023-12-03T12:47:09 DUE TO TIME LIMIT ***"
+    cut = b"```\n" + _rows(line, 80) + b"\n```\n"
+    assert cut.count(b"\n") == 4, "one row of 80 and its rest"
+    report = diagnose_bytes(cut, rules)
+    assert report.findings[0].id == "job-time-limit"
+    assert report.findings[0].evidence[0].line == 2
+
+
+def test_a_single_row_of_an_unusual_width_is_left_alone():
+    log = b"x" * 97 + b"\nrest of something\n"
+    assert rejoin_wrapped(log) == log
+
+
+def test_the_rest_of_a_cut_that_looks_like_an_srun_label_is_rejoined_where_no_row_is_labelled():
+    rows = [
+        b"submitit WARNING (2022-07-12 04:18:45,881) - Caught signal SIGHUP on learnfair02",
+        b"93: this job is preempted.",
+        b"submitit INFO (2022-07-12 04:18:45,912) - Requeued job 60601445 (3 remaining tim",
+        b"eouts)",
+    ]
+    out = rejoin_wrapped(b"\n".join(rows)).split(b"\n")
+    assert out[0].endswith(b"learnfair0293: this job is preempted.") and out[1] == b""
+    labelled = [b"0: " + rows[0][3:], b"1: srun label of its own", *rows[:2]]
+    assert rejoin_wrapped(b"\n".join(labelled)).split(b"\n")[3] == rows[1], "labels elsewhere: a label"
+
+
+def test_indentation_every_row_shares_is_taken_off_and_its_own_kept():
+    log = b"    Traceback (most recent call last):\n\n      File \"x.py\", line 1\n\t\n    OSError: boom\r\n"
+    assert dedent(log) == b"Traceback (most recent call last):\n\n  File \"x.py\", line 1\n\t\nOSError: boom\r\n"
+    assert dedent(b"  a\nb\n") == b"  a\nb\n", "a row without it: nothing is shared"
+    assert dedent(b"\t a\n\t\tb\n") == b" a\n\tb\n"
+
+
+def test_an_indented_paste_is_read_as_the_log_it_quotes(rules):
+    plain = b"srun: error: gpu-a12: task 3: Out Of Memory\nslurmstepd: error: Detected 1 oom_kill event in StepId=77.0.\n"
+    indented = b"".join(b"    " + line + b"\n" for line in plain.splitlines())
+    assert diagnose_bytes(indented, rules).findings[0].id == diagnose_bytes(plain, rules).findings[0].id == "job-oom"
+
+
+def test_typographic_quotes_read_as_ascii_with_the_same_line_numbers():
+    text = "FileNotFoundError: [Errno 2] No such file or directory: \u2018/tmp/ckpt/latest\u2019\n\u201cok\u201d\n"
+    out = plain_quotes(text.encode())
+    assert out == b"FileNotFoundError: [Errno 2] No such file or directory: '/tmp/ckpt/latest'\n\"ok\"\n"
+    assert repair(text.encode()).count(b"\n") == 2
+
+
+@given(st.lists(st.binary(max_size=80), max_size=20), st.sampled_from([b" ", b"    ", b"\t", b"  \t"]))
+def test_repairing_keeps_every_line_number(rows, indent):
+    data = b"\n".join(indent + row for row in rows)
+    assert repair(data).count(b"\n") == data.count(b"\n")

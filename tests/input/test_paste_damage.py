@@ -17,16 +17,14 @@ _HOST = re.compile(rb"\b(?:node|gpu|slinky|host|compute|dgx|worker)[-_]?\d+[\w-]
 
 
 def _rows(data: bytes, width: int) -> bytes:
-    """``data`` as a terminal ``width`` columns wide shows it. One record cut in two is left as it
-    is (diag.input.paste.rejoin_wrapped needs two rows at the width to tell a terminal's cut from a
-    long line), so such a log is returned unchanged."""
+    """``data`` as a terminal ``width`` columns wide shows it (bytes for columns: a cut in ASCII text)."""
     rows = []
     for line in data.split(b"\n"):
         while len(line) > width:
             rows.append(line[:width])
             line = line[width:]
         rows.append(line)
-    return b"\n".join(rows) if sum(len(row) == width for row in rows) >= 2 else data
+    return b"\n".join(rows)
 
 
 DAMAGE = {
@@ -39,6 +37,10 @@ DAMAGE = {
     "source-lines-redacted": lambda d: re.sub(rb"(\.(?:cc|cu|h|cpp)):\d+ ", rb"\1:XXX ", d),
     # Text copied from a web page (docs, forum posts) spaces its words with U+00A0.
     "non-breaking-spaces": lambda d: d.replace(b" ", "\u00a0".encode()),
+    # A mail, a markdown code block or a web page's <pre> indents every line.
+    "indented-code-block": lambda d: b"\n".join(b"    " + x for x in d.split(b"\n")),
+    # A web page or a chat client turns ASCII quotes typographic.
+    "typographic-quotes": lambda d: d.replace(b"'", "\u2019".encode()).replace(b'"', "\u201d".encode()),
 }
 
 
