@@ -23,6 +23,8 @@ from pathlib import Path
 from diag.api import diagnose_bytes, diagnose_sources
 from diag.catalog.causes import CAUSE_IDS, CUSTOM_ID_PREFIX, severity_rank
 from diag.catalog.model import Rule, RuleSet
+from diag.damage import DAMAGES, Damage
+from diag.input.paste import PASTE_BYTES
 from diag.input.sources import MemorySource, Source
 from diag.report import Report
 from diag.scan.scanner import Scanner
@@ -265,6 +267,48 @@ def summarize(results: Sequence[CaseResult], show_holdout: bool = False) -> dict
     }
 
 
+def check_damage(
+    results: Sequence[CaseResult], rules: RuleSet, damages: Sequence[Damage] = DAMAGES, show_holdout: bool = False
+) -> dict:
+    """Whether each case that passes as it is still passes after each kind of paste damage
+    (diag.damage): ``{"damage": {name: {split: {"passing", "kept"}}}, "damage_misses": [...]}``, the
+    holdout split's misses left out unless ``show_holdout``, as in :func:`summarize`. A case larger than a paste
+    (PASTE_BYTES) is not damaged: nobody pastes it."""
+    table: dict[str, dict[str, list[int]]] = {d.name: {} for d in damages}
+    misses = []
+    for r in results:
+        if not r.passed:
+            continue
+        logs = r.case.logs()
+        if sum(p.stat().st_size for p in logs) > PASTE_BYTES:
+            continue
+        blobs = [p.read_bytes() for p in logs]
+        for damage in damages:
+            sources = [MemorySource(str(p), damage.apply(b)) for p, b in zip(logs, blobs)]
+            report = diagnose_sources(sources, rules, expect_busbw=r.case.expect_busbw)
+            after = check_case(r.case, rules, report)
+            for split in (r.case.split, "all"):
+                counts = table[damage.name].setdefault(split, [0, 0])
+                counts[0] += 1
+                counts[1] += after.passed
+            if not after.passed and (show_holdout or r.case.split != "holdout"):
+                misses.append({"case": str(r.case.path), "damage": damage.name, "label": r.case.label, "got": after.ids[:3]})
+    return {
+        "damage": {name: {split: {"passing": n, "kept": k} for split, (n, k) in sorted(per.items())}
+                   for name, per in table.items()},
+        "damage_misses": misses,
+    }  # fmt: skip
+
+
+def _damage_rows(summary: dict) -> list[tuple[str, str, int, int]]:
+    return [
+        (name, split, c["passing"], c["kept"])
+        for name, per_split in summary.get("damage", {}).items()
+        for split, c in per_split.items()
+        if not (split == "all" and len(per_split) == 2)
+    ]
+
+
 def render_summary(summary: dict) -> str:
     """The evaluation as plain text: one line per split, a per-cause table, then each miss."""
 
@@ -292,6 +336,12 @@ def render_summary(summary: dict) -> str:
             out += [f"      {p}" for p in m["problems"]]
     if summary.get("holdout_misses"):
         out += ["", f"holdout: {summary['holdout_misses']} misses, not listed (--show-holdout lists them)"]
+    if "damage" in summary:
+        out += ["", "paste damage (of the cases that pass, how many still pass)", "damage                 split      passing   kept"]
+        for name, split, n, k in _damage_rows(summary):
+            out.append(f"{name:<22} {split:<10} {n:>7}  {k:>5}  {pct(k / n if n else None)}")
+        for m in summary["damage_misses"]:
+            out.append(f"  {m['damage']}: {m['case']}: expected {m['label']}, got {m['got'] or 'nothing'}")
     return "\n".join(out) + "\n"
 
 
@@ -319,6 +369,9 @@ def render_markdown_summary(summary: dict) -> str:
             rate = None if s is None else (s["healthy_clean"] if cause == HEALTHY else s["top1"])
             cells.append("–" if s is None else f"{s['cases']}, {pct(rate)}")
         out.append(f"| `{cause}` | " + " | ".join(cells) + " |")
+    if "damage" in summary:
+        out += ["", "| damage | split | passing | still passing |", "|---|---|---:|---:|"]
+        out += [f"| {name} | {split} | {n} | {k} ({pct(k / n if n else None)}) |" for name, split, n, k in _damage_rows(summary)]
     return "\n".join(out) + "\n"
 
 

@@ -1,7 +1,7 @@
 """The package's folders show the data flow, and this test keeps them honest: every import of a
 ``diag`` module points down the layers (or stays in its own folder), and there is no import circle.
 
-    leaves (evidence, hostlist, cache, files, regex_walk, __init__) -> input -> catalog -> scan -> report
+    leaves (evidence, hostlist, cache, files, regex_walk, damage, __init__) -> input -> catalog -> scan -> report
         -> diagnosis | slurm | formats | lint (side by side, none imports another) -> api -> fleet
         -> epilog | harness | follow -> commands -> cli
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "diag"
 
 LAYERS = [
-    {"diag", "diag.evidence", "diag.hostlist", "diag.cache", "diag.files", "diag.regex_walk"},
+    {"diag", "diag.evidence", "diag.hostlist", "diag.cache", "diag.files", "diag.regex_walk", "diag.damage"},
     {"diag.input"},
     {"diag.catalog"},
     {"diag.scan"},

@@ -31,11 +31,15 @@ from diag.commands.common import (
 @click.option("--fail-under", type=click.FloatRange(0, 100), default=None, metavar="PERCENT",
               help="Exit 1 when top-1 (failing jobs) or healthy-clean falls below this.")
 @click.option("--show-holdout", is_flag=True,
-              help="List the holdout split's misses too (by default they are only counted).")  # fmt: skip
-def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under, show_holdout) -> None:
+              help="List the holdout split's misses too (by default they are only counted).")
+@click.option("--damage", is_flag=True,
+              help="Also damage every case that passes as a paste does (terminal cuts, indentation, quotes, ...) "
+                   "and count those that still pass.")  # fmt: skip
+def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under, show_holdout, damage) -> None:
     """Diagnose every labelled case under DIRS (folders with expected.yaml or case.yaml) and print
     top-1 / top-3 / healthy-clean per split, a per-cause table and the cases that miss (the
-    holdout split's only as a count, unless --show-holdout)."""
+    holdout split's only as a count, unless --show-holdout). With --damage, each case that passes
+    is damaged as pastes are (diag.damage) and the cases that still pass are counted."""
     import json
 
     from diag.harness import (
@@ -54,7 +58,13 @@ def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under, show_holdout) -> 
         fail(str(exc))
     if not cases:
         fail(f"no labelled case (a folder with expected.yaml or case.yaml) under {', '.join(dirs)}")
-    summary = summarize(evaluate_cases(cases, rules), show_holdout)
+    results = evaluate_cases(cases, rules)
+    summary = summarize(results, show_holdout)
+    if damage:
+        from diag.harness import check_damage
+
+        found = check_damage(results, rules, show_holdout=show_holdout)
+        summary.update(found)
     render = {"json": lambda s: json.dumps(s, indent=2) + "\n", "markdown": render_markdown_summary}.get(fmt, render_summary)
     write_stdout(render(summary))
     if fail_under is not None:

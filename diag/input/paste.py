@@ -36,10 +36,15 @@ def repair(data: bytes) -> bytes:
 # (and what GNU tools print in a UTF-8 locale: "cannot stat ‘/tmp/x’"). The rules read ASCII.
 _QUOTES = (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"'))
 _QUOTE_BYTES = tuple((curly.encode(), plain.encode()) for curly, plain in _QUOTES)
+_NBSP = "\u00a0".encode()
 
 
 def plain_quotes(data: bytes) -> bytes:
-    """``data`` with typographic single and double quotes read as ASCII ones (same line numbers)."""
+    """``data`` with typographic single and double quotes read as ASCII ones, and a web page's
+    no-break spaces as spaces, before any other repair looks at it (same line numbers). The
+    scanner reads no-break spaces as spaces in every input; a paste's repairs need it first."""
+    if _NBSP in data:
+        data = data.replace(_NBSP, b" ")
     if b"\xe2\x80" not in data:
         return data
     for curly, plain in _QUOTE_BYTES:

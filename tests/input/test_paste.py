@@ -6,9 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
+from diag.damage import terminal_rows
 from diag.input.paste import PASTE_BYTES, dedent, plain_quotes, rejoin_wrapped, repair, unglue
-
-from .test_paste_damage import _rows
 
 GLUED = (
     b"> > [0] NCCL INFO NCCL_IB_HCA set to mlx5_9:1 [0] NCCL INFO NET/IB : No device found. "
@@ -63,7 +62,7 @@ _UNWRAPPED = (
 
 
 def test_records_a_terminal_cut_at_its_width_are_read_whole(rules):
-    wrapped = _rows(_UNWRAPPED, 64)
+    wrapped = terminal_rows(_UNWRAPPED, 64)
     assert max(len(r) for r in wrapped.split(b"\n")) == 64
     whole = diagnose_bytes(_UNWRAPPED, rules)
     report = diagnose_bytes(wrapped, rules)
@@ -74,7 +73,7 @@ def test_records_a_terminal_cut_at_its_width_are_read_whole(rules):
 
 
 def test_rejoining_gives_back_each_record_on_its_first_row():
-    wrapped = _rows(_UNWRAPPED * 3, 72)
+    wrapped = terminal_rows(_UNWRAPPED * 3, 72)
     rejoined = rejoin_wrapped(wrapped)
     assert rejoined.count(b"\n") == wrapped.count(b"\n")
     assert [row for row in rejoined.split(b"\n") if row] == [row for row in (_UNWRAPPED * 3).split(b"\n") if row]
@@ -97,7 +96,7 @@ def test_markdown_around_each_line_is_taken_off(rules):
 
 @given(st.lists(st.binary(max_size=120), max_size=30), st.integers(min_value=60, max_value=130))
 def test_rejoining_never_loses_a_byte_or_a_line_number(rows, width):
-    data = _rows(b"\n".join(rows), width)
+    data = terminal_rows(b"\n".join(rows), width)
     out = rejoin_wrapped(data)
     assert out.count(b"\n") == data.count(b"\n")
     assert out.replace(b"\n", b"") == data.replace(b"\n", b"")
@@ -105,7 +104,7 @@ def test_rejoining_never_loses_a_byte_or_a_line_number(rows, width):
 
 def test_one_record_cut_once_at_a_standard_width_is_read_whole(rules):
     line = b"slurmstepd: error: *** JOB 1449736 ON phoenix-07 CANCELLED AT 2023-12-03T12:47:09 DUE TO TIME LIMIT ***"
-    cut = b"```\n" + _rows(line, 80) + b"\n```\n"
+    cut = b"```\n" + terminal_rows(line, 80) + b"\n```\n"
     assert cut.count(b"\n") == 4, "one row of 80 and its rest"
     report = diagnose_bytes(cut, rules)
     assert report.findings[0].id == "job-time-limit"

@@ -10,38 +10,15 @@ import pytest
 import yaml
 
 from diag.api import diagnose_bytes
+from diag.damage import DAMAGES
 
 from ..conftest import case_logs, corpus_cases
 
 _HOST = re.compile(rb"\b(?:node|gpu|slinky|host|compute|dgx|worker)[-_]?\d+[\w-]*\b")
 
 
-def _rows(data: bytes, width: int) -> bytes:
-    """``data`` as a terminal ``width`` columns wide shows it (bytes for columns: a cut in ASCII text)."""
-    rows = []
-    for line in data.split(b"\n"):
-        while len(line) > width:
-            rows.append(line[:width])
-            line = line[width:]
-        rows.append(line)
-    return b"\n".join(rows)
-
-
-DAMAGE = {
-    "terminal-80": lambda d: _rows(d, 80),
-    "terminal-132": lambda d: _rows(d, 132),
-    "markdown-list-code": lambda d: b"\n".join(b"- `" + x + b"`" if x.strip() else x for x in d.split(b"\n")),
-    "quoted-fenced": lambda d: b"> ```\n" + b"\n".join(b"> " + x for x in d.split(b"\n")) + b"\n> ```\n",
-    "crlf": lambda d: d.replace(b"\n", b"\r\n"),
-    # Docs and redacted pastes write NCCL's source line numbers as "XXX" ("transport/p2p.cc:XXX NCCL WARN").
-    "source-lines-redacted": lambda d: re.sub(rb"(\.(?:cc|cu|h|cpp)):\d+ ", rb"\1:XXX ", d),
-    # Text copied from a web page (docs, forum posts) spaces its words with U+00A0.
-    "non-breaking-spaces": lambda d: d.replace(b" ", "\u00a0".encode()),
-    # A mail, a markdown code block or a web page's <pre> indents every line.
-    "indented-code-block": lambda d: b"\n".join(b"    " + x for x in d.split(b"\n")),
-    # A web page or a chat client turns ASCII quotes typographic.
-    "typographic-quotes": lambda d: d.replace(b"'", "\u2019".encode()).replace(b'"', "\u201d".encode()),
-}
+# Every kind of damage slurmdiag eval --damage applies (diag.damage), on the bundled cases.
+DAMAGE = {d.name: d.apply for d in DAMAGES}
 
 
 def _pasteable() -> list[tuple[str, bytes, str]]:
