@@ -29,7 +29,7 @@ def repair(data: bytes) -> bytes:
     """All the repairs of a whole paste (what the sources apply to an input of at most PASTE_BYTES).
     Ungluing runs again after the rows are rejoined: a record in inline code that the terminal cut
     in two only has both its backticks once it is whole."""
-    return unglue(rejoin_wrapped(unglue(dedent(plain_quotes(data)))))
+    return unglue(rejoin_wrapped(unglue(dedent(unemphasize(drop_ray_repeats(plain_quotes(data)))))))
 
 
 # Typographic quotes: what a web page, a word processor or a chat client makes of the ASCII ones
@@ -49,6 +49,33 @@ def plain_quotes(data: bytes) -> bytes:
         return data
     for curly, plain in _QUOTE_BYTES:
         data = data.replace(curly, plain)
+    return data
+
+
+# Ray's log deduplication ends a line that several workers printed with how often it was seen; the
+# words before it are the record (a rule reading "Using network Socket" to the line's end must not
+# take the count for part of the network's name).
+_RAY_REPEATED = re.compile(rb" \[repeated \d+x across cluster\](?=\s*$)", re.MULTILINE)
+
+
+def drop_ray_repeats(data: bytes) -> bytes:
+    """``data`` without Ray's `` [repeated 15x across cluster]`` at the end of its lines."""
+    return _RAY_REPEATED.sub(b"", data) if b"x across cluster]" in data else data
+
+
+# Markdown emphasis a user put around part of a record ("**enroot-aufs2ovlfs: failed ...**: /path",
+# "_Could not create destination file_"): the markers, never the text. Both ends must touch a word,
+# so Slurm's "*** JOB 7 CANCELLED ***", a list's "* item" and Python's "**kwargs" stay as they are.
+_BOLD = re.compile(rb"(?<![*\w])\*\*(?=[^\s*])([^*\n]*?[^\s*])\*\*(?![*\w])")
+_ITALIC_LINE = re.compile(rb"(?m)^([ \t>]*)_(?=[^\s_])([^\n]*?[^\s_])_(?=[ \t\r]*$)")
+
+
+def unemphasize(data: bytes) -> bytes:
+    """``data`` without markdown bold inside its lines and italics around a whole line (same line numbers)."""
+    if b"**" in data:
+        data = _BOLD.sub(rb"\1", data)
+    if b"_" in data:
+        data = _ITALIC_LINE.sub(rb"\1\2", data)
     return data
 
 

@@ -81,9 +81,13 @@ class InputStats:
     truncated_lines: int = 0
     error: str | None = None
     skipped_bytes: int = 0  # the middle of a file over Source.max_bytes, not read
+    # Of the last lines, how many say nothing (blank, a code fence, a bare prompt: a paste's tail).
+    # The scanner counts them; an analyzer asking whether a line "ends the log" looks past them.
+    silent_tail: int = 0
 
     def add(self, part: InputStats) -> None:
         """Count in what was read of one span of this input."""
+        self.silent_tail = self.silent_tail + part.silent_tail if part.silent_tail == part.lines else part.silent_tail
         self.bytes_read += part.bytes_read
         self.lines += part.lines
         self.truncated_lines += part.truncated_lines

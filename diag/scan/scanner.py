@@ -18,7 +18,7 @@ from diag.catalog.model import RuleSet, Signature
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
 from diag.input.allocator import keep_block_buffers
 from diag.input.framing import ANSI_BYTES_RE, COMMON_NCCL_BYTES, Frame, frame_fields, match_common_nccl
-from diag.input.lines import count_newlines
+from diag.input.lines import count_newlines, trailing_silent_lines
 from diag.input.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
 from diag.scan import core
 from diag.scan.engines import Pattern, make_engine
@@ -179,6 +179,8 @@ class Scanner:
                 yield (line_no + newlines + 1, *record[1:])
             line_no += total
             stats.lines += total
+            silent, all_silent = trailing_silent_lines(block)
+            stats.silent_tail = stats.silent_tail + silent if all_silent else silent
 
     def digest_block(self, block: bytes, folder: Folder | None) -> list[tuple[int, Record]]:
         """(line start, record) of the candidate lines of ``block`` that ``folder`` did not fold.

@@ -127,3 +127,12 @@ def test_a_symptom_the_logs_name_is_not_taken_over_by_words(rules):
     report = diagnose(rules, lines)
     assert "nccl-timeout" in ids(report)
     assert not _by_cue(report)
+
+
+def test_another_program_s_bootstrap_is_not_nccl_s(rules):
+    """Flux brokers, MPI launchers and NCCL all "bootstrap": only NCCL's names NCCL's socket interface."""
+    lines = ["flux-pmi: flux_open: Invalid argument", "broker: pmi_init: operation failed", "broker: bootstrap failed",
+             "srun: error: upgrade4: task 0: Exited with exit code 1"]  # fmt: skip
+    report = diagnose(rules, lines)
+    assert "nccl-socket-ifname" not in ids(report)
+    assert report.findings[0].id == "pmix-not-used"

@@ -51,6 +51,31 @@ def test_pmix_errors_in_a_job_that_did_not_fail_are_only_info(rules):
     assert found(diagnose(rules, RING), "pmix-runtime-error").severity == "info"
 
 
+CRAY_BIND = "{t}: Fri Jul 23 10:59:54 2021: [PE_{t}]:inet_listen_socket_setup:inet_setup_listen_socket: bind failed port 1371 listen_sock = 3 Address already in use"
+CRAY_INIT = "{t}: Fri Jul 23 10:59:54 2021: [PE_{t}]:_pmi_init:_pmi_inet_listen_socket_setup (full) returned -1"
+
+
+def test_cray_pmi_that_cannot_bind_its_port_is_pmi_failing_not_the_rendezvous_port(rules):
+    lines = [line.format(t=t) for t in (0, 1) for line in (CRAY_BIND, CRAY_INIT)]
+    report = diagnose(rules, lines)
+    finding = top(report, "pmix-runtime-error")
+    assert "port-in-use" not in ids(report)
+    assert "PE 0, 1" in finding.detail and "one after another" in finding.detail
+
+
+def test_cray_pmi_that_cannot_reach_the_control_network_says_so(rules):
+    line = " 736: Thu Jul 16 12:27:22 2020: [PE_736]:inet_connect:inet_connect: connect failed after 301 attempts"
+    finding = found(diagnose(rules, [line, TASK_FAILED]), "pmix-runtime-error")
+    assert "PE 736" in finding.detail and "control network" in finding.detail
+
+
+def test_a_singleton_warning_ends_the_log_even_with_a_paste_s_closing_fence_after_it(rules):
+    line = "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case."
+    for tail in ([], ["```"], ["", "[user@login01 ~]$ ", "```"]):
+        top(diagnose(rules, ["```", line, *tail]), "pmix-not-used")
+    assert "pmix-not-used" not in ids(diagnose(rules, [line, "step 1 loss 2.3"])), "the run went on"
+
+
 # -------------------------------------------------------------------------------------- rendezvous
 def test_connection_refused_by_the_store_is_a_rendezvous_failure_of_that_rank(rules):
     line = (

@@ -615,3 +615,23 @@ def test_a_tool_failing_on_the_images_files_beside_enroot_imports_steps_is_an_im
     assert "snapd/void" in top(diagnose(rules, lines), "container-import-failure").detail
     # The same find error in a job that imports nothing is not about containers.
     assert "container-import-failure" not in ids(diagnose(rules, lines[-1:]))
+
+
+def test_enroot_import_whiteouts_not_permitted_point_at_the_temp_directory(rules):
+    lines = [
+        "$ enroot import docker://dispel4py/docker.openmpi",
+        "[INFO] Converting whiteouts...",
+        "90% 37:4=0s 064f9af0   **enroot-aufs2ovlfs: failed to create ovlfs whiteout**: /var/tmp/pbs.15/enroot.dv/39/x: Operation not permitted",
+    ]
+    finding = found(diagnose(rules, lines), "container-import-failure")
+    assert "dispel4py/docker.openmpi" in finding.detail and "nodev" in finding.detail
+
+
+def test_mksquashfs_that_cannot_create_the_output_names_the_output_directory(rules):
+    lines = [
+        "lcapps@xxx:/mnt/scratch/lcapps/$ enroot import --output nccl.squash 'docker://ubuntu'",
+        "[INFO] Creating squashfs filesystem...",
+        "_Could not create destination file: No such file or directory_",
+    ]
+    finding = found(diagnose(rules, lines), "container-import-failure")
+    assert "could not import ubuntu" in finding.detail and "--output directory" in finding.detail

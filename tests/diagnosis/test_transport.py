@@ -1045,3 +1045,20 @@ def test_sigbus_in_a_launcher_summary_without_nccl_context_is_a_weak_shm_finding
     # With NCCL 2.19+ known, NCCL reports a full /dev/shm itself: a SIGBUS is not read as one.
     newer = ["node1:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", "node1:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1 - Init START", line]
     assert "shm-too-small" not in ids(diagnose(rules, newer))
+
+
+def test_a_net_plugin_that_loaded_and_found_no_device_is_not_blamed_when_nccl_chose_its_socket(rules):
+    h = "05-06-76-200:7839:7911 [0] NCCL INFO "
+    lines = [
+        f"{h}NET/Plugin: Failed to find ncclNetPlugin_v6 symbol.",
+        f"{h}NET/Plugin: Loaded net plugin NCCL RDMA Plugin (v5)",
+        f"{h}Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+        f"{h}P2P plugin IBext",
+        f"{h}NET/IB : No device found.",
+        f"{h}NET/Socket : Using [0]ens5f0np0:10.220.178.201<0>",
+        f"{h}Using network Socket",
+    ]
+    report = diagnose(rules, lines)
+    assert "nccl-net-plugin" not in ids(report) and top(report) == "nccl-tcp-fallback"
+    carried = [line.replace("Using network Socket", "Using network IBext") for line in lines[:4] + lines[-1:]]
+    assert "nccl-net-plugin" in ids(diagnose(rules, carried + ["RuntimeError: NCCL error: unhandled system error"]))

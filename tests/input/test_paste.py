@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
 from diag.damage import terminal_rows
-from diag.input.paste import PASTE_BYTES, dedent, plain_quotes, rejoin_wrapped, repair, unglue
+from diag.input.paste import PASTE_BYTES, dedent, drop_ray_repeats, plain_quotes, rejoin_wrapped, repair, unglue
 
 GLUED = (
     b"> > [0] NCCL INFO NCCL_IB_HCA set to mlx5_9:1 [0] NCCL INFO NET/IB : No device found. "
@@ -153,3 +153,9 @@ def test_typographic_quotes_read_as_ascii_with_the_same_line_numbers():
 def test_repairing_keeps_every_line_number(rows, indent):
     data = b"\n".join(indent + row for row in rows)
     assert repair(data).count(b"\n") == data.count(b"\n")
+
+
+def test_ray_s_repeat_count_is_not_part_of_the_record(rules):
+    line = b"(RayTrainWorker pid=954, ip=10.67.132.202) w-p5:954:3133 [6] NCCL INFO Using network Socket [repeated 15x across cluster]\n"
+    assert drop_ray_repeats(line) == line.replace(b" [repeated 15x across cluster]", b"")
+    assert drop_ray_repeats(b"the text [repeated 2x across cluster] goes on\n").count(b"repeated") == 1, "only at a line's end"

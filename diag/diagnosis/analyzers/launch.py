@@ -48,8 +48,9 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 def _ends_its_log(ctx: Context, evidence: list) -> bool:
-    """Whether one of these lines is the last of its file."""
-    lines = {stats.path: stats.lines for stats in ctx.scan.inputs}
+    """Whether one of these lines is the last of its file that says something (a paste's closing
+    fence, a blank line or a bare prompt after it do not count)."""
+    lines = {stats.path: stats.lines - stats.silent_tail for stats in ctx.scan.inputs}
     return any(ev.line >= lines.get(ev.path, 0) for ev in evidence)
 
 
@@ -98,6 +99,9 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             "(firewall, wrong interface, the node went down) or the daemon died"
         )
         return [ctx.make_finding(rule, daemons, detail=detail + ".", confidence=0.7)]
+    cray = _cray_pmi(rule, ctx)
+    if cray:
+        return cray
     locks = [f for f in ctx.captures(rule, "file", ["pmix_error"]) if f.rsplit("/", 1)[-1].startswith("gds_ds")]
     if locks:
         # NCCL's troubleshooting guide (PMIx data store selection): a known bug of PMIx's shared-memory
@@ -119,6 +123,31 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             detail="PMIx reported errors but the job shows no failure: harmless noise.",
         )
     ]
+
+
+def _cray_pmi(rule: Rule, ctx: Context) -> list[Finding]:
+    """Cray PMI failing in a rank's start-up: its control port taken, or the control network unreachable."""
+    if not ctx.stats(rule, ["cray_pmi"]):
+        return []
+    pes = sorted(ctx.captures(rule, "pe", ["cray_pmi"]), key=int)
+    who = f"PE {', '.join(pes[:8])}{' ...' if len(pes) > 8 else ''}"
+    if ctx.captures(rule, "in_use", ["cray_pmi"]):
+        detail = (
+            f"Cray PMI of {who} could not bind its control port (Address already in use): another job step on the "
+            "same node holds it, so PMI_Init and MPI_Init fail. Concurrent srun steps sharing nodes do this, and so "
+            "does a nested launcher (Flux, a second srun) that inherited the outer step's PMI_* environment: run "
+            "such steps one after another or on separate nodes, and unset the PMI_* variables before a nested "
+            "launcher (admins: a port range in slurm.conf, MpiParams=ports=<from>-<to>, gives each srun "
+            "--mpi=cray_shasta step a port of its own)"
+        )
+    elif ctx.captures(rule, "attempts", ["cray_pmi"]):
+        detail = (
+            f"Cray PMI of {who} could not connect to the step's PMI control network: a node's high-speed network "
+            "was not ready or not reachable; resubmit excluding the node (--exclude), and report it if it repeats"
+        )
+    else:
+        detail = f"Cray PMI failed to start on {who}, so MPI_Init failed"
+    return [ctx.make_finding(rule, ["cray_pmi"], detail=detail + ".", confidence=0.75)]
 
 
 def _awaited_hosts(rule: Rule, ctx: Context) -> list[str]:

@@ -65,10 +65,23 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         )
     for _ev, g in ctx.samples(rule, ["whiteouts_fs"])[:1]:
         where = f" ({g['path']})" if g.get("path") else ""
+        if "not permitted" in (g.get("why") or "").lower():
+            reasons.append(
+                f"enroot-aufs2ovlfs was not permitted to create the overlay whiteouts{where}: ENROOT_TEMP_PATH is on "
+                "a directory mounted nodev (a batch system's $TMPDIR) or the helper lacks its file capabilities "
+                "(enroot+caps); point ENROOT_TEMP_PATH at a local, writable directory without nodev"
+            )
+            continue
         reasons.append(
             f"enroot-aufs2ovlfs could not write the overlay whiteouts{where}: the file system under ENROOT_TEMP_PATH/"
             "ENROOT_DATA_PATH cannot hold overlay xattrs (NFS, Lustre, an overlayfs /tmp in a pod); point them at a "
             "node-local disk or tmpfs"
+        )
+    for _ev, g in ctx.samples(rule, ["squash_destination"])[:1]:
+        reasons.append(
+            f"mksquashfs could not create the squash file ({g['why']}): the --output directory is missing or on a "
+            "file system it cannot create the file on (some NFS/Lustre scratch); write it to a local directory "
+            "such as /tmp, then copy it to shared storage"
         )
     return "; ".join(dict.fromkeys(reasons))
 

@@ -232,9 +232,12 @@ def _plugin_unproven(rule: Rule, ctx: Context, plugin: str) -> list[Finding]:
     """An external plugin carries the traffic in an excerpt that never shows NCCL get going (no
     "Init COMPLETE") or shows the job failing: the plugin, not NCCL's built-in transport, is what
     chose the NICs, and NCCL_IB_DISABLE / NCCL_IB_HCA do not steer it. A suspect, not a proof."""
-    connected = any(external_net(h.channel_nets) for h in ctx.facts.hosts.values())
+    hosts = ctx.facts.hosts.values()
+    connected = any(external_net(h.channel_nets) for h in hosts)
     if (connected or ctx.stats(rule, ["init_complete"])) and not ctx.job_failed():
         return []  # channels over the plugin or a completed init: it works
+    if any("Socket" in h.nets for h in hosts) and not any(external_net(h.nets) for h in hosts):
+        return []  # NCCL chose its Socket transport: the plugin loaded but carries nothing (nccl-tcp-fallback says why)
     others = [r for r in SYSTEM_ERROR_EXPLAINED_BY if r != rule.id] + ["nccl-socket-ifname", "nccl-ib-disabled"]
     if any(ctx.count(r) for r in others):
         return []  # the excerpt names a cause of its own
