@@ -483,3 +483,20 @@ def test_mpi_launchers_own_failure_banners_are_failures_that_say_where_to_look(r
         "APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)",
     ]
     assert top(diagnose(rules, hydra), "unexplained-failure").severity == "error"
+
+
+VISDOM = [
+    "Traceback (most recent call last):",
+    '  File "/env/lib/python3.7/site-packages/requests/adapters.py", line 516, in send',
+    "    raise ConnectionError(e, request=request)",
+    "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=8097): Max retries exceeded "
+    "(Caused by NewConnectionError('Failed to establish a new connection: [Errno 111] Connection refused'))",
+]
+
+
+def test_an_exception_the_program_went_past_is_a_warning_not_a_failed_job(rules):
+    went_on = found(diagnose(rules, VISDOM + ["MSN_TRAIN train [0: 0/9]  emd1: 0", "```"]), "unexplained-failure")
+    assert went_on.severity == "warning" and any("went on" in a for a in went_on.assumed)
+    assert found(diagnose(rules, VISDOM), "unexplained-failure").severity == "error", "the log ends at the exception"
+    exited = VISDOM + ["MSN_TRAIN train [0: 0/9]", "srun: error: n1: task 0: Exited with exit code 1"]
+    assert found(diagnose(rules, exited), "unexplained-failure").severity == "error", "a process exit says it failed"

@@ -91,7 +91,27 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if hint:
         detail += f". {hint}"
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
+    if _went_past(ctx, failed):
+        assumed = ["the program went on: its log has more to say after the exception, and no process exit is shown"]
+        return [
+            ctx.make_finding(
+                rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks, severity="warning",
+                assumed=assumed,
+            )
+        ]  # fmt: skip
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
+
+def _went_past(ctx: Context, failed: list) -> bool:
+    """Whether the only sign of failure is a Python exception that the program printed and went past:
+    no process or job exit anywhere, and every line of the exception followed by more output in its
+    file (a plotting or metrics client's ConnectionError, caught and printed, then the training loop)."""
+    if not {name for name, _ in failed} <= set(_EXCEPTION_LINES):
+        return False
+    if any(st.count > len(st.samples) for _, st in failed):
+        return False
+    last = {stats.path: stats.lines - stats.silent_tail for stats in ctx.scan.inputs}
+    return all(ev.line < last.get(ev.path, 0) for _, st in failed for ev, _ in st.samples)
 
 
 _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_other")
