@@ -424,3 +424,17 @@ def test_a_store_timeout_fetching_ncclUniqueId_says_rank_0_was_late_even_with_th
     )
     finding = top(diagnose(rules, [line]), "rendezvous-failure")
     assert "rank 0 had not published it in time" in finding.detail
+
+
+STOPPED_IN_INIT = [
+    "Traceback (most recent call last):",
+    '  File "/env/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", line 436, in init_process_group',
+    "    store, rank, world_size = next(rendezvous_iterator)",
+    "KeyboardInterrupt",
+]
+
+
+def test_processes_stopped_inside_the_rendezvous_never_met(rules):
+    finding = top(diagnose(rules, STOPPED_IN_INIT), "rendezvous-failure")
+    assert "same MASTER_ADDR and MASTER_PORT" in finding.detail and finding.assumed
+    assert "rendezvous-failure" not in ids(diagnose(rules, STOPPED_IN_INIT[:3])), "not stopped there: no hang shown"

@@ -226,7 +226,7 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         if name in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, [name])):
             chosen.discard(name)
     if not chosen:
-        return []
+        return _stopped_in_rendezvous(rule, ctx)
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
     addrs = ctx.captures(rule, "addr", socket_sigs)
     ports = ctx.captures(rule, "port", socket_sigs)
@@ -318,6 +318,26 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # world-size-mismatch names the likelier cause (nobody else was started); this stays the second answer.
         return [ctx.make_finding(rule, detail=detail, confidence=0.7, values=values)]
     return [ctx.make_finding(rule, detail=detail, values=values)]
+
+
+def _stopped_in_rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
+    """A process stopped (Ctrl-C, the time limit) while its traceback shows it still inside
+    init_process_group's rendezvous: the processes waited there and never all met."""
+    frames = ctx.samples(rule, ["rendezvous_frame"])
+    if not frames or not (ctx.samples(rule, ["interrupted"]) or ctx.count("job-time-limit")):
+        return []
+    detail = (
+        "The processes were stopped while still waiting in init_process_group's rendezvous, so they never all "
+        "met at one store: every process must get the same MASTER_ADDR and MASTER_PORT (chosen once before they "
+        "start, not a free port each process picks for itself) and WORLD_SIZE processes must be started"
+    )
+    assumed = ["the run hung in the rendezvous: it was stopped there, it did not fail with an error"]
+    return [
+        ctx.make_finding(
+            rule, ["rendezvous_frame", "interrupted"], detail=detail + ".", evidence=pick_evidence(ev for ev, _ in frames),
+            confidence=0.45, assumed=assumed,
+        )
+    ]  # fmt: skip
 
 
 def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
