@@ -1062,3 +1062,12 @@ def test_a_net_plugin_that_loaded_and_found_no_device_is_not_blamed_when_nccl_ch
     assert "nccl-net-plugin" not in ids(report) and top(report) == "nccl-tcp-fallback"
     carried = [line.replace("Using network Socket", "Using network IBext") for line in lines[:4] + lines[-1:]]
     assert "nccl-net-plugin" in ids(diagnose(rules, carried + ["RuntimeError: NCCL error: unhandled system error"]))
+
+
+def test_local_protection_errors_alone_are_gpudirect_refused_not_a_link_fault(rules):
+    warn = "kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with error {s}, opcode 5327, len 5327, vendor err 81 (Send)"
+    failed = "RuntimeError: NCCL error: unhandled system error"
+    report = diagnose(rules, [warn.format(s=4), failed])
+    assert top(report) == "gdr-disabled" and "ib-link-fault" not in ids(report)
+    assert "ACS" in found(report, "gdr-disabled").detail and found(report, "gdr-disabled").severity == "error"
+    assert top(diagnose(rules, [warn.format(s=4), warn.format(s=12), failed])) == "ib-link-fault", "a retry error too"

@@ -20,7 +20,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if not failed:
         return _nccl_failed_call(rule, ctx)
     for f in ctx.findings.values():
-        if f.role == "root" and severity_rank(f.severity) >= severity_rank("error"):
+        if f.role != "symptom" and severity_rank(f.severity) >= severity_rank("error"):
             return []
     # A plain scancel (reported as info by `preempted` only when nothing failed before it): the
     # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.

@@ -22,6 +22,7 @@ WC_STATUS = {
 }
 
 # Failed work completions and device failures as NCCL, UCX, Open MPI, perftest and the verbs provider print them.
+LOCAL_PROTECTION = "4"  # IBV_WC_LOC_PROT_ERR: the HCA was refused the memory of the work request
 CQE_SIGNATURES = [
     "cqe_v1",
     "cqe_v2",
@@ -162,6 +163,8 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     misaddressed = link_local_completions(ctx)
     real = [(ev, g) for ev, g in cqe if g.get("status") != "5" and (ev, g) not in misaddressed]
     flushes = [(ev, g) for ev, g in cqe if g.get("status") == "5"]
+    if real and not faults and all(g.get("status") == LOCAL_PROTECTION for _, g in real):
+        return []  # the HCA could not reach the (GPU) memory it was given: gdr-disabled explains it
     if not real and not faults and not flushes:
         return _speed_drop(rule, ctx) or _port_down(rule, ctx)
     ordered = sorted(real + faults, key=lambda s: timeline_key(s[0])) or sorted(

@@ -7,11 +7,15 @@ import re
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.diagnosis.analyzers.nodes import CQE_SIGNATURES, LOCAL_PROTECTION
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
 
 
 def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
+    refused = _gpu_memory_refused(rule, ctx)
+    if refused:
+        return refused
     facts = ctx.facts
     spans, assumed = ctx.spans_nodes()
     if not spans:
@@ -101,3 +105,35 @@ def _gdr_switched_off(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
 
 
 # --------------------------------------------------------------------------------------------- /dev/shm
+
+
+def _gpu_memory_refused(rule: Rule, ctx: Context) -> list[Finding]:
+    """Every completion error is a local protection error (status 4): the HCA was refused the memory
+    it was to read or write. NCCL hands it GPU memory under GPUDirect RDMA, and PCIe ACS redirecting
+    peer-to-peer traffic to the root complex (or an IOMMU not in passthrough) is what refuses it most
+    often (NCCL's troubleshooting guide asks for ACS off and the IOMMU in passthrough for GPUDirect RDMA);
+    NCCL_NET_GDR_LEVEL=0, staging through host memory, shows it."""
+    link = ctx.rules.get("ib-link-fault")
+    if link is None:
+        return []
+    cqe = [(ev, g) for ev, g in ctx.samples(link, CQE_SIGNATURES) if g.get("status") != "5"]
+    if not cqe or any(g.get("status") != LOCAL_PROTECTION for _, g in cqe):
+        return []
+    if ctx.stats(link, ["async_event", "async_error_event", "async_fatal", "ucx_async"]):
+        return []  # the port itself reported faults: ib-link-fault's
+    hosts = sorted({h for ev, _ in cqe if (h := ctx.host_for(ev))}, key=natural_key)
+    where = hosts_text(hosts) if hosts else "a node"
+    detail = (
+        f"The HCA on {where} was refused the memory of its transfers (completion error 4, local protection error): "
+        "GPUDirect RDMA between the NIC and the GPU does not work, most often because PCIe ACS sends peer-to-peer "
+        "traffic through the root complex (or the IOMMU is not in passthrough), sometimes because nvidia-peermem/"
+        "dmabuf is missing; disable ACS on the PCIe switches (or boot with iommu=pt) and confirm with "
+        "NCCL_NET_GDR_LEVEL=0, which stages through host memory and should run"
+    )
+    severity = "error" if ctx.job_failed() else "warning"
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", hosts=hosts or None, evidence=pick_evidence(ev for ev, _ in cqe),
+            severity=severity, confidence=0.6,
+        )
+    ]  # fmt: skip
