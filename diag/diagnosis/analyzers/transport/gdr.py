@@ -6,8 +6,8 @@ import re
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural
-from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.diagnosis.analyzers.nodes import CQE_SIGNATURES, LOCAL_PROTECTION
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
 
