@@ -125,11 +125,14 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
+_CRAY_PMI = ["cray_pmi", "cray_pmi_init"]
+
+
 def _cray_pmi(rule: Rule, ctx: Context) -> list[Finding]:
     """Cray PMI failing in a rank's start-up: its control port taken, or the control network unreachable."""
-    if not ctx.stats(rule, ["cray_pmi"]):
+    if not ctx.stats(rule, _CRAY_PMI):
         return []
-    pes = sorted(ctx.captures(rule, "pe", ["cray_pmi"]), key=int)
+    pes = sorted(ctx.captures(rule, "pe", _CRAY_PMI), key=int)
     who = f"PE {', '.join(pes[:8])}{' ...' if len(pes) > 8 else ''}"
     if ctx.captures(rule, "in_use", ["cray_pmi"]):
         detail = (
@@ -147,7 +150,7 @@ def _cray_pmi(rule: Rule, ctx: Context) -> list[Finding]:
         )
     else:
         detail = f"Cray PMI failed to start on {who}, so MPI_Init failed"
-    return [ctx.make_finding(rule, ["cray_pmi"], detail=detail + ".", confidence=0.75)]
+    return [ctx.make_finding(rule, _CRAY_PMI, detail=detail + ".", confidence=0.75)]
 
 
 def _awaited_hosts(rule: Rule, ctx: Context) -> list[str]:

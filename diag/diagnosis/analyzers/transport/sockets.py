@@ -16,7 +16,7 @@ def _loopback_advertised(rule: Rule, ctx: Context, assumed: list[str]) -> list[F
     """Gloo (PyTorch's CPU group, also under vLLM and Ray) binds where the hostname resolves; when
     that is loopback (hostNetwork pods, an /etc/hosts line), every rank advertises 127.0.0.1 and a
     rank on another node then connects to its own loopback: refused."""
-    peers = ctx.captures(rule, "addr", ["loopback_peer"])
+    peers = ctx.captures(rule, "addr", ["loopback_peer", "loopback_peer_gloo"])
     fallback = ctx.stats(rule, ["loopback_fallback", "tp_hostname_loopback"])
     if not peers and not (fallback and ctx.job_failed()):
         return _gloo_unconnected(rule, ctx, assumed)
@@ -32,7 +32,8 @@ def _loopback_advertised(rule: Rule, ctx: Context, assumed: list[str]) -> list[F
     )
     return [
         ctx.make_finding(
-            rule, ["loopback_peer", "loopback_fallback", "tp_hostname_loopback"], detail=detail + ".", confidence=0.8 if peers else 0.6,
+            rule, ["loopback_peer", "loopback_peer_gloo", "loopback_fallback", "tp_hostname_loopback"], detail=detail + ".",
+            confidence=0.8 if peers else 0.6,
             assumed=assumed,
         )
     ]  # fmt: skip
