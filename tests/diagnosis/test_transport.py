@@ -1071,3 +1071,12 @@ def test_local_protection_errors_alone_are_gpudirect_refused_not_a_link_fault(ru
     assert top(report) == "gdr-disabled" and "ib-link-fault" not in ids(report)
     assert "ACS" in found(report, "gdr-disabled").detail and found(report, "gdr-disabled").severity == "error"
     assert top(diagnose(rules, [warn.format(s=4), warn.format(s=12), failed])) == "ib-link-fault", "a retry error too"
+
+
+def test_a_bare_unhandled_system_error_names_the_socket_then_shared_memory(rules):
+    line = ("NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1169, unhandled system error, "
+            "NCCL version 21.0.3 ncclSystemError: System call (socket, malloc, munmap, etc) failed.")  # fmt: skip
+    order = [f.id for f in diagnose(rules, [line]).findings]
+    assert order[:2] == ["nccl-socket-ifname", "shm-too-small"]
+    warned = diagnose(rules, ["n1:7:7 [0] misc/shmutils.cc:87 NCCL WARN Error while creating shared memory segment", line])
+    assert top(warned) == "shm-too-small" and "nccl-socket-ifname" not in ids(warned), "the WARN names the call"

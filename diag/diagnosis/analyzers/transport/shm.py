@@ -4,7 +4,8 @@ code on releases before 2.19), PyTorch's shared tensors, Ray's object store (shm
 from __future__ import annotations
 
 from diag.catalog.model import Rule
-from diag.diagnosis.context import Context
+from diag.diagnosis.analyzers.transport.sockets import bare_system_error
+from diag.diagnosis.context import Context, pick_evidence
 from diag.report import Finding
 
 
@@ -91,7 +92,28 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
             "and anything else sharing memory through /dev/shm (NCCL, DataLoader workers) may not fit"
         )
         return [ctx.make_finding(rule, ["ray_object_store"], detail=detail + ".", severity="warning", confidence=0.4)]
-    return []
+    return _bare_system_error(rule, ctx)
+
+
+def _bare_system_error(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL's bare "unhandled system error" with no line saying which call failed: besides a socket
+    (nccl-socket-ifname's first suspect), the call that fails most often in a container is NCCL's
+    shared-memory segment in a /dev/shm capped at Docker's 64 MB. The second suspect, said as such."""
+    if not bare_system_error(ctx):
+        return []
+    detail = (
+        'NCCL failed with "unhandled system error" and no line says which call failed; in a container the other '
+        "usual failing call is NCCL's shared-memory segment in /dev/shm (64 MB by default under Docker): start it "
+        "with --ipc=host or --shm-size, or rerun with NCCL_DEBUG=INFO to see the call"
+    )
+    socket = ctx.rules.get("nccl-socket-ifname")
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", evidence=pick_evidence(ev for ev, _ in ctx.samples(socket, ["system_error"])),
+            severity="error" if ctx.job_failed() else "warning", confidence=0.25,
+            assumed=["the failing system call was NCCL's shared memory (the log does not say)"],
+        )
+    ]  # fmt: skip
 
 
 def _sigbus_in_nccl(rule: Rule, ctx: Context) -> list[Finding]:

@@ -240,22 +240,30 @@ def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
 _SOCKET_WORDS = re.compile(r"[Ss]ocket|[Cc]onnect|[Bb]ootstrap")
 
 
+def bare_system_error(ctx: Context) -> bool:
+    """Whether NCCL failed with "unhandled system error" and nothing in the logs says which call failed
+    (no NCCL WARN naming a call other than a socket's, no cause that explains such an error)."""
+    rule = ctx.rules.get("nccl-socket-ifname")
+    if rule is None or not ctx.stats(rule, ["system_error"]) or any(ctx.count(r) for r in SYSTEM_ERROR_EXPLAINED_BY):
+        return False
+    gid = ctx.rules.get("roce-gid-index")
+    if gid and ctx.stats(gid, ["modify_qp_short"]):
+        return False  # the failing verbs call is quoted, if only in part
+    failed = ctx.rules.get("unexplained-failure")
+    warns = [ev.text for ev, _ in ctx.samples(failed, ["nccl_warn"])] if failed else []
+    if any(not _SOCKET_WORDS.search(w) for w in warns):
+        return False  # an NCCL WARN names the call that failed, and it is not a socket's
+    # The peer answered that nothing listens: it is gone (node-failure says so), not unreachable.
+    return not (warns and all("Connection refused" in w for w in warns))
+
+
 def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
     """NCCL failed with a bare "unhandled system error" and no line saying which call failed (the run
     had NCCL_DEBUG=INFO off). Between nodes the usual failing call is a socket NCCL cannot open or
     whose peer it cannot reach: the interface NCCL picked (a container bridge, a NIC the other node
     does not route to). A suspect to check first, not a proof: the finding says so."""
-    if not ctx.stats(rule, ["system_error"]) or any(ctx.count(r) for r in SYSTEM_ERROR_EXPLAINED_BY):
+    if not bare_system_error(ctx):
         return []
-    gid = ctx.rules.get("roce-gid-index")
-    if gid and ctx.stats(gid, ["modify_qp_short"]):
-        return []  # the failing verbs call is quoted, if only in part
-    failed = ctx.rules.get("unexplained-failure")
-    warns = [ev.text for ev, _ in ctx.samples(failed, ["nccl_warn"])] if failed else []
-    if any(not _SOCKET_WORDS.search(w) for w in warns):
-        return []  # an NCCL WARN names the call that failed, and it is not a socket's
-    if warns and all("Connection refused" in w for w in warns):
-        return []  # the peer answered that nothing listens: it is gone (node-failure says so), not unreachable
     detail = (
         'NCCL failed with "unhandled system error" and the logs hold no NCCL WARN saying which call failed; '
         "between nodes that is most often a socket to a peer over an interface it cannot reach (a container's "
