@@ -500,3 +500,10 @@ def test_an_exception_the_program_went_past_is_a_warning_not_a_failed_job(rules)
     assert found(diagnose(rules, VISDOM), "unexplained-failure").severity == "error", "the log ends at the exception"
     exited = VISDOM + ["MSN_TRAIN train [0: 0/9]", "srun: error: n1: task 0: Exited with exit code 1"]
     assert found(diagnose(rules, exited), "unexplained-failure").severity == "error", "a process exit says it failed"
+
+
+def test_deepspeed_s_launcher_reporting_a_sigkilled_worker_is_a_weak_host_oom(rules):
+    line = "[2025-02-11 10:03:31,123] [ERROR] [launch.py:325:sigkill_handler] exits with return code = -9"
+    finding = top(diagnose(rules, [line]), "job-oom")
+    assert "DeepSpeed" in finding.detail and finding.assumed
+    assert "job-oom" not in ids(diagnose(rules, [line.replace("-9", "1")]))

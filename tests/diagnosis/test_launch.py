@@ -438,3 +438,12 @@ def test_processes_stopped_inside_the_rendezvous_never_met(rules):
     finding = top(diagnose(rules, STOPPED_IN_INIT), "rendezvous-failure")
     assert "same MASTER_ADDR and MASTER_PORT" in finding.detail and finding.assumed
     assert "rendezvous-failure" not in ids(diagnose(rules, STOPPED_IN_INIT[:3])), "not stopped there: no hang shown"
+
+
+def test_a_store_client_retrying_an_address_where_nothing_listens_is_the_rendezvous(rules):
+    retry = "I1127 21:3{n}:05.015228 3935673 tcp_utils.cc:107] Retry to connect to 0.1.68.146:63314 while the server is not yet listening."
+    lines = [retry.format(n=n) for n in range(3)]
+    finding = top(diagnose(rules, lines), "rendezvous-failure")
+    assert "0.1.68.146:63314" in finding.detail and finding.severity == "warning"
+    failed = lines + ["RuntimeError: connect to 0.1.68.146:63314 failed"]
+    assert top(diagnose(rules, failed), "rendezvous-failure").severity == "error"

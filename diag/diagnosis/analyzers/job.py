@@ -26,7 +26,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.
     if "job-cancelled" in ctx.findings or "preempted" in ctx.findings:
         return []
-    if {name for name, _ in failed} <= {"task_exit", "agent_exit"} and not failure_before_cancel(ctx):
+    if {name for name, _ in failed} <= {"task_exit", "agent_exit", "deepspeed_exit"} and not failure_before_cancel(ctx):
         return _stopped_from_outside(rule, ctx)
     # A collective timeout that names the rank which fell behind is the better answer when every
     # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
@@ -238,7 +238,7 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
     """Tasks that only ended by a signal (Terminated, Killed), with no error of their own and no
     banner saying who sent it: scancel, a time limit, a preemption or srun's own Ctrl-C do this to
     a healthy job, so it is a warning that says what it could not tell, never an error."""
-    evidence = pick_evidence([ev for ev, _ in ctx.samples(rule, ["task_exit", "agent_exit"])])
+    evidence = pick_evidence([ev for ev, _ in ctx.samples(rule, ["task_exit", "agent_exit", "deepspeed_exit"])])
     hosts = sorted(set(ctx.captures(rule, "host", ["task_exit"])))
     first = evidence[0].text.strip() if evidence else ""
     detail = (
@@ -248,7 +248,8 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
     assumed = ["the job failed: its tasks were stopped, but the logs hold no error and no Slurm banner saying why"]
     return [
         ctx.make_finding(
-            rule, ["task_exit", "agent_exit"], detail=detail, evidence=evidence, hosts=hosts, severity="warning",
+            rule, ["task_exit", "agent_exit", "deepspeed_exit"], detail=detail, evidence=evidence, hosts=hosts,
+            severity="warning",
             confidence=0.25, assumed=assumed,
         )
     ]  # fmt: skip
@@ -375,12 +376,14 @@ def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
     failed = ctx.rules.get("unexplained-failure")
     if failed is None:
         return []
-    killed = [(ev, g) for ev, g in ctx.samples(failed, ["agent_exit"]) if g.get("code") == "-9"]
+    killed = [(ev, g) for ev, g in ctx.samples(failed, ["agent_exit", "deepspeed_exit"]) if g.get("code") == "-9"]
     if not killed:
         return []
     ranks = sorted({int(g["local_rank"]) for _, g in killed if g.get("local_rank", "").isdigit()})
+    launcher = "torchrun's" if any("local_rank" in g for _, g in killed) else "DeepSpeed's launcher's"
+    which = f" (local rank {', '.join(map(str, ranks))})" if ranks else ""
     detail = (
-        f"torchrun's worker{'s' if len(killed) > 1 else ''} (local rank {', '.join(map(str, ranks))}) died of SIGKILL "
+        f"{launcher} worker{'s' if len(killed) > 1 else ''}{which} died of SIGKILL "
         "(exitcode -9), which the kernel's OOM killer sends when host memory runs out; "
         "`sacct -j <job> -o JobID,State,MaxRSS,ReqMem` and `dmesg | grep -i oom` on the node confirm it"
     )

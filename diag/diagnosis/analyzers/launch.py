@@ -283,6 +283,14 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
                 f"init_process_group waited {g['timeout']} and only {joined} of {world} processes reached rank 0's "
                 "store: the others never started, crashed first, or were given another MASTER_ADDR/PORT"
             )
+    retries = ctx.samples(rule, ["store_retry"])
+    if retries:
+        ev, g = retries[0]
+        parts.append(
+            f"the store client kept retrying {g['addr']}:{g['port']} while nothing listened there: the master "
+            "endpoint is an address of no running store (a stale or wrong IP for the master host, PADDLE_MASTER / "
+            "MASTER_ADDR / --master set wrong), or the store on the master never started"
+        )
     if "env_missing" in chosen:
         var = ", ".join(ctx.captures(rule, "var", ["env_missing"]))
         parts.append(f"{var} not set: the script uses env:// but was not started by torchrun (or the job script)")
@@ -317,6 +325,10 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if earlier:
         detail += f" It followed {', '.join(sorted(f.id for f in earlier))}, which may be the cause."
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values)]
+    if chosen == {"store_retry"} and not ctx.job_failed():
+        # Retries are the client waiting: the run may yet connect (the store's host was slow to start).
+        assumed = ["the run hung retrying: the log ends while the client still tries"]
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
     if chosen <= STORE_TIMEOUT_SIGNATURES and only_rank0_came(ctx):
         # world-size-mismatch names the likelier cause (nobody else was started); this stays the second answer.
         return [ctx.make_finding(rule, detail=detail, confidence=0.7, values=values)]
