@@ -507,3 +507,13 @@ def test_deepspeed_s_launcher_reporting_a_sigkilled_worker_is_a_weak_host_oom(ru
     finding = top(diagnose(rules, [line]), "job-oom")
     assert "DeepSpeed" in finding.detail and finding.assumed
     assert "job-oom" not in ids(diagnose(rules, [line.replace("-9", "1")]))
+
+
+def test_a_program_that_could_not_start_is_a_failure_that_says_why(rules):
+    loader = "./train: error while loading shared libraries: libcudart.so.11.0: cannot open shared object file: No such file or directory"
+    finding = top(diagnose(rules, [loader]), "unexplained-failure")
+    assert finding.severity == "error" and "LD_LIBRARY_PATH" in finding.detail
+    missing = top(diagnose(rules, ["/var/spool/slurmd/job123/slurm_script: line 12: torchrun: command not found"]), "unexplained-failure")
+    assert "no torchrun on its PATH" in missing.detail
+    went_on = diagnose(rules, ["bash: module: command not found", "step 1 loss 2.3", "step 2 loss 2.1"])
+    assert found(went_on, "unexplained-failure").severity == "warning", "a script that went on past it"

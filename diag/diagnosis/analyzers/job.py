@@ -68,6 +68,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "glibc_invalid",
                 "crash_core",
                 "segfault_line",
+                "loader_missing",
+                "command_not_found",
             ],
         )
     ]
@@ -106,7 +108,7 @@ def _went_past(ctx: Context, failed: list) -> bool:
     """Whether the only sign of failure is a Python exception that the program printed and went past:
     no process or job exit anywhere, and every line of the exception followed by more output in its
     file (a plotting or metrics client's ConnectionError, caught and printed, then the training loop)."""
-    if not {name for name, _ in failed} <= set(_EXCEPTION_LINES):
+    if not {name for name, _ in failed} <= set(_WENT_PAST_LINES):
         return False
     if any(st.count > len(st.samples) for _, st in failed):
         return False
@@ -115,6 +117,9 @@ def _went_past(ctx: Context, failed: list) -> bool:
 
 
 _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_other")
+# Lines a job script may print and go past: an exception caught and printed, a command its shell could not
+# find or start ("module: command not found" before a run that works).
+_WENT_PAST_LINES = (*_EXCEPTION_LINES, "command_not_found", "loader_missing")
 
 
 def ignored_exception_lines(rule: Rule, ctx: Context) -> set[tuple[str, int]]:
@@ -142,7 +147,8 @@ def _ignored_exceptions(rule: Rule, ctx: Context, lines: set[tuple[str, int]]) -
     }
 
 
-# Messages whose cause is known but outside the catalogue (no cause id fits: a node service, not the
+# Messages whose cause is known but outside the catalogue (the first that matches gives the hint: the
+# specific before the generic, such as Open MPI's daemon before any command not found) (no cause id fits: a node service, not the
 # GPU, the fabric or the job's settings): the honest "unexplained" finding says what they usually mean.
 OUTSIDE_CATALOGUE = (
     (
@@ -222,6 +228,17 @@ OUTSIDE_CATALOGUE = (
         "'Too many open files' is the process's open-file limit (ulimit -n), not a shared-memory or storage "
         "fault: raise it in the job script (ulimit -n 65536) or slurmd's LimitNOFILE; PyTorch DataLoader "
         "workers passing tensors hit it first (torch.multiprocessing.set_sharing_strategy('file_system'))",
+    ),
+    (
+        re.compile(r"error while loading shared libraries: (?P<lib>[^\s:]+)"),
+        "The program could not start: the dynamic loader found no {lib} on this node (load its module or set "
+        "LD_LIBRARY_PATH in the job script, on every node; in a container, the image lacks it)",
+    ),
+    (
+        re.compile(r"(?P<cmd>[\w.+/-]+): command not found"),
+        "The job script's shell found no {cmd} on its PATH (activate the environment or load the module in the "
+        "job script itself: a batch job does not run an interactive shell's setup; in a container, the image "
+        "lacks it)",
     ),
 )
 
