@@ -517,3 +517,11 @@ def test_a_program_that_could_not_start_is_a_failure_that_says_why(rules):
     assert "no torchrun on its PATH" in missing.detail
     went_on = diagnose(rules, ["bash: module: command not found", "step 1 loss 2.3", "step 2 loss 2.1"])
     assert found(went_on, "unexplained-failure").severity == "warning", "a script that went on past it"
+
+
+def test_launchers_giving_up_and_an_old_driver_are_failures(rules):
+    assert top(diagnose(rules, ["srun: fatal: Can not execute python3"]), "unexplained-failure").severity == "error"
+    ompi = ["Primary job  terminated normally, but 1 process returned", "a non-zero exit code. Per user-direction, the job has been aborted."]
+    assert top(diagnose(rules, [" ".join(ompi)]), "unexplained-failure").severity == "error"
+    old = top(diagnose(rules, ["RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"]), "unexplained-failure")
+    assert "driver is older than the CUDA" in old.detail

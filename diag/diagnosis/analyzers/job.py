@@ -70,6 +70,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "segfault_line",
                 "loader_missing",
                 "command_not_found",
+                "slurm_fatal",
+                "ompi_aborted",
             ],
         )
     ]
@@ -230,6 +232,11 @@ OUTSIDE_CATALOGUE = (
         "workers passing tensors hit it first (torch.multiprocessing.set_sharing_strategy('file_system'))",
     ),
     (
+        re.compile(r"driver version is insufficient for CUDA runtime|NVIDIA driver on your system is too old"),
+        "The node's NVIDIA driver is older than the CUDA the program was built for: update the driver on the node, "
+        "or use an image / a PyTorch build for the CUDA the driver supports (nvidia-smi shows it)",
+    ),
+    (
         re.compile(r"error while loading shared libraries: (?P<lib>[^\s:]+)"),
         "The program could not start: the dynamic loader found no {lib} on this node (load its module or set "
         "LD_LIBRARY_PATH in the job script, on every node; in a container, the image lacks it)",
@@ -328,7 +335,8 @@ def failure_before_cancel(ctx: Context) -> bool:
     crashes = [
         "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
         "nccl_error", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
-        "glibc_invalid", "crash_core", "segfault_line",
+        "glibc_invalid", "crash_core", "segfault_line", "ompi_aborted", "slurm_fatal", "loader_missing",
+        "command_not_found",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):
         return True
