@@ -2,8 +2,10 @@
 applies to labelled cases, and that a verdict must survive.
 
 Each kind is one a real paste shows (issue threads, chat, mail, terminal copies, web pages); none
-removes or adds a word of the log, so the cause a case is labelled with stays in it, and a case
-whose verdict changes under one is a rule or a framing that reads the shape instead of the words.
+removes a word of the log or adds one that names a cause, so the cause a case is labelled with stays
+in it, and a case whose verdict changes under one is a rule or a framing that reads the shape instead
+of the words. (An srun label does say which task printed a line: a case that expects other tasks to be
+named, as the bundled Slurm captures do, loses that under ``srun-label``.)
 """
 
 from __future__ import annotations

@@ -292,7 +292,8 @@ def check_damage(
                 counts[0] += 1
                 counts[1] += after.passed
             if not after.passed and (show_holdout or r.case.split != "holdout"):
-                misses.append({"case": str(r.case.path), "damage": damage.name, "label": r.case.label, "got": after.ids[:3]})
+                misses.append({"case": str(r.case.path), "damage": damage.name, "label": r.case.label, "got": after.ids[:3],
+                               "problems": after.problems})  # fmt: skip
     return {
         "damage": {name: {split: {"passing": n, "kept": k} for split, (n, k) in sorted(per.items())}
                    for name, per in table.items()},
@@ -341,7 +342,7 @@ def render_summary(summary: dict) -> str:
         for name, split, n, k in _damage_rows(summary):
             out.append(f"{name:<22} {split:<10} {n:>7}  {k:>5}  {pct(k / n if n else None)}")
         for m in summary["damage_misses"]:
-            out.append(f"  {m['damage']}: {m['case']}: expected {m['label']}, got {m['got'] or 'nothing'}")
+            out.append(f"  {m['damage']}: {m['case']}: {m['problems'][0] if m['problems'] else m['got']}")
     return "\n".join(out) + "\n"
 
 
