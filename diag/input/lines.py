@@ -56,6 +56,10 @@ _SAYS_NOTHING = re.compile(
 )
 
 
+# A paste's tail is a few lines; past this many the walk stops (the tail then reads as shorter than it is).
+MAX_SILENT_WALK = 64
+
+
 def _says_nothing(line: bytes) -> bool:
     """Whether ``line`` says nothing, once its prefixes (an srun label, a timestamp) are read off."""
     if _SAYS_NOTHING.fullmatch(line):
@@ -77,6 +81,10 @@ def trailing_silent_lines(block: bytes) -> tuple[int, bool]:
     pos = len(block) - 1 if block.endswith(b"\n") else len(block)
     count = 0
     while pos >= 0:
+        if count == MAX_SILENT_WALK:
+            # A long silent run: if all that is left is blank (a file of newlines), count it in C.
+            rest = block[: pos + 1]
+            return (count + rest.count(b"\n"), True) if not rest.strip() else (count, False)
         start = block.rfind(b"\n", 0, pos) + 1
         if not _says_nothing(block[start:pos]):
             return count, False

@@ -30,3 +30,24 @@ def test_the_silent_tail_of_a_paste_is_its_blank_fence_and_prompt_lines():
     assert trailing_silent_lines(b"\n  \n") == (2, True)
     assert trailing_silent_lines(b"") == (0, True)
     assert trailing_silent_lines(b"a\n$ srun hostname\n") == (0, False), "a prompt with a command says something"
+
+
+@given(st.lists(st.sampled_from([b"", b"  ", b"```", b"> ", b"...", b"[u@h ~]$ ", b"x", b"step 1", b"3: "]), max_size=40),
+       st.booleans())  # fmt: skip
+def test_the_silent_tail_counts_what_a_line_by_line_reading_counts(rows, terminated):
+    from diag.input.lines import _says_nothing, trailing_silent_lines
+
+    block = b"\n".join(rows) + (b"\n" if terminated and rows else b"")
+    lines = block.split(b"\n")[:-1] if block.endswith(b"\n") else (block.split(b"\n") if block else [])
+    silent = 0
+    for line in reversed(lines):
+        if not _says_nothing(line):
+            break
+        silent += 1
+    assert trailing_silent_lines(block) == (silent, silent == len(lines))
+
+
+def test_a_block_of_a_million_newlines_is_all_silent_tail():
+    from diag.input.lines import trailing_silent_lines
+
+    assert trailing_silent_lines(b"\n" * 1_000_000) == (1_000_000, True)
