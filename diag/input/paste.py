@@ -14,6 +14,7 @@ line ends, and the scan of it stays one pass.
 from __future__ import annotations
 
 import io
+import os
 import re
 from typing import BinaryIO
 
@@ -94,22 +95,13 @@ def dedent(data: bytes) -> bytes:
         if not lead:
             return data
         if common is None or not lead.startswith(common):
-            common = lead if common is None else _common_prefix(common, lead)
+            common = lead if common is None else os.path.commonprefix([common, lead])
             if not common:
                 return data
     if not common:
         return data
     n = len(common)
     return b"\n".join(row[n:] if row.startswith(common) else row for row in rows)
-
-
-def _common_prefix(a: bytes, b: bytes) -> bytes:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return a[:n]
 
 
 def unglue(data: bytes) -> bytes:
@@ -184,7 +176,8 @@ def _continues(row: bytes, labelled: bool) -> bool:
     """Whether ``row``, after a row as wide as the terminal, is the rest of that row's record."""
     if not row.rstrip(b"\r"):
         return False
-    if not labelled and _SRUN_LABEL.match(row) and not _RECORD_START.match(row[_SRUN_LABEL.match(row).end() :]):
+    label = None if labelled else _SRUN_LABEL.match(row)
+    if label and not _RECORD_START.match(row[label.end() :]):
         return True
     return not _starts_a_record(row)
 

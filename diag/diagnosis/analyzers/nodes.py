@@ -154,11 +154,16 @@ def _table_text(table: dict[str, str]) -> str:
 
 
 # ------------------------------------------------------------------------------------------- IB faults
-def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
-    cqe = ctx.samples(rule, CQE_SIGNATURES)
+def port_faults(rule: Rule, ctx: Context) -> list[tuple]:
+    """The asynchronous events of ``rule`` (ib-link-fault) that report a fault of the port or device."""
     events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async"])
     faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
-    faults += [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
+    return faults + [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
+
+
+def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
+    cqe = ctx.samples(rule, CQE_SIGNATURES)
+    faults = port_faults(rule, ctx)
     # A RoCE link-local GID on the failing queue pairs is roce-gid-index's to explain.
     misaddressed = link_local_completions(ctx)
     real = [(ev, g) for ev, g in cqe if g.get("status") != "5" and (ev, g) not in misaddressed]

@@ -6,7 +6,7 @@ import re
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural
-from diag.diagnosis.analyzers.nodes import CQE_SIGNATURES, LOCAL_PROTECTION
+from diag.diagnosis.analyzers.nodes import CQE_SIGNATURES, LOCAL_PROTECTION, port_faults
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -119,7 +119,7 @@ def _gpu_memory_refused(rule: Rule, ctx: Context) -> list[Finding]:
     cqe = [(ev, g) for ev, g in ctx.samples(link, CQE_SIGNATURES) if g.get("status") != "5"]
     if not cqe or any(g.get("status") != LOCAL_PROTECTION for _, g in cqe):
         return []
-    if ctx.stats(link, ["async_event", "async_error_event", "async_fatal", "ucx_async"]):
+    if port_faults(link, ctx):
         return []  # the port itself reported faults: ib-link-fault's
     hosts = sorted({h for ev, _ in cqe if (h := ctx.host_for(ev))}, key=natural_key)
     where = hosts_text(hosts) if hosts else "a node"
