@@ -96,6 +96,11 @@ class Context:
             return "warning"
         return severity
 
+    def last_lines(self) -> dict[str, int]:
+        """Each input's last line that says something: its line count less a paste's silent tail
+        (closing fence, blank lines, a bare prompt)."""
+        return {stats.path: stats.lines - stats.silent_tail for stats in self.scan.inputs}
+
     def job_failed(self) -> bool:
         """Whether the logs show the job failing: some failure line of unexplained-failure's, other than
         slurmstepd's error-level notices of runs that go on (pyxis' ignored options, the TMPDIR fallback,

@@ -26,7 +26,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.
     if "job-cancelled" in ctx.findings or "preempted" in ctx.findings:
         return []
-    if {name for name, _ in failed} <= {"task_exit", "agent_exit", "deepspeed_exit"} and not failure_before_cancel(ctx):
+    if {name for name, _ in failed} <= set(_EXIT_LINES) and not failure_before_cancel(ctx):
         return _stopped_from_outside(rule, ctx)
     # A collective timeout that names the rank which fell behind is the better answer when every
     # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
@@ -114,11 +114,13 @@ def _went_past(ctx: Context, failed: list) -> bool:
         return False
     if any(st.count > len(st.samples) for _, st in failed):
         return False
-    last = {stats.path: stats.lines - stats.silent_tail for stats in ctx.scan.inputs}
+    last = ctx.last_lines()
     return all(ev.line < last.get(ev.path, 0) for _, st in failed for ev, _ in st.samples)
 
 
 _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_other")
+# A process's exit as srun, torchrun's agent and DeepSpeed's launcher report it.
+_EXIT_LINES = ["task_exit", "agent_exit", "deepspeed_exit"]
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
 _WENT_PAST_LINES = (*_EXCEPTION_LINES, "command_not_found", "loader_missing")
@@ -149,9 +151,10 @@ def _ignored_exceptions(rule: Rule, ctx: Context, lines: set[tuple[str, int]]) -
     }
 
 
-# Messages whose cause is known but outside the catalogue (the first that matches gives the hint: the
-# specific before the generic, such as Open MPI's daemon before any command not found) (no cause id fits: a node service, not the
+# Messages whose cause is known but outside the catalogue (no cause id fits: a node service, not the
 # GPU, the fabric or the job's settings): the honest "unexplained" finding says what they usually mean.
+# The first that matches gives the hint, so the specific come before the generic (Open MPI's daemon
+# before any "command not found").
 OUTSIDE_CATALOGUE = (
     (
         re.compile(r"system not yet initialized|cudaErrorSystemNotReady|Error 802\b"),
@@ -262,7 +265,7 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
     """Tasks that only ended by a signal (Terminated, Killed), with no error of their own and no
     banner saying who sent it: scancel, a time limit, a preemption or srun's own Ctrl-C do this to
     a healthy job, so it is a warning that says what it could not tell, never an error."""
-    evidence = pick_evidence([ev for ev, _ in ctx.samples(rule, ["task_exit", "agent_exit", "deepspeed_exit"])])
+    evidence = pick_evidence([ev for ev, _ in ctx.samples(rule, _EXIT_LINES)])
     hosts = sorted(set(ctx.captures(rule, "host", ["task_exit"])))
     first = evidence[0].text.strip() if evidence else ""
     detail = (
@@ -272,7 +275,7 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
     assumed = ["the job failed: its tasks were stopped, but the logs hold no error and no Slurm banner saying why"]
     return [
         ctx.make_finding(
-            rule, ["task_exit", "agent_exit", "deepspeed_exit"], detail=detail, evidence=evidence, hosts=hosts,
+            rule, _EXIT_LINES, detail=detail, evidence=evidence, hosts=hosts,
             severity="warning",
             confidence=0.25, assumed=assumed,
         )

@@ -50,7 +50,7 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
 def _ends_its_log(ctx: Context, evidence: list) -> bool:
     """Whether one of these lines is the last of its file that says something (a paste's closing
     fence, a blank line or a bare prompt after it do not count)."""
-    lines = {stats.path: stats.lines - stats.silent_tail for stats in ctx.scan.inputs}
+    lines = ctx.last_lines()
     return any(ev.line >= lines.get(ev.path, 0) for ev in evidence)
 
 
