@@ -196,6 +196,9 @@ class Facts:
     busbw_rows: list[BusbwRow] = field(default_factory=list)
     tests_hosts: set[str] = field(default_factory=set)
     tests_gpus: set[str] = field(default_factory=set)
+    # nccl-tests' "#  Rank  0 ... on HOST" line per host (first seen): (order, text). One run prints it on
+    # one host; a host of its own means that process ran a world of its own.
+    tests_rank0: dict[str, tuple[tuple[int, int], str]] = field(default_factory=dict)
     nccl_info: bool = False  # an NCCL INFO line was read (NCCL_DEBUG=INFO)
     slurm_messages: bool = False  # srun/sbatch/salloc/slurmstepd printed something
     launcher: bool = False  # torchrun / torch.distributed / mpirun printed something
@@ -312,6 +315,8 @@ class Facts:
         elif name == "tests_device" and len(self.tests_hosts) < 10_000:
             self.tests_hosts.add(m["host"])
             self.tests_gpus.add(m["gpu"])
+            if m["rank"] == "0" and m["host"] not in self.tests_rank0:
+                self.tests_rank0[m["host"]] = (order, frame.text[:300])
 
     def _observe_collective(self, name: str, m, frame: Frame, order: tuple[int, int]) -> None:
         rank = frame.rank

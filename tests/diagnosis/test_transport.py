@@ -1080,3 +1080,16 @@ def test_a_bare_unhandled_system_error_names_the_socket_then_shared_memory(rules
     assert order[:2] == ["nccl-socket-ifname", "shm-too-small"]
     warned = diagnose(rules, ["n1:7:7 [0] misc/shmutils.cc:87 NCCL WARN Error while creating shared memory segment", line])
     assert top(warned) == "shm-too-small" and "nccl-socket-ifname" not in ids(warned), "the WARN names the call"
+
+
+def test_retry_exceeded_completions_name_the_gid_index_second_unless_the_ports_are_infiniband(rules):
+    # Status 12 is the peer's NIC never answering: a failing link, or on RoCE a GID the peer cannot route to.
+    cqe = "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129"
+    report = diagnose(rules, [cqe])
+    assert [f.id for f in report.findings][:2] == ["ib-link-fault", "roce-gid-index"]
+    assert "RoCE or InfiniBand" in " ".join(found(report, "roce-gid-index").assumed)
+    ib = ["gpu5:35917:35917 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.5<0>", cqe]
+    assert "roce-gid-index" not in ids(diagnose(rules, ib))
+    # A local-protection error (status 4) or a port event is the link's or the memory's, not an address's.
+    other = cqe.replace("error 12", "error 4")
+    assert "roce-gid-index" not in ids(diagnose(rules, [other]))

@@ -7,7 +7,8 @@ import re
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, failure_is_timeout_cascade, first_or
-from diag.diagnosis.context import Context, hosts_text, pick_evidence
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.evidence import Evidence
 from diag.hostlist import expand
 from diag.report import Finding
 
@@ -17,6 +18,9 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     ignored_lines = ignored_exception_lines(rule, ctx)
     ignored = _ignored_exceptions(rule, ctx, ignored_lines)
     failed = [(n, st) for n, st in failed if n not in ignored]
+    copies = _separate_test_worlds(rule, ctx)
+    if copies:
+        return copies
     if not failed:
         return _nccl_failed_call(rule, ctx)
     for f in ctx.findings.values():
@@ -280,6 +284,29 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
             confidence=0.25, assumed=assumed,
         )
     ]  # fmt: skip
+
+
+def _separate_test_worlds(rule: Rule, ctx: Context) -> list[Finding]:
+    """nccl-tests printing its rank 0 on several hosts: each process ran a world of its own (the
+    binary was built without MPI=1, or the launcher gave it no MPI wiring), so the "multi-node"
+    figures are single-node ones. No catalogue cause names a benchmark built without MPI."""
+    first = ctx.facts.tests_rank0
+    if len(first) < 2 or any(
+        f.role != "symptom" and severity_rank(f.severity) >= severity_rank("error") for f in ctx.findings.values()
+    ):
+        return []
+    hosts = sorted(first, key=natural_key)
+    detail = (
+        f"nccl-tests listed its rank 0 on {len(hosts)} hosts ({hosts_text(hosts)}): every process ran as a job of "
+        "its own, not as ranks of one job, so no traffic crossed the nodes and the bandwidth figures are single-node "
+        "ones. nccl-tests joins its processes only through MPI: rebuild it with `make MPI=1 MPI_HOME=<mpi>` "
+        "(`make clean` first) and launch it with mpirun or `srun --mpi=pmix`"
+    )
+    evidence = [
+        Evidence(path=ctx.scan.inputs[order[0]].path, line=order[1], text=text, order=order, host=host)
+        for host, (order, text) in sorted(first.items(), key=lambda item: item[1][0])[:4]
+    ]
+    return [ctx.make_finding(rule, [], detail=detail + ".", hosts=hosts, evidence=evidence, confidence=0.6)]
 
 
 def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:

@@ -6,7 +6,8 @@ import re
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural
-from diag.diagnosis.analyzers.nodes import CQE_SIGNATURES, LOCAL_PROTECTION, port_faults
+from diag.diagnosis.analyzers.nodes import LOCAL_PROTECTION, port_faults
+from diag.diagnosis.analyzers.transport.roce import completions_all_of
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -113,13 +114,10 @@ def _gpu_memory_refused(rule: Rule, ctx: Context) -> list[Finding]:
     peer-to-peer traffic to the root complex (or an IOMMU not in passthrough) is what refuses it most
     often (NCCL's troubleshooting guide asks for ACS off and the IOMMU in passthrough for GPUDirect RDMA);
     NCCL_NET_GDR_LEVEL=0, staging through host memory, shows it."""
-    link = ctx.rules.get("ib-link-fault")
-    if link is None:
+    cqe = completions_all_of(ctx, LOCAL_PROTECTION)
+    if not cqe:
         return []
-    cqe = [(ev, g) for ev, g in ctx.samples(link, CQE_SIGNATURES) if g.get("status") != "5"]
-    if not cqe or any(g.get("status") != LOCAL_PROTECTION for _, g in cqe):
-        return []
-    if port_faults(link, ctx):
+    if port_faults(ctx.rules["ib-link-fault"], ctx):
         return []  # the port itself reported faults: ib-link-fault's
     hosts = sorted({h for ev, _ in cqe if (h := ctx.host_for(ev))}, key=natural_key)
     where = hosts_text(hosts) if hosts else "a node"

@@ -13,7 +13,7 @@ from diag.report import Finding
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread", "gid_empty"]
     if not ctx.stats(rule, names):
-        return _ucx_gid(rule, ctx) or _link_local_completions(rule, ctx)
+        return _ucx_gid(rule, ctx) or _link_local_completions(rule, ctx) or _retry_exceeded(rule, ctx)
     facts = ctx.facts
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
@@ -164,6 +164,15 @@ def ethernet_link_local(gid: str | None) -> bool:
     return packed[11:13] == b"\xff\xfe"
 
 
+def completions_all_of(ctx: Context, status: str) -> list:
+    """ib-link-fault's completion errors (flushes aside) when every one has ``status``, else []."""
+    fault = ctx.rules.get("ib-link-fault")
+    if fault is None:
+        return []
+    cqe = [(ev, g) for ev, g in ctx.samples(fault, CQE_SIGNATURES) if g.get("status") != "5"]
+    return cqe if all(g.get("status") == status for _, g in cqe) else []
+
+
 def link_local_completions(ctx: Context) -> list:
     """Completion errors (ib-link-fault's lines) whose local GID is a RoCE link-local one: the queue
     pairs were addressed by a GID that no router forwards, not broken by a failing link."""
@@ -174,6 +183,40 @@ def link_local_completions(ctx: Context) -> list:
         (ev, g)
         for ev, g in ctx.samples(fault, CQE_SIGNATURES)
         if g.get("status") != "5" and ethernet_link_local(g.get("lgid"))
+    ]
+
+
+PORT_EVENTS = ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async"]
+RETRY_EXCEEDED = "12"  # IBV_WC_RETRY_EXC_ERR: the peer's NIC never acknowledged
+
+
+def _retry_exceeded(rule: Rule, ctx: Context) -> list[Finding]:
+    """Completion errors that are all "transport retry counter exceeded" (status 12) on ports not known
+    to be InfiniBand: the peer's NIC never acknowledged. On a failing link that happens mid-run; on RoCE
+    it is also what a GID the peer cannot route to gives at the first transfer. ib-link-fault reports
+    the errors; this is the second suspect it does not name, weighed below it."""
+    cqe = completions_all_of(ctx, RETRY_EXCEEDED)
+    if not cqe:
+        return []
+    hosts = ctx.facts.hosts.values()
+    if any(h.hcas and not h.roce for h in hosts) or ctx.stats(ctx.rules["ib-link-fault"], PORT_EVENTS):
+        return []  # InfiniBand addresses peers by LID; a port's own event points at the link
+    roce = any(h.roce for h in hosts)
+    forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + ctx.facts.env_values("NCCL_IB_GID_INDEX")
+    detail = (
+        "Every completion error is status 12 (transport retry counter exceeded: the peer's NIC never answered)"
+        + ("; the HCAs are RoCE" if roce else "")
+        + (f"; NCCL_IB_GID_INDEX={'/'.join(sorted(set(forced)))} is forced" if forced else "")
+        + ". On RoCE the GID index decides the address a queue pair sends to: an index the peer cannot route to "
+        "(RoCE v1, link-local, another VLAN) fails exactly like this at the first transfer"
+    )
+    hosts_named = sorted({h for ev, _ in cqe if (h := ctx.host_for(ev))}, key=natural_key)
+    assumed = [] if roce else ["the ports are RoCE (nothing here says RoCE or InfiniBand)"]
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", hosts=hosts_named or None, evidence=[e for e, _ in cqe[:2]],
+            confidence=0.6 if (roce or forced) else 0.45, assumed=assumed,
+        )  # fmt: skip
     ]
 
 
