@@ -61,6 +61,8 @@ _SYSLOG = re.compile(
     r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<host>[\w.-]+) (?P<prog>[\w./-]+)(?:\[\d+\])?: "
 )
 _DMESG_TS = re.compile(r"^\[ *(?P<ts>\d+\.\d+)\] ")
+# UCX's fatal-error and backtrace lines (ucs/debug): "[host:pid:thread:tid]  ud_ep.c:280  Fatal: ...".
+_UCX_FATAL = re.compile(r"^\[(?P<host>[\w.-]+):(?P<pid>\d{1,18}):\d{1,9}:\d{1,18}\] +\S+\.c:\d+ +")
 _UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d{1,18}) *:\w+\] +\S+:\d+ +UCX +(?P<level>[A-Z]+) +")
 _OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d{1,18})\] ")
 _PDSH = re.compile(r"^(?P<host>[A-Za-z][\w.-]*\d[\w.-]*): ")
@@ -214,6 +216,13 @@ def frame_general(text: str) -> Frame:
                 ctx.setdefault("pid", int(m["pid"]))
                 ctx.setdefault("level", m["level"])
                 ctx.setdefault("timestamp", m["ts"])
+                ctx["emitter"] = "ucx"
+                payload = payload[m.end() :]
+                continue
+            m = _UCX_FATAL.match(payload)
+            if m:
+                ctx.setdefault("host", m["host"])
+                ctx.setdefault("pid", int(m["pid"]))
                 ctx["emitter"] = "ucx"
                 payload = payload[m.end() :]
                 continue

@@ -224,3 +224,23 @@ def test_a_peer_that_refused_nccls_connection_is_gone_and_its_address_is_named(r
     assert "nccl-socket-ifname" not in ids(report)  # refused is an answer: the address was reachable
     # The same refusal printed while the job went on (a retry that then worked) is nothing.
     assert "node-failure" not in ids(diagnose(rules, lines[1:]))
+
+
+def test_ucx_ud_endpoint_timeout_is_a_link_fault_on_the_node_that_reports_it(rules):
+    line = "208: [b1374:545909:0:545909] ud_ep.c:278 Fatal: UD endpoint 0xaff0a40 to : unhandled timeout error"
+    fault = found(diagnose(rules, [line]), "ib-link-fault")
+    assert fault.hosts == ["b1374"] and "UD endpoint" in fault.detail and "timed out" in fault.detail
+
+
+def test_open_mpi_losing_its_daemon_on_a_node_is_a_node_failure(rules):
+    box = [
+        "ORTE has lost communication with its daemon located on node:",
+        "",
+        "  hostname:  ip-10-15-20-17.ec2.internal",
+        "",
+        "This is usually due to either a failure of the TCP network",
+    ]
+    report = diagnose(rules, box)
+    assert report.findings[0].id == "node-failure" and "lost the daemon" in report.findings[0].detail
+    # Losing "a remote daemon" is PMIx/ORTE wiring at run time, as before.
+    assert "node-failure" not in ids(diagnose(rules, ["ORTE has lost communication with a remote daemon."]))

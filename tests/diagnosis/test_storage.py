@@ -635,3 +635,13 @@ def test_mksquashfs_that_cannot_create_the_output_names_the_output_directory(rul
     ]
     finding = found(diagnose(rules, lines), "container-import-failure")
     assert "could not import ubuntu" in finding.detail and "--output directory" in finding.detail
+
+
+def test_a_rename_whose_source_is_gone_is_two_writers_of_one_shared_path_not_a_node_local_one(rules):
+    line = "FileNotFoundError: [Errno 2] No such file or directory: 'output/run1/tmp.pth.tar' -> 'output/run1/last.pth.tar'"
+    report = diagnose(rules, [line])
+    assert "node-local-path" not in ids(report)
+    assert "global rank 0" in top(report, "unexplained-failure").detail
+    # The same relative path read and not found is still a node's own working directory.
+    read = "FileNotFoundError: [Errno 2] No such file or directory: 'output/run1/last.pth.tar'"
+    assert "node-local-path" in ids(diagnose(rules, [read]))

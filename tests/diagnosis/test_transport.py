@@ -1093,3 +1093,25 @@ def test_retry_exceeded_completions_name_the_gid_index_second_unless_the_ports_a
     # A local-protection error (status 4) or a port event is the link's or the memory's, not an address's.
     other = cqe.replace("error 12", "error 4")
     assert "roce-gid-index" not in ids(diagnose(rules, [other]))
+
+
+def test_ucx_and_open_mpi_connecting_to_a_bridge_address_name_the_interface_choice(rules):
+    ucx = "[1695332443.361791] [histamine0:1224050:0]            sock.c:323  UCX  ERROR   connect(fd=42, dest_addr=172.17.0.1:54351) failed: Connection refused"
+    finding = found(diagnose(rules, [ucx]), "nccl-socket-ifname")
+    assert finding.detail.startswith("UCX could not connect to 172.17.0.1") and finding.hosts == ["histamine0"]
+    ompi = ["  Local host: node1", "  Message:    connect() to 192.168.122.1:1040 failed", "  Error:      Operation now in progress (115)"]
+    assert "Open MPI" in found(diagnose(rules, ompi), "nccl-socket-ifname").detail
+    # A routable peer refusing is not, by itself, an interface choice.
+    routable = ucx.replace("172.17.0.1", "10.20.0.7")
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, [routable]))
+
+
+def test_a_qp_failure_beside_a_roce_port_striped_among_ib_ports_blames_the_port_list_first(rules):
+    lines = [
+        "b-7:7240:7240 [0] NCCL INFO NET/IB : Using [0]mlx5_3:1/IB [1]mlx5_0:1/IB [2]mlx5_2:1/RoCE [3]mlx5_4:1/IB ; OOB eth0:10.100.72.18<0>",
+        "b-7:7240:7401 [0] NCCL INFO Ring 00 : 51[3d000] -> 56[1a000] [receive] via NET/IB/2",
+        "b-7:7240:7401 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument",
+    ]
+    report = diagnose(rules, lines)
+    assert [f.id for f in report.findings][:2] == ["nccl-ib-hca-wrong", "roce-gid-index"]
+    assert "NCCL_IB_HCA=^mlx5_2" in report.findings[0].detail

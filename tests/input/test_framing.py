@@ -38,6 +38,9 @@ CASES = [
     # UCX pads the pid to five columns (ucs/debug/log.c "%-5d").
     ("[1712345678.123456] [gpu1:123  :0]        ib_iface.c:746  UCX  ERROR ibv_create_cq(cqe=4096) failed",
      "ibv_create_cq(cqe=4096) failed", {"host": "gpu1", "pid": 123, "level": "ERROR"}),
+    # UCX's fatal errors and backtraces (ucs/debug): host, pid, thread and tid, then the source line.
+    ("[b5270:66372:0:66372]       ud_ep.c:280  Fatal: UD endpoint 0x203e6d10 to <no debug data>: unhandled timeout error",
+     "Fatal: UD endpoint 0x203e6d10 to <no debug data>: unhandled timeout error", {"host": "b5270", "pid": 66372}),
     ("\x1b[34m[INFO]\x1b[0m Querying registry", "[INFO] Querying registry", {}),
     ("NCCL version 2.18.3+cuda12.2", "NCCL version 2.18.3+cuda12.2", {"emitter": "nccl"}),
     ("srun: error: Invalid MPI type 'pmix_v9'", "srun: error: Invalid MPI type 'pmix_v9'", {"host": None}),

@@ -161,6 +161,13 @@ def _ignored_exceptions(rule: Rule, ctx: Context, lines: set[tuple[str, int]]) -
 # before any "command not found").
 OUTSIDE_CATALOGUE = (
     (
+        # Python's OSError of os.rename/os.replace names both paths.
+        re.compile(r"No such file or directory: '[^']+' -> '"),
+        "A rename found its source gone: another process renamed or removed the same file first, so several "
+        "processes (often each node's local rank 0) save the same checkpoint on shared storage; save and clean "
+        "up on global rank 0 only (trainer.is_world_process_zero(), rank == 0), or give each node its own path",
+    ),
+    (
         re.compile(r"system not yet initialized|cudaErrorSystemNotReady|Error 802\b"),
         "CUDA error 802 (system not yet initialized) means a driver daemon the GPUs need is not running on the "
         "node: on NVSwitch systems (HGX/DGX) the NVIDIA Fabric Manager (systemctl status nvidia-fabricmanager); "
@@ -575,6 +582,11 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("Slurm's record says the job ended in state NODE_FAIL")
     if ctx.stats(rule, ["pbs_node_failure", "mom_unreachable"]):
         parts.append("the batch server lost the node (its MOM did not answer) and ended the job for node failure")
+    if ctx.stats(rule, ["ompi_lost_node"]):
+        parts.append(
+            "Open MPI lost the daemon on a node of the job mid-run (ORTE has lost communication with its daemon): "
+            "the node went down or its network dropped (the help box names it: hostname)"
+        )
     if ctx.stats(rule, ["ray_node_dead", "ray_node_died"]):
         parts.append("Ray marked a node dead (it stopped answering heartbeats) and the work on it died with it")
     reporters = ctx.captures(rule, "reporter", ["banner"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural, timeline_key
-from diag.diagnosis.analyzers.transport.roce import link_local_completions
+from diag.diagnosis.analyzers.transport.roce import CQE_SIGNATURES, link_local_completions
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence
 from diag.report import Finding
@@ -21,34 +21,10 @@ WC_STATUS = {
     13: "RNR retry counter exceeded",
 }
 
-# Failed work completions and device failures as NCCL, UCX, Open MPI, perftest and the verbs provider print them.
 LOCAL_PROTECTION = "4"  # IBV_WC_LOC_PROT_ERR: the HCA was refused the memory of the work request
-CQE_SIGNATURES = [
-    "cqe_v1",
-    "cqe_v2",
-    "cqe_v3",
-    "cqe_v4",
-    "cqe_resilient",
-    "fatal_error",
-    "fatal_devices",
-    "ucx_retry",
-    "ucx_wc_error",
-    "ompi_cq",
-    "mvapich_cqe",
-    "ompi_retry",
-    "verbs_wc",
-    "perftest_cqe",
-    "mlx5_cqe",
-    "cable_event",
-    "mlx5_link_down",
-    "mlx5_health",
-    "ompi_async",
-    "query_failed",
-    "device_failed",
-    "comm_fatal",
-    "poll_cq_failed",
-]
 
+# Events whose captured words need a sentence to be read.
+EVENT_TEXT = {"UD endpoint": "UCX's UD endpoint to a peer timed out (the peer stopped acknowledging: its node or link)"}
 FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
 
 
@@ -187,6 +163,7 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
             what += f" (remote GID {g['rgid']})"
     else:
         what = g.get("event", "").strip() or "an HCA failure"
+        what = EVENT_TEXT.get(what, what)
     detail = f"First fabric error at {first.timestamp or 'line ' + str(first.line)}: {hca} on {host}: {what}"
     later = len(real) + len(faults) - 1
     if later > 0:

@@ -83,6 +83,12 @@ _SETTINGS = (
 )
 
 
+# Python's OSError for a rename/replace names both paths ("'a/tmp.pth' -> 'a/last.pth'"). Its source
+# missing is a file this very process had just written, taken away by another process that renamed
+# or removed the same shared path: several writers of one shared path, not a node's own disk.
+RENAME_SOURCE = re.compile(r"No such file or directory: '[^']+' -> '")
+
+
 def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     spans, assumed = ctx.spans_nodes()
     if not spans:
@@ -101,6 +107,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             continue
         if ev in shell or "cannot remove" in ev.text:
             continue  # a shell's or a program's complaint in a run that went on (rm -f noise, a probe)
+        if RENAME_SOURCE.search(ev.text):
+            continue  # a rename whose source another process moved first: one shared path, written twice
         if "No such file" not in g.get("reason", "No such file"):
             continue  # slurmstepd could not enter a directory that is there (Permission denied, Stale file handle)
         if path.endswith("/slurm_script"):
@@ -154,6 +162,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             why = "a JIT-built extension in one node's cache directory; the other nodes never built it"
             local.append((ev, g["path"], why, 0.75, None))
     for ev, g in ctx.samples(rule, ["missing_relative"]):
+        if RENAME_SOURCE.search(ev.text):
+            continue
         if node_local(g["relpath"]):  # an unexpanded $TMPDIR / $SLURM_TMPDIR
             local.append((ev, g["relpath"], "node-local storage", 0.85, None))
         else:

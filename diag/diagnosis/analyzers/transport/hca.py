@@ -125,12 +125,31 @@ def _mixed_links(rule: Rule, ctx: Context) -> list[Finding]:
         f"another network than the others, and traffic striped over it runs slow or fails; leave it out with "
         f"NCCL_IB_HCA=^{','.join(p.split(':')[0] for p in ports[odd])}"
     )
+    # Queue pairs that would not connect, or a job that failed, are what striping over the odd port does.
+    broke = bool(qp_failures(ctx)) or ctx.job_failed()
+    if broke:
+        detail += "; queue pairs failed to connect" if qp_failures(ctx) else "; the job failed"
     return [
         ctx.make_finding(
-            rule, ["mixed_links"], detail=detail, severity="warning", confidence=0.6,
+            rule, ["mixed_links"], detail=detail, severity=None if broke else "warning", confidence=0.7 if broke else 0.6,
             values={"value": "no filter that leaves it out"}, evidence=pick_evidence(ev for ev, _ in samples),
         )
     ]  # fmt: skip
+
+
+def qp_failures(ctx: Context) -> list:
+    """roce-gid-index's failed queue-pair transitions (not 2.24+'s INFO lines before a retry)."""
+    gid = ctx.rules.get("roce-gid-index")
+    if gid is None:
+        return []
+    names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short"]
+    return [(ev, g) for ev, g in ctx.samples(gid, names) if "retrying" not in ev.text]
+
+
+def mixed_links(ctx: Context) -> bool:
+    """Whether a process stripes over InfiniBand and RoCE ports at once (nccl-ib-hca-wrong's mixed_links)."""
+    hca = ctx.rules.get("nccl-ib-hca-wrong")
+    return bool(hca and ctx.stats(hca, ["mixed_links"]))
 
 
 UNREACHABLE_QP_ERRORS = ("Connection timed out", "Network is unreachable", "No route to host")

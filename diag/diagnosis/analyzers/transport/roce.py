@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.transport.hca import hca_filter_values
+from diag.diagnosis.analyzers.transport.hca import hca_filter_values, mixed_links, qp_failures
 from diag.diagnosis.context import Context, hosts_text, natural_key
 from diag.report import Finding
 
@@ -18,11 +18,7 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
     hint = bool(ctx.stats(rule, ["hint"]))
-    samples = [
-        (ev, g)
-        for ev, g in ctx.samples(rule, ["modify_qp_gid", "modify_qp_old", "modify_qp_short"])
-        if "retrying" not in ev.text  # 2.24+ INFO before a retry that may succeed
-    ]
+    samples = qp_failures(ctx)  # 2.24+'s INFO before a retry that may succeed left out
     empty = ctx.samples(rule, ["gid_empty"])
     if empty and not samples:
         gids = sorted({g["gid"] for _, g in empty})
@@ -36,7 +32,8 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     if not samples and not ctx.stats(rule, ["hint", "roce_version_unread"]):
         return []
     errs = sorted({g.get("err", "").strip() for _, g in samples if g.get("err")})
-    ib_ports = any(h.hcas and not h.roce for h in facts.hosts.values())
+    mixed = mixed_links(ctx)  # IB and RoCE ports in one process: the RoCE one is the suspect, not its GID
+    ib_ports = mixed or any(h.hcas and not h.roce for h in facts.hosts.values())
     # An IPv4-mapped GID (::ffff:a.b.c.d) is a RoCE v2 GID, and rdma-core names RoCE devices roce<pci>
     # (InfiniBand ones ibp<pci>): the port is RoCE even where no "NET/IB : Using" line says so.
     roce = roce or (
@@ -111,6 +108,12 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(rule, names, detail=detail + ".", confidence=0.45, severity="warning" if quiet else None)
         ]
+    if mixed and not (forced or hint or no_data):
+        detail += "; NCCL stripes over InfiniBand and RoCE ports at once, which nccl-ib-hca-wrong checks first"
+        quiet = ctx.facts.nodes_known() is None and not ctx.job_failed()  # weighed as that finding is
+        return [
+            ctx.make_finding(rule, names, detail=detail + ".", confidence=0.45, severity="warning" if quiet else None)
+        ]
     if unresolved and not (forced or roce or hint or no_device or no_data or einval):
         detail += (
             "; on RoCE this step resolves the peer's GID address, so the GID NCCL used does not route to the peer "
@@ -147,8 +150,35 @@ UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_create_ah"]
 # --------------------------------------------------------------------------------------- GDR disabled
 
 
-# ib-link-fault's completion-error signatures (they carry the GIDs NCCL 2.19+ prints with them).
-CQE_SIGNATURES = ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4"]
+# ib-link-fault's NCCL completion-error signatures (they carry the GIDs NCCL 2.19+ prints with them).
+NCCL_CQE = ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4"]
+# Failed work completions and device failures as NCCL, UCX, Open MPI, perftest and the verbs provider print them.
+CQE_SIGNATURES = [
+    "cqe_v1",
+    "cqe_v2",
+    "cqe_v3",
+    "cqe_v4",
+    "cqe_resilient",
+    "fatal_error",
+    "fatal_devices",
+    "ucx_retry",
+    "ucx_wc_error",
+    "ompi_cq",
+    "mvapich_cqe",
+    "ompi_retry",
+    "verbs_wc",
+    "perftest_cqe",
+    "mlx5_cqe",
+    "cable_event",
+    "mlx5_link_down",
+    "mlx5_health",
+    "ompi_async",
+    "query_failed",
+    "device_failed",
+    "comm_fatal",
+    "poll_cq_failed",
+    "ucx_ud_timeout",
+]
 
 
 def ethernet_link_local(gid: str | None) -> bool:
@@ -181,7 +211,7 @@ def link_local_completions(ctx: Context) -> list:
         return []
     return [
         (ev, g)
-        for ev, g in ctx.samples(fault, CQE_SIGNATURES)
+        for ev, g in ctx.samples(fault, NCCL_CQE)
         if g.get("status") != "5" and ethernet_link_local(g.get("lgid"))
     ]
 

@@ -193,6 +193,7 @@ UNREACHABLE_ERRORS = (
 )
 # Addresses a peer may advertise that no other node can reach: loopback, docker's and libvirt's default
 # bridges, IPv4 link-local.
+OTHER_CONNECTS = ["ucx_connect_failed", "ompi_connect_failed"]
 UNROUTABLE_PREFIXES = ("127.", "172.17.", "192.168.122.", "169.254.")
 
 
@@ -201,13 +202,18 @@ def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
     dialled is one no other node can reach: the interface NCCL picked (here or on the peer) is wrong."""
     samples = ctx.samples(rule, ["connect_failed"])
     unreachable = [(ev, g) for ev, g in samples if (g.get("err") or "").startswith(UNREACHABLE_ERRORS)]
-    local_addr = [(ev, g) for ev, g in samples if g.get("addr", "").lstrip("[").startswith(UNROUTABLE_PREFIXES)]
+    # UCX's and Open MPI's TCP transports fail to connect for many reasons; to a bridge address, for one.
+    others = ctx.samples(rule, OTHER_CONNECTS)
+    local_addr = [
+        (ev, g) for ev, g in samples + others if g.get("addr", "").lstrip("[").startswith(UNROUTABLE_PREFIXES)
+    ]
     chosen = local_addr or unreachable
     if not chosen:
         return []
     ev, g = chosen[0]
     addr = g.get("addr", "a peer")
-    detail = f"NCCL could not connect to {addr}"
+    who = "NCCL" if (ev, g) in samples else "UCX" if "dest_addr=" in ev.text else "Open MPI's TCP transport"
+    detail = f"{who} could not connect to {addr}"
     if g.get("err"):
         detail += f" ({g['err']})"
     if local_addr:
@@ -226,7 +232,7 @@ def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
     return [
         ctx.make_finding(
             rule,
-            ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"],
+            ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed", *OTHER_CONNECTS],
             detail=detail + ".",
             hosts=hosts,
             confidence=confidence,
