@@ -228,3 +228,33 @@ def test_sigbus_with_a_backtrace_in_nccls_code_is_shm_too_small(rules):
     # NCCL 2.19+ report a full /dev/shm cleanly: a SIGBUS in their code is something else.
     newer = ["slinky-0:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"] + gdb
     assert "shm-too-small" not in ids(diagnose(rules, newer))
+
+
+def _two_nodes(busbw: float, size: int = 134217728) -> list[str]:
+    """Two GH200 nodes of 4 GPUs each; no NCCL INFO line says what the fabric is."""
+    devices = [
+        f"#  Rank  {r} Group  0 Pid 20282{r} on  nid00547{r // 4} device  {r % 4} [0009:01:00] NVIDIA GH200 120GB"
+        for r in range(8)
+    ]
+    return devices + [
+        f"  {size:>10}  {size // 4:>12}     float     sum      -1   9876.5   13.59   {busbw:.2f}      0   9870.1   "
+        f"13.60   {busbw:.2f}      0",
+        "# Out of bounds values : 0 OK",
+    ]
+
+
+def test_data_centre_gpus_across_nodes_far_below_any_rdma_fabric_are_low(rules):
+    low = found(diagnose(rules, _two_nodes(5.43)), "busbw-low")
+    assert "slowest RDMA fabric" in low.detail
+    # 23 GB/s is a slow fabric, not no fabric; and a small largest size need not reach line rate.
+    assert "busbw-low" not in ids(diagnose(rules, _two_nodes(23.4)))
+    assert "busbw-low" not in ids(diagnose(rules, _two_nodes(5.43, size=8388608)))
+
+
+def test_a_node_health_check_that_measured_low_busbw_is_low_busbw(rules):
+    line = (
+        "ERROR:  nhc:  Health check failed:  check_nccl_allreduce: NCCL allreduce, BUS BW (expected >=431.0 GB/s, "
+        "but measured 15.1043 GB/s). FaultCode: NHC2010"
+    )
+    low = top(diagnose(rules, [line]), "busbw-low")
+    assert "15.1043 GB/s" in low.detail and "431.0 GB/s" in low.detail and low.severity == "error"

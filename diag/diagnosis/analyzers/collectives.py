@@ -187,7 +187,8 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     rows = facts.busbw_rows
     oob = ctx.stats(rule, ["oob_failed"])
     below = ctx.captures(rule, "avg", ["avg_failed"])
-    if not rows and not oob and not below:
+    checked = ctx.samples(rule, ["nhc_busbw"])
+    if not rows and not oob and not below and not checked:
         return []
     wrong_rows = [r for r in rows if r.wrong]
     problems = []
@@ -207,7 +208,7 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
         largest = max(rows, key=lambda r: (r.size, r.order))
         # Several tests in one log: judge each by its own largest size, report the worst.
         measured = largest.busbw
-        expected, source = _expected_busbw(ctx)
+        expected, source = _expected_busbw(ctx, largest.size)
         threshold = 0.8 if source == "--expect-busbw" else 0.6
         if expected and measured < threshold * expected:
             low = (
@@ -228,6 +229,18 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
         suspects = _busbw_suspects(ctx)
         problems.append(low + (f"; the log shows why: {' and '.join(suspects)}" if suspects else ""))
         severity = "error"
+    if checked and not problems:
+        # A node health check ran all_reduce_perf itself and compared it with its own expectation.
+        g = checked[0][1]
+        hosts = sorted({h for ev, _ in checked if (h := ctx.host_for(ev))})
+        low = (
+            f"a node health check measured {g['measured']} GB/s all-reduce busbw against the {g['expected']} GB/s it "
+            "expects" + (f" on {hosts_text(hosts)}" if hosts else "")
+        )
+        suspects = _busbw_suspects(ctx)
+        problems.append(low + (f"; the log shows why: {' and '.join(suspects)}" if suspects else ""))
+        measured, expected = float(g["measured"]), float(g["expected"])
+        severity = "error"
     if not problems:
         return []
     if assumed and severity is None:
@@ -240,10 +253,10 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     evidence = []
     for r in ([largest] if largest else []) + wrong_rows[:3]:
         evidence.append(Evidence(path=ctx.scan.inputs[r.order[0]].path, line=r.order[1], text=r.text, order=r.order))
-    evidence += [ev for ev, _ in ctx.samples(rule, ["oob_failed", "avg_failed"])][:2]
+    evidence += [ev for ev, _ in ctx.samples(rule, ["oob_failed", "avg_failed", "nhc_busbw"])][:2]
     finding = ctx.make_finding(
         rule,
-        ["oob_failed", "avg_failed"],
+        ["oob_failed", "avg_failed", "nhc_busbw"],
         detail="; ".join(problems) + ".",
         evidence=pick_evidence(evidence),
         values=values,
@@ -274,7 +287,11 @@ def _size_text(size: int) -> str:
     return f"{size} B"
 
 
-def _expected_busbw(ctx: Context) -> tuple[float | None, str]:
+RDMA_FLOOR_BUSBW = 12.5  # GB/s: one 100 Gb/s port per node
+FLOOR_MIN_SIZE = 64 << 20  # smaller messages need not reach line rate
+
+
+def _expected_busbw(ctx: Context, largest_size: int = 0) -> tuple[float | None, str]:
     given = getattr(ctx, "expect_busbw", None)
     if given:
         return float(given), "--expect-busbw"
@@ -289,6 +306,11 @@ def _expected_busbw(ctx: Context) -> tuple[float | None, str]:
             n, rate = min(rates)
             # ~90% of line rate per rail for large all_reduce (45 GB/s per 400 Gb/s NDR rail)
             return round(n * rate * 0.9, 1), f"inferred: {n} HCAs x {rate:g} GB/s per node"
+        if largest_size >= FLOOR_MIN_SIZE and any(name in gpu for gpu in facts.tests_gpus for name, _ in NVLINK_BUSBW):
+            # Nothing says what the fabric is, but data-centre GPUs across nodes sit on an RDMA fabric of
+            # 100 Gb/s per node at the very least: far below that is no RDMA fabric at work (sockets, a
+            # disabled plugin or hook), whatever the fabric.
+            return RDMA_FLOOR_BUSBW, "inferred: the slowest RDMA fabric of a data-centre GPU cluster, 100 Gb/s per node"
         return None, ""
     for name, bw in NVLINK_BUSBW:
         if any(name in gpu for gpu in facts.tests_gpus):
