@@ -526,18 +526,3 @@ def test_launchers_giving_up_and_an_old_driver_are_failures(rules):
     old = top(diagnose(rules, ["RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"]), "unexplained-failure")
     assert "driver is older than the CUDA" in old.detail
 
-
-# -------------------------------------------------------------------------- nccl-tests worlds apart
-def _tests_device(rank: int, host: str, pid: int) -> str:
-    return f"#  Rank {rank:2d} Group  0 Pid {pid} on {host:>10} device  {rank} [0000:0f:00] NVIDIA H20"
-
-
-def test_nccl_tests_with_a_rank_0_on_every_host_ran_as_separate_jobs(rules):
-    first = [_tests_device(r, "node3", 1528921) for r in range(2)]
-    second = [_tests_device(r, "node2", 2171626) for r in range(2)]
-    finding = top(diagnose(rules, first + second), "unexplained-failure")
-    assert finding.hosts == ["node2", "node3"] and "MPI=1" in finding.detail
-    assert [ev.line for ev in finding.evidence] == [1, 3]
-    # One run across two hosts lists rank 0 once: nothing to say.
-    joined = [_tests_device(0, "node3", 11), _tests_device(1, "node3", 11), _tests_device(2, "node2", 12)]
-    assert not diagnose(rules, joined).findings

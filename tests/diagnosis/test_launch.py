@@ -447,3 +447,39 @@ def test_a_store_client_retrying_an_address_where_nothing_listens_is_the_rendezv
     assert "0.1.68.146:63314" in finding.detail and finding.severity == "warning"
     failed = lines + ["RuntimeError: connect to 0.1.68.146:63314 failed"]
     assert top(diagnose(rules, failed), "rendezvous-failure").severity == "error"
+
+
+# -------------------------------------------------------------------------- nccl-tests worlds apart
+def _tests_device(rank: int, host: str, pid: int) -> str:
+    return f"#  Rank {rank:2d} Group  0 Pid {pid} on {host:>10} device  {rank} [0000:0f:00] NVIDIA H20"
+
+
+def test_nccl_tests_with_a_rank_0_on_every_host_ran_as_separate_jobs(rules):
+    first = [_tests_device(r, "node3", 1528921) for r in range(2)]
+    second = [_tests_device(r, "node2", 2171626) for r in range(2)]
+    finding = top(diagnose(rules, first + second), "world-size-mismatch")
+    assert finding.hosts == ["node2", "node3"] and "MPI=1" in finding.detail
+    assert [ev.line for ev in finding.evidence] == [1, 3]
+    # One run across two hosts lists rank 0 once: nothing to say.
+    joined = [_tests_device(0, "node3", 11), _tests_device(1, "node3", 11), _tests_device(2, "node2", 12)]
+    assert not diagnose(rules, joined).findings
+
+
+def test_lightning_asking_for_gpus_the_task_cannot_see_is_a_layout_mismatch(rules):
+    line = "MisconfigurationException('You requested gpu: [0, 1, 2, 3, 4, 5, 6, 7]\\n But your machine only has: [0]"
+    finding = top(diagnose(rules, [line]), "world-size-mismatch")
+    assert "--gpus-per-task=1" in finding.detail
+
+
+def test_every_task_from_k_up_failing_nccl_with_invalid_argument_is_a_world_too_small(rules):
+    lines = [
+        "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/../c10d/NCCLUtils.hpp:82, invalid argument, NCCL version 2.4.8",
+        "srun: error: compute-0-0: tasks 2-7: Exited with exit code 1",
+        "srun: error: compute-0-1: tasks 8-13,15: Exited with exit code 1",
+        "srun: error: compute-0-1: task 14: Exited with exit code 1",
+    ]
+    finding = top(diagnose(rules, lines), "world-size-mismatch")
+    assert "world of 2 processes" in finding.detail and "srun started 16" in finding.detail
+    # Task 0 failing too is any failure of every task, not a world too small.
+    with_zero = lines + ["srun: error: compute-0-0: tasks 0-1: Exited with exit code 1"]
+    assert "world-size-mismatch" not in ids(diagnose(rules, with_zero))

@@ -244,3 +244,12 @@ def test_open_mpi_losing_its_daemon_on_a_node_is_a_node_failure(rules):
     assert report.findings[0].id == "node-failure" and "lost the daemon" in report.findings[0].detail
     # Losing "a remote daemon" is PMIx/ORTE wiring at run time, as before.
     assert "node-failure" not in ids(diagnose(rules, ["ORTE has lost communication with a remote daemon."]))
+
+
+def test_a_node_registering_with_less_memory_than_configured_is_a_lost_node(rules):
+    lines = [
+        "[2021-12-14T09:52:21.414] debug:  Node hb120v2-2 has low real_memory size (435161 < 443596)",
+        "[2021-12-14T09:52:21.414] error: _slurm_rpc_node_registration node=hb120v2-2: Invalid argument",
+    ]
+    finding = found(diagnose(rules, lines), "node-failure")
+    assert finding.hosts == ["hb120v2-2"] and "Low RealMemory" in finding.detail

@@ -645,3 +645,9 @@ def test_a_rename_whose_source_is_gone_is_two_writers_of_one_shared_path_not_a_n
     # The same relative path read and not found is still a node's own working directory.
     read = "FileNotFoundError: [Errno 2] No such file or directory: 'output/run1/last.pth.tar'"
     assert "node-local-path" in ids(diagnose(rules, [read]))
+
+
+def test_a_batch_script_running_a_relative_path_that_is_not_there_is_a_working_directory_question(rules):
+    line = "/var/spool/slurm/d/job1177731/slurm_script: line 2: ./dask-worker-scriptz8gmf_cpsh: No such file or directory"
+    finding = top(diagnose(rules, [line]), "node-local-path")
+    assert "./dask-worker-scriptz8gmf_cpsh" in finding.detail and "working directory" in finding.detail

@@ -7,8 +7,7 @@ import re
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, failure_is_timeout_cascade, first_or
-from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
-from diag.evidence import Evidence
+from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.hostlist import expand
 from diag.report import Finding
 
@@ -18,9 +17,6 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     ignored_lines = ignored_exception_lines(rule, ctx)
     ignored = _ignored_exceptions(rule, ctx, ignored_lines)
     failed = [(n, st) for n, st in failed if n not in ignored]
-    copies = _separate_test_worlds(rule, ctx)
-    if copies:
-        return copies
     if not failed:
         return _nccl_failed_call(rule, ctx)
     for f in ctx.findings.values():
@@ -293,29 +289,6 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
     ]  # fmt: skip
 
 
-def _separate_test_worlds(rule: Rule, ctx: Context) -> list[Finding]:
-    """nccl-tests printing its rank 0 on several hosts: each process ran a world of its own (the
-    binary was built without MPI=1, or the launcher gave it no MPI wiring), so the "multi-node"
-    figures are single-node ones. No catalogue cause names a benchmark built without MPI."""
-    first = ctx.facts.tests_rank0
-    if len(first) < 2 or any(
-        f.role != "symptom" and severity_rank(f.severity) >= severity_rank("error") for f in ctx.findings.values()
-    ):
-        return []
-    hosts = sorted(first, key=natural_key)
-    detail = (
-        f"nccl-tests listed its rank 0 on {len(hosts)} hosts ({hosts_text(hosts)}): every process ran as a job of "
-        "its own, not as ranks of one job, so no traffic crossed the nodes and the bandwidth figures are single-node "
-        "ones. nccl-tests joins its processes only through MPI: rebuild it with `make MPI=1 MPI_HOME=<mpi>` "
-        "(`make clean` first) and launch it with mpirun or `srun --mpi=pmix`"
-    )
-    evidence = [
-        Evidence(path=ctx.scan.inputs[order[0]].path, line=order[1], text=text, order=order, host=host)
-        for host, (order, text) in sorted(first.items(), key=lambda item: item[1][0])[:4]
-    ]
-    return [ctx.make_finding(rule, [], detail=detail + ".", hosts=hosts, evidence=evidence, confidence=0.6)]
-
-
 def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
     """An NCCL WARN saying a call failed, that no rule knows, in logs that show nothing else: NCCL
     failed for a reason outside the catalogue. Whether the job failed of it is unknown (NCCL retries
@@ -546,7 +519,7 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             failed[host] = None
     for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed"]):
         failed[host] = None
-    for expr in ctx.captures(rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure"]):
+    for expr in ctx.captures(rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory"]):
         for host in expand(expr):
             failed[host] = None
     parts = []
@@ -582,6 +555,11 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("Slurm's record says the job ended in state NODE_FAIL")
     if ctx.stats(rule, ["pbs_node_failure", "mom_unreachable"]):
         parts.append("the batch server lost the node (its MOM did not answer) and ended the job for node failure")
+    if ctx.stats(rule, ["low_real_memory", "reason_low_memory"]):
+        parts.append(
+            "Slurm refused the node's registration: it came back with less memory than slurm.conf gives it (Low "
+            "RealMemory) and is drained: a node that rebooted or a cloud VM replaced (spot eviction) mid-job"
+        )
     if ctx.stats(rule, ["ompi_lost_node"]):
         parts.append(
             "Open MPI lost the daemon on a node of the job mid-run (ORTE has lost communication with its daemon): "

@@ -6,6 +6,7 @@ from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or, fixed_sentence, sentences
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.evidence import Evidence
 from diag.hostlist import expand
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -436,6 +437,11 @@ LAYOUT_SENTENCES: tuple = (
     ([], _not_divisible),
     (["batch_world"], "the DeepSpeed batch sizes were set for another number of processes ({a} != {b})"),
     ([], _lightning_slurm),
+    (
+        ["lightning_gpus"],
+        "Lightning was asked for GPUs [{want}] that the task cannot see (srun --gpus-per-task=1 or CUDA_VISIBLE_DEVICES "
+        "gives each task its own GPU: ask for devices=1 per task, or give one task per node all of them)",
+    ),
     ([], _mpi_slots),
     (["nccl_invalid_rank"], "a process asked NCCL for rank {rank} in a world of {nranks}: RANK and WORLD_SIZE disagree"),
     ([], _sampler_rank),
@@ -449,6 +455,8 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         return (
             _ranks_claimed_twice(rule, ctx)
             or _separate_worlds(rule, ctx)
+            or _separate_test_worlds(rule, ctx)
+            or _ranks_beyond_world(rule, ctx)
             or _members_never_joined(rule, ctx)
             or _only_rank0_came(rule, ctx)
         )
@@ -479,6 +487,74 @@ def _separate_worlds(rule: Rule, ctx: Context) -> list[Finding]:
         ctx.make_finding(
             rule, [], detail=detail + ".", hosts=[h.host for h in hosts], severity=severity, confidence=0.5
         )
+    ]
+
+
+def _separate_test_worlds(rule: Rule, ctx: Context) -> list[Finding]:
+    """nccl-tests printing its rank 0 on several hosts: as above, seen in nccl-tests' own device list
+    (no NCCL INFO needed): each process ran a world of its own, so its figures are single-node ones."""
+    first = ctx.facts.tests_rank0
+    if len(first) < 2:
+        return []
+    hosts = sorted(first, key=natural_key)
+    detail = (
+        f"nccl-tests listed its rank 0 on {len(hosts)} hosts ({hosts_text(hosts)}): every process ran as a job of "
+        "its own, not as ranks of one job, so no traffic crossed the nodes and the bandwidth figures are single-node "
+        "ones. nccl-tests joins its processes only through MPI: rebuild it with `make MPI=1 MPI_HOME=<mpi>` "
+        "(`make clean` first) and launch it with mpirun or `srun --mpi=pmix`"
+    )
+    evidence = [
+        Evidence(path=ctx.scan.inputs[order[0]].path, line=order[1], text=text, order=order, host=host)
+        for host, (order, text) in sorted(first.items(), key=lambda item: item[1][0])[:4]
+    ]
+    severity = "error" if ctx.job_failed() else "warning"  # as _separate_worlds weighs it
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", hosts=hosts, evidence=evidence, severity=severity, confidence=0.6
+        )
+    ]
+
+
+def _task_numbers(text: str) -> set[int]:
+    """srun's task list ("2-7", "8-13,15") as numbers."""
+    out: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        if low.isdigit() and (not high or high.isdigit()) and int(high or low) - int(low) < 100_000:
+            out.update(range(int(low), int(high or low) + 1))
+    return out
+
+
+def _ranks_beyond_world(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL's "invalid argument" at init, and srun saying every task from some k > 0 up failed while tasks
+    0..k-1 did not: the program was given a world of k processes (a --world-size or WORLD_SIZE of its own)
+    while srun started more; NCCL rejects a rank that is not below the world size."""
+    unexplained = ctx.rules.get("unexplained-failure")
+    if unexplained is None:
+        return []
+    failed: set[int] = set()
+    for _, g in ctx.samples(unexplained, ["task_exit"]):
+        if g.get("how", "").startswith("Exited with exit code"):
+            failed |= _task_numbers(g.get("task", ""))
+    if not failed or min(failed) < 1 or failed != set(range(min(failed), max(failed) + 1)):
+        return []
+    errors = [ev for ev, _ in ctx.samples(unexplained, ["exception", "nccl_error"])]
+    invalid = [ev for ev in errors if "NCCL" in ev.text and "invalid argument" in ev.text]
+    if not invalid:
+        return []
+    k, top = min(failed), max(failed)
+    detail = (
+        f"tasks {k}-{top} failed at NCCL's set-up with \"invalid argument\" while tasks 0-{k - 1} did not: the program "
+        f"was given a world of {k} processes (its own --world-size or WORLD_SIZE) while srun started {top + 1}, and "
+        "NCCL rejects a rank that is not below the world size; derive the world size from SLURM_NTASKS, or start "
+        "as many tasks as the world it is told"
+    )
+    assumed = [f"srun started {top + 1} tasks (the highest failing task is {top})"]
+    return [
+        ctx.make_finding(
+            rule, [], detail="Launch layout does not match: " + detail + ".", evidence=pick_evidence(invalid),
+            confidence=0.55, assumed=assumed,
+        )  # fmt: skip
     ]
 
 

@@ -161,6 +161,9 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         if node_local(g["path"]):
             why = "a JIT-built extension in one node's cache directory; the other nodes never built it"
             local.append((ev, g["path"], why, 0.75, None))
+    for ev, g in ctx.samples(rule, ["shell_relative"]):
+        why = "a relative path a script ran from the job's working directory, not from where the file was written"
+        local.append((ev, g["relpath"], why, 0.5, None))
     for ev, g in ctx.samples(rule, ["missing_relative"]):
         if RENAME_SOURCE.search(ev.text):
             continue
