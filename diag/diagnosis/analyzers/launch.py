@@ -520,7 +520,9 @@ def _task_numbers(text: str) -> set[int]:
     out: set[int] = set()
     for part in text.split(","):
         low, _, high = part.partition("-")
-        if low.isdigit() and (not high or high.isdigit()) and int(high or low) - int(low) < 100_000:
+        if not (low.isdigit() and len(low) < 10 and (not high or (high.isdigit() and len(high) < 10))):
+            continue  # not a task list srun writes (a log line of another program, digits past int()'s limit)
+        if int(high or low) - int(low) < 100_000:
             out.update(range(int(low), int(high or low) + 1))
     return out
 
