@@ -326,6 +326,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if earlier:
         detail += f" It followed {', '.join(sorted(f.id for f in earlier))}, which may be the cause."
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values)]
+    if chosen == {"gai"} and not ctx.job_failed():
+        # c10d's warning ([W socket.cpp]) repeats while a peer's name does not resolve yet, as pods or
+        # nodes come up one after the other; it is the failure only where the run then stops.
+        assumed = ["the run stopped there: c10d repeats this warning while peers still start, and goes on once they resolve"]
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
     if chosen == {"store_retry"} and not ctx.job_failed():
         # Retries are the client waiting: the run may yet connect (the store's host was slow to start).
         assumed = ["the run hung retrying: the log ends while the client still tries"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.transport.sockets import bare_system_error
-from diag.diagnosis.context import Context, pick_evidence
+from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.report import Finding
 
 
@@ -84,6 +84,15 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
     found = _sigbus_in_nccl(rule, ctx)
     if found:
         return found
+    fifo = ctx.samples(rule, ["ucx_mm_fifo"])
+    if fifo:
+        hosts = sorted({h for ev, _ in fifo if (h := ctx.host_for(ev))})
+        detail = (
+            "UCX's shared-memory transport could not allocate its receive FIFO, a segment in /dev/shm"
+            + (f" on {hosts_text(hosts)}" if hosts else "")
+            + ": /dev/shm is full or capped (a container's 64 MB default) below what the ranks of a node need"
+        )
+        return [ctx.make_finding(rule, ["ucx_mm_fifo"], detail=detail + ".", hosts=hosts or None, confidence=0.7)]
     ray = ctx.samples(rule, ["ray_object_store"])
     if ray:
         size = int(ray[0][1]["size"])

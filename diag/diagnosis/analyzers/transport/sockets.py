@@ -42,7 +42,7 @@ def _loopback_advertised(rule: Rule, ctx: Context, assumed: list[str]) -> list[F
 def _gloo_unconnected(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
     """Gloo's full mesh failed to connect, no peer address shown: with GLOO_SOCKET_IFNAME unset, Gloo
     binds the address the hostname resolves to, which other nodes often cannot reach."""
-    if not ctx.stats(rule, ["gloo_fullmesh"]) or not ctx.job_failed():
+    if not ctx.stats(rule, ["gloo_fullmesh"]):
         return []
     detail = (
         "Gloo (PyTorch's CPU group, used by vLLM, Ray and torch.distributed's barriers) could not connect its ranks: "
@@ -50,7 +50,13 @@ def _gloo_unconnected(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
         "set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to the interface the nodes share"
     )
     assumed = [*assumed, "the interface Gloo picked is the problem (the message does not say why it failed)"]
-    return [ctx.make_finding(rule, ["gloo_fullmesh"], detail=detail + ".", confidence=0.45, assumed=assumed)]
+    # init_process_group raises on it; a log that does not show the run stopping keeps it a warning.
+    severity = None if ctx.job_failed() else "warning"
+    return [
+        ctx.make_finding(
+            rule, ["gloo_fullmesh"], detail=detail + ".", confidence=0.45, assumed=assumed, severity=severity
+        )
+    ]
 
 
 # What each library's own form of the cause means, and the setting that fixes it there: the rule's
