@@ -30,7 +30,7 @@ def repair(data: bytes) -> bytes:
     """All the repairs of a whole paste (what the sources apply to an input of at most PASTE_BYTES).
     Ungluing runs again after the rows are rejoined: a record in inline code that the terminal cut
     in two only has both its backticks once it is whole."""
-    return unglue(rejoin_wrapped(unglue(dedent(unemphasize(drop_ray_repeats(plain_quotes(data)))))))
+    return rejoin_banner(unglue(rejoin_wrapped(unglue(dedent(unemphasize(drop_ray_repeats(plain_quotes(data))))))))
 
 
 # Typographic quotes: what a web page, a word processor or a chat client makes of the ASCII ones
@@ -170,6 +170,24 @@ def rejoin_wrapped(data: bytes) -> bytes:
             out[i + 1 : j + 1] = [b""] * (j - i)
         i = j + 1
     return b"\n".join(out)
+
+
+_BANNER_HEAD = re.compile(rb"\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT \S+[ \t]*\r?$")
+_BANNER_TAIL = re.compile(rb"[ \t]*DUE (?:TO|to) [^\r\n]*\*\*\*[ \t]*\r?$")
+
+
+def rejoin_banner(data: bytes) -> bytes:
+    """Slurm's ``*** JOB 38193 ON gra533 CANCELLED AT <time> DUE TO TIME LIMIT ***`` wrapped by hand or by
+    a narrow page before "DUE TO": the reason goes back on the banner's row, its own row left empty."""
+    if len(data) > PASTE_BYTES or b"CANCELLED AT" not in data or b"DUE " not in data:
+        return data
+    rows = data.split(b"\n")
+    for i in range(len(rows) - 1):
+        if _BANNER_HEAD.search(rows[i]) and _BANNER_TAIL.match(rows[i + 1]):
+            head = rows[i].rstrip(b"\r").rstrip()
+            rows[i] = head + b" " + rows[i + 1].strip() + (b"\r" if rows[i].endswith(b"\r") else b"")
+            rows[i + 1] = b"\r" if rows[i + 1].endswith(b"\r") else b""
+    return b"\n".join(rows)
 
 
 def _continues(row: bytes, labelled: bool) -> bool:

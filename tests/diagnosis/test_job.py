@@ -526,3 +526,16 @@ def test_launchers_giving_up_and_an_old_driver_are_failures(rules):
     old = top(diagnose(rules, ["RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"]), "unexplained-failure")
     assert "driver is older than the CUDA" in old.detail
 
+
+
+def test_slurms_accounting_race_reading_smaps_is_a_notice_not_a_failure(rules):
+    line = "slurmstepd: error: _get_pss: ferror() indicates error on file /proc/$$/smaps"
+    assert not diagnose(rules, [line]).findings
+
+
+def test_timeout_in_other_accounting_forms_is_the_time_limit(rules):
+    for line in (
+        "2024-02-09 12:30:37 jobid=44981366 jobstate=TIMEOUT username=sven account=staff nodes=r35 procs=1",
+        "Job 338652  bash  snit.san  TIMEOUT   06:44:31",
+    ):
+        assert diagnose(rules, [line]).findings[0].id == "job-time-limit", line

@@ -7,7 +7,16 @@ from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
 from diag.damage import terminal_rows
-from diag.input.paste import PASTE_BYTES, dedent, drop_ray_repeats, plain_quotes, rejoin_wrapped, repair, unglue
+from diag.input.paste import (
+    PASTE_BYTES,
+    dedent,
+    drop_ray_repeats,
+    plain_quotes,
+    rejoin_banner,
+    rejoin_wrapped,
+    repair,
+    unglue,
+)
 
 GLUED = (
     b"> > [0] NCCL INFO NCCL_IB_HCA set to mlx5_9:1 [0] NCCL INFO NET/IB : No device found. "
@@ -159,3 +168,18 @@ def test_ray_s_repeat_count_is_not_part_of_the_record(rules):
     line = b"(RayTrainWorker pid=954, ip=10.67.132.202) w-p5:954:3133 [6] NCCL INFO Using network Socket [repeated 15x across cluster]\n"
     assert drop_ray_repeats(line) == line.replace(b" [repeated 15x across cluster]", b"")
     assert drop_ray_repeats(b"the text [repeated 2x across cluster] goes on\n").count(b"repeated") == 1, "only at a line's end"
+
+
+def test_a_slurm_banner_wrapped_before_its_reason_is_read_whole(rules):
+    paste = (
+        b"This job is running on:\ngra533\nslurmstepd: error: *** JOB 38193 ON gra533 CANCELLED AT 2017-07-02T16:35:48\n"
+        b"DUE TO TIME LIMIT ***\n"
+    )
+    fixed = rejoin_banner(paste)
+    assert fixed.count(b"\n") == paste.count(b"\n")  # every file:line still points at the user's row
+    assert b"CANCELLED AT 2017-07-02T16:35:48 DUE TO TIME LIMIT ***\n\n" in fixed
+    finding = diagnose_bytes([paste], rules).findings[0]
+    assert finding.id == "job-time-limit" and finding.evidence[0].line == 3
+    # A banner that is whole, or a "DUE TO" row after something else, is left alone.
+    whole = b"slurmstepd: error: *** JOB 1 ON n0 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\nDUE TO ***\n"
+    assert rejoin_banner(whole) == whole
