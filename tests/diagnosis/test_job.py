@@ -539,3 +539,23 @@ def test_timeout_in_other_accounting_forms_is_the_time_limit(rules):
         "Job 338652  bash  snit.san  TIMEOUT   06:44:31",
     ):
         assert diagnose(rules, [line]).findings[0].id == "job-time-limit", line
+
+
+def test_an_older_libnccl_than_the_framework_was_built_for_is_said_so(rules):
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/usr/local/bin/torchrun", line 3, in <module>',
+        "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclDevCommDestroy",
+    ]
+    report = diagnose(rules, lines)
+    assert ids(report) == {"unexplained-failure"}  # /usr/local is installed software, not node-local storage
+    assert "newer NCCL than the libnccl.so it loaded" in report.findings[0].detail
+
+
+def test_a_launchers_ssh_that_cannot_resolve_a_host_says_which(rules):
+    lines = [
+        "ssh: Could not resolve hostname node-0: Name or service not known",
+        "subprocess.CalledProcessError: Command '['ssh node-0 hostname -I']' returned non-zero exit status 255.",
+    ]
+    finding = diagnose(rules, lines).findings[0]
+    assert finding.id == "unexplained-failure" and "hostfile" in finding.detail

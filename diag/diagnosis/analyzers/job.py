@@ -70,6 +70,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "segfault_line",
                 "loader_missing",
                 "command_not_found",
+                "ssh_unresolved",
                 "slurm_fatal",
                 "ompi_aborted",
             ],
@@ -156,6 +157,21 @@ def _ignored_exceptions(rule: Rule, ctx: Context, lines: set[tuple[str, int]]) -
 # The first that matches gives the hint, so the specific come before the generic (Open MPI's daemon
 # before any "command not found").
 OUTSIDE_CATALOGUE = (
+    (
+        # ssh as a launcher's remote shell (mpirun's rsh agent, DeepSpeed's pdsh/ssh, accelerate).
+        re.compile(r"ssh: Could not resolve hostname [^\s:]+"),
+        "A launcher's ssh could not resolve a host name it was given: the hostfile or host list names a host this "
+        "node cannot resolve (a placeholder left in a hostfile, a short name without its DNS search domain, a pod "
+        "whose headless service or dnsPolicy is missing); list the hosts as the nodes resolve them "
+        "(scontrol show hostnames under Slurm)",
+    ),
+    (
+        # The dynamic loader resolving libtorch_cuda.so (or another NCCL user) against an older libnccl.
+        re.compile(r"undefined symbol: nccl\w+"),
+        "The program was built against a newer NCCL than the libnccl.so it loaded (an image's own NCCL, "
+        "LD_LIBRARY_PATH or LD_PRELOAD ahead of the one the framework ships with): install the NCCL the framework "
+        "was built with (the matching nvidia-nccl-cu* wheel) or start from the framework's own base image",
+    ),
     (
         # Python's OSError of os.rename/os.replace names both paths.
         re.compile(r"No such file or directory: '[^']+' -> '"),
