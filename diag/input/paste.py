@@ -173,20 +173,26 @@ def rejoin_wrapped(data: bytes) -> bytes:
 
 
 _BANNER_HEAD = re.compile(rb"\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT \S+[ \t]*\r?$")
-_BANNER_TAIL = re.compile(rb"[ \t]*DUE (?:TO|to) [^\r\n]*\*\*\*[ \t]*\r?$")
+# The reason's row may carry the same prefix as every row of the paste (an srun label, a timestamp, "> ").
+_BANNER_TAIL = re.compile(rb"(?P<prefix>[^\r\n*]{0,40}?)(?P<tail>DUE (?:TO|to) [^\r\n]*\*\*\*)[ \t]*\r?$")
 
 
 def rejoin_banner(data: bytes) -> bytes:
     """Slurm's ``*** JOB 38193 ON gra533 CANCELLED AT <time> DUE TO TIME LIMIT ***`` wrapped by hand or by
-    a narrow page before "DUE TO": the reason goes back on the banner's row, its own row left empty."""
+    a narrow page before "DUE TO" (a blank row between, in a double-spaced paste): the reason goes back
+    on the banner's row, its own row left empty."""
     if len(data) > PASTE_BYTES or b"CANCELLED AT" not in data or b"DUE " not in data:
         return data
     rows = data.split(b"\n")
     for i in range(len(rows) - 1):
-        if _BANNER_HEAD.search(rows[i]) and _BANNER_TAIL.match(rows[i + 1]):
-            head = rows[i].rstrip(b"\r").rstrip()
-            rows[i] = head + b" " + rows[i + 1].strip() + (b"\r" if rows[i].endswith(b"\r") else b"")
-            rows[i + 1] = b"\r" if rows[i + 1].endswith(b"\r") else b""
+        if not _BANNER_HEAD.search(rows[i]):
+            continue
+        j = i + 2 if not rows[i + 1].strip() and i + 2 < len(rows) else i + 1
+        tail = _BANNER_TAIL.match(rows[j])
+        if tail:
+            cr = b"\r" if rows[i].endswith(b"\r") else b""
+            rows[i] = rows[i].rstrip(b"\r").rstrip() + b" " + tail["tail"] + cr
+            rows[j] = b"\r" if rows[j].endswith(b"\r") else b""
     return b"\n".join(rows)
 
 
