@@ -101,6 +101,10 @@ class Context:
         (closing fence, blank lines, a bare prompt)."""
         return {stats.path: stats.lines - stats.silent_tail for stats in self.scan.inputs}
 
+    def evidence_at(self, order: tuple[int, int], text: str, host: str | None = None) -> Evidence:
+        """Evidence for a line a fact remembered by its order ((input, line)) and text."""
+        return Evidence(path=self.scan.inputs[order[0]].path, line=order[1], text=text, order=order, host=host)
+
     def job_failed(self) -> bool:
         """Whether the logs show the job failing: some failure line of unexplained-failure's, other than
         slurmstepd's error-level notices of runs that go on (pyxis' ignored options, the TMPDIR fallback,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
-from diag.evidence import Evidence, time_key
+from diag.evidence import time_key
 from diag.report import Finding
 
 INFO_VERBOSE_RANKS = 64
@@ -252,7 +252,7 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     }
     evidence = []
     for r in ([largest] if largest else []) + wrong_rows[:3]:
-        evidence.append(Evidence(path=ctx.scan.inputs[r.order[0]].path, line=r.order[1], text=r.text, order=r.order))
+        evidence.append(ctx.evidence_at(r.order, r.text))
     evidence += [ev for ev, _ in ctx.samples(rule, ["oob_failed", "avg_failed", "nhc_busbw"])][:2]
     finding = ctx.make_finding(
         rule,

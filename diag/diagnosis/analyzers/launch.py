@@ -6,7 +6,6 @@ from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or, fixed_sentence, sentences
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
-from diag.evidence import Evidence
 from diag.hostlist import expand
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -509,7 +508,7 @@ def _separate_test_worlds(rule: Rule, ctx: Context) -> list[Finding]:
         "(`make clean` first) and launch it with mpirun or `srun --mpi=pmix`"
     )
     evidence = [
-        Evidence(path=ctx.scan.inputs[order[0]].path, line=order[1], text=text, order=order, host=host)
+        ctx.evidence_at(order, text, host)
         for host, (order, text) in sorted(first.items(), key=lambda item: item[1][0])[:4]
     ]
     severity = "error" if ctx.job_failed() else "warning"  # as _separate_worlds weighs it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural, timeline_key
-from diag.diagnosis.analyzers.transport.roce import CQE_SIGNATURES, link_local_completions
+from diag.diagnosis.analyzers.transport.roce import CQE_SIGNATURES, PORT_EVENTS, link_local_completions
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence
 from diag.report import Finding
@@ -132,7 +132,7 @@ def _table_text(table: dict[str, str]) -> str:
 # ------------------------------------------------------------------------------------------- IB faults
 def port_faults(rule: Rule, ctx: Context) -> list[tuple]:
     """The asynchronous events of ``rule`` (ib-link-fault) that report a fault of the port or device."""
-    events = ctx.samples(rule, ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async"])
+    events = ctx.samples(rule, PORT_EVENTS)
     faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
     return faults + [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
 

@@ -126,9 +126,10 @@ def _mixed_links(rule: Rule, ctx: Context) -> list[Finding]:
         f"NCCL_IB_HCA=^{','.join(p.split(':')[0] for p in ports[odd])}"
     )
     # Queue pairs that would not connect, or a job that failed, are what striping over the odd port does.
-    broke = bool(qp_failures(ctx)) or ctx.job_failed()
+    failed_qps = bool(qp_failures(ctx))
+    broke = failed_qps or ctx.job_failed()
     if broke:
-        detail += "; queue pairs failed to connect" if qp_failures(ctx) else "; the job failed"
+        detail += "; queue pairs failed to connect" if failed_qps else "; the job failed"
     return [
         ctx.make_finding(
             rule, ["mixed_links"], detail=detail, severity=None if broke else "warning", confidence=0.7 if broke else 0.6,

@@ -95,22 +95,16 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         detail += (
             "; NCCL could not read the GIDs' RoCE version from sysfs (gid_attrs), so it cannot pick the RoCE v2 entry"
         )
-    if (
-        unresolved
-        and len([p for v in hca_filter_values(ctx)[:1] for p in v.split(",") if p]) > 1
-        and not (forced or hint)
-    ):
-        # The port list is the likelier suspect (nccl-ib-hca-wrong says so); the GID stays a candidate.
-        detail += "; NCCL_IB_HCA lists several ports, which nccl-ib-hca-wrong checks first"
-        # Weighed like that finding: an excerpt that shows neither several nodes nor a failed job
-        # makes both candidates warnings.
+    several = unresolved and len([p for v in hca_filter_values(ctx)[:1] for p in v.split(",") if p]) > 1
+    if (several and not (forced or hint)) or (mixed and not (forced or hint or no_data)):
+        # The port list is the likelier suspect (nccl-ib-hca-wrong says so); the GID stays a candidate,
+        # weighed like that finding: an excerpt that shows neither several nodes nor a failed job makes
+        # both candidates warnings.
+        if several and not (forced or hint):
+            detail += "; NCCL_IB_HCA lists several ports, which nccl-ib-hca-wrong checks first"
+        else:
+            detail += "; NCCL stripes over InfiniBand and RoCE ports at once, which nccl-ib-hca-wrong checks first"
         quiet = ctx.facts.nodes_known() is None and not ctx.job_failed()
-        return [
-            ctx.make_finding(rule, names, detail=detail + ".", confidence=0.45, severity="warning" if quiet else None)
-        ]
-    if mixed and not (forced or hint or no_data):
-        detail += "; NCCL stripes over InfiniBand and RoCE ports at once, which nccl-ib-hca-wrong checks first"
-        quiet = ctx.facts.nodes_known() is None and not ctx.job_failed()  # weighed as that finding is
         return [
             ctx.make_finding(rule, names, detail=detail + ".", confidence=0.45, severity="warning" if quiet else None)
         ]
