@@ -218,6 +218,11 @@ SENTENCES: tuple = (
     ([], fixed_sentence("no_gpu_driver", "Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")),
     ([], fixed_sentence("exited_too_soon", "the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")),
     (["namespace"], "pyxis could not join the {ns} namespace: {reason}"),
+    (
+        ["slurm_lib_absent"],
+        "Slurm's {lib} could not be loaded: a Slurm program (a TaskProlog, which Slurm 24.11+ runs inside the pyxis "
+        "container) ran where the host's Slurm libraries are not mounted",
+    ),
     ([], _name_missing),
     (["name_flag"], '--container-name "{flag}" was used but the container {state}'),
     ([], _mounts_format),
