@@ -86,6 +86,21 @@ def test_connection_refused_by_the_store_is_a_rendezvous_failure_of_that_rank(ru
     assert (finding.severity, finding.ranks) == ("error", [9])
 
 
+def test_connection_refused_while_rank_0_started_then_passed_is_no_failure(rules):
+    refused = (
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to [slinky-0]:29500 "
+        "(errno: 111 - Connection refused)."
+    )
+    complete = "slinky-1:2345:2400 [0] NCCL INFO comm 0x55d0 rank 8 nranks 16 cudaDev 0 busId 1a000 - Init COMPLETE"
+    barrier = "INFO:torch.distributed.distributed_c10d:Rank 8: Completed store-based barrier for key:store_based_barrier_key:1 with 16 nodes."
+    steps = ["{'loss': 2.31, 'epoch': 0.01}", "{'loss': 2.12, 'epoch': 0.02}"]
+    for passed in (complete, barrier):
+        assert "rendezvous-failure" not in ids(diagnose(rules, [refused] * 3 + [passed] + steps))
+    # The same retries in a run that then failed stay the rendezvous failure.
+    failed = "torch.distributed.DistNetworkError: The client socket has timed out after 1800s while trying to connect to (slinky-0, 29500)."
+    assert top(diagnose(rules, [refused] * 3 + [failed]), "rendezvous-failure").severity == "error"
+
+
 def test_unresolvable_master_addr_names_the_node_that_could_not_resolve_it(rules):
     line = (
         "slinky-1: [W1202 10:50:17.124980676 socket.cpp:764] [c10d] The IPv6 network addresses of "

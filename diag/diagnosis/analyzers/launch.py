@@ -188,6 +188,16 @@ PEER_STORE_ERRORS = frozenset(
 
 
 # Rank 0's own store timeout, in one line or wrapped over two.
+# Connection attempts c10d repeats until the store answers: a failure only if it never did.
+RETRIED_CONNECTS = frozenset({"connect_refused", "cannot_init", "store_retry"})
+
+
+def _rendezvous_passed(rule: Rule, ctx: Context) -> bool:
+    """Whether the logs show the processes met after all: the store's barrier passed, a client
+    connected, or NCCL built a communicator (its unique id travels through the store)."""
+    return bool(ctx.stats(rule, ["barrier_done", "client_connected"])) or ctx.count("nccl-net-plugin", ["init_complete"]) > 0
+
+
 STORE_TIMEOUT_SIGNATURES = frozenset({"clients_joined", "clients_wait", "clients_count"})
 
 
@@ -230,6 +240,8 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
             chosen.discard(name)
     if not chosen:
         return _stopped_in_rendezvous(rule, ctx)
+    if chosen <= RETRIED_CONNECTS and not ctx.job_failed() and _rendezvous_passed(rule, ctx):
+        return []  # the workers started before rank 0's store and retried until it was up, as c10d does
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
     addrs = ctx.captures(rule, "addr", socket_sigs)
     ports = ctx.captures(rule, "port", socket_sigs)
