@@ -64,6 +64,27 @@ def test_nccls_mixed_device_count_check_is_an_error_naming_the_odd_node(rules):
     assert (finding.severity, finding.hosts) == ("error", ["slinky-3"])
 
 
+def test_a_node_on_sockets_meeting_a_node_on_ib_is_a_mismatch_naming_the_node_without_ib(rules):
+    report = diagnose(
+        rules,
+        [
+            "slinky-0:16902:16954 [3] NCCL INFO NET/IB : No device found.",
+            "slinky-0:16902:16954 [3] NCCL INFO NET/Socket : Using [0]ib0:192.168.1.11<0>",
+            "slinky-0:16902:16954 [3] NCCL INFO Using network Socket",
+            "slinky-1:695836:695883 [5] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_2:1/IB [RO]; OOB ib0:192.168.1.14<0>",
+            "slinky-1:695836:695883 [5] NCCL INFO Using network IB",
+            "",
+            "slinky-0:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3",
+        ],
+    )
+    finding = report.findings[0]
+    assert (finding.id, finding.severity) == ("ib-hca-mismatch-nodes", "error")
+    assert "no IB device on slinky-0" in finding.detail
+    # A bootstrap socket meeting a proxy one is another story (a stray connection), not IB against Socket.
+    stray = "slinky-0:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 2 != 1"
+    assert "ib-hca-mismatch-nodes" not in ids(diagnose(rules, [stray]))
+
+
 def test_identical_hcas_on_every_node_is_no_mismatch(rules):
     report = diagnose(rules, ib_node("slinky-0", 10) + ib_node("slinky-1", 11) + ib_node("slinky-2", 12))
     assert "ib-hca-mismatch-nodes" not in ids(report)

@@ -42,6 +42,8 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     if explicit:
         counts = ctx.captures(rule, "min") + ctx.captures(rule, "max")
         detail = "NCCL found different network devices on the nodes of this job"
+        if "ib_and_socket_peers" in {n for n, _ in explicit}:
+            detail += _ib_and_socket_text(ctx)
         if counts:
             detail += f" (local NIC counts from {min(counts, key=int)} to {max(counts, key=int)})"
         odd = _odd_hosts(table) if table else []
@@ -78,6 +80,18 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
             confidence=0.75 if failed else 0.6,
         )
     ]
+
+
+def _ib_and_socket_text(ctx: Context) -> str:
+    """Which side of an IB-to-Socket connection is which, as far as the logs say."""
+    text = (
+        ": ranks that use NET/IB connected to ranks that use NET/Socket (socketFinalizeAccept: wrong type), "
+        "so some nodes have no usable IB device (driver, HCA, or a container without /dev/infiniband) or set "
+        "NCCL_IB_DISABLE while the others use IB"
+    )
+    mounted = ctx.rules.get("ib-devices-not-mounted")
+    none = sorted({h for ev, _ in ctx.samples(mounted, ["no_device"]) if (h := ctx.host_for(ev))}) if mounted else []
+    return text + (f"; NCCL found no IB device on {hosts_text(none)}" if none else "")
 
 
 def _per_host_fabric(ctx: Context) -> dict[str, str]:
