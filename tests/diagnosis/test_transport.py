@@ -1035,6 +1035,19 @@ def test_no_ib_device_in_a_pyxis_container_without_dev_infiniband_is_named_at_lo
     assert "ib-devices-not-mounted" not in ids(diagnose(rules, [srun, *nccl[:-1]]))
 
 
+def test_no_ib_device_in_a_docker_container_started_without_the_devices_is_named(rules):
+    nccl = [
+        "node1:1:1 [0] NCCL INFO NET/IB : No device found.",
+        "node1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+        "[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited",
+    ]
+    docker = "$ docker run --gpus all --net=host --shm-size=16g nvcr.io/nvidia/pytorch:23.10-py3 torchrun train.py"
+    finding = found(diagnose(rules, [docker, *nccl]), "ib-devices-not-mounted")
+    assert "Docker container started without --device=/dev/infiniband" in finding.detail
+    for given in ("--device=/dev/infiniband", "--privileged"):
+        assert "ib-devices-not-mounted" not in ids(diagnose(rules, [docker.replace("--gpus all", f"--gpus all {given}"), *nccl]))
+
+
 def test_sigbus_in_a_launcher_summary_without_nccl_context_is_a_weak_shm_finding(rules):
     line = (
         "The worker fails with {0: ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', "

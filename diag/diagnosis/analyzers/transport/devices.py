@@ -151,15 +151,22 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
         # given /dev/infiniband it is still the likeliest reason, said at lower confidence with the
         # assumption spelled out. A run that went on is an Ethernet cluster doing what it should.
         mounts = ctx.captures(rule, "mounts", ["container_mounts"])
+        docker = ctx.captures(rule, "args", ["docker_run"])
         in_container = ctx.stats(rule, ["in_container", "pyxis_notice"])
-        if not in_container or not ctx.job_failed() or any("/dev/infiniband" in m for m in mounts):
+        passed_in = any("/dev/infiniband" in m for m in mounts) or any(
+            "/dev/infiniband" in a or "--privileged" in a for a in docker
+        )
+        if not (in_container or docker) or not ctx.job_failed() or passed_in:
             return []
-        how = " whose --container-mounts leave out /dev/infiniband" if mounts else ""
+        if in_container:
+            how = "pyxis container" + (" whose --container-mounts leave out /dev/infiniband" if mounts else "")
+        else:
+            how = "Docker container started without --device=/dev/infiniband"
         assumed.insert(0, IB_ASSUMED)
         confidence = 0.55
         detail = (
             f'NCCL found no IB device ("NET/IB : No device found.") on {hosts_text(unseen)} and the job runs in a '
-            f"pyxis container{how}: if the nodes have InfiniBand/RoCE, its verbs devices are not visible in the container"
+            f"{how}: if the nodes have InfiniBand/RoCE, its verbs devices are not visible in the container"
         )
     else:
         detail = (
