@@ -69,6 +69,12 @@ def test_cray_pmi_that_cannot_reach_the_control_network_says_so(rules):
     assert "PE 736" in finding.detail and "control network" in finding.detail
 
 
+def test_cray_pmi_error_before_a_rank_knows_its_pe_is_pmi_failing_not_a_missing_pmi(rules):
+    report = diagnose(rules, ["[unset]:_pmi_set_af_in_use:PMI ERROR"])
+    finding = top(report, "pmix-runtime-error")
+    assert "_pmi_set_af_in_use" in finding.detail and "pmix-not-used" not in ids(report)
+
+
 def test_a_singleton_warning_ends_the_log_even_with_a_paste_s_closing_fence_after_it(rules):
     line = "MPI startup(): PMI server not found. Please set I_MPI_PMI_LIBRARY variable if it is not a singleton case."
     for tail in ([], ["```"], ["", "[user@login01 ~]$ ", "```"]):

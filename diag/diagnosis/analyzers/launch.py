@@ -125,7 +125,7 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-_CRAY_PMI = ["cray_pmi", "cray_pmi_init"]
+_CRAY_PMI = ["cray_pmi", "cray_pmi_init", "cray_pmi_error"]
 
 
 def _cray_pmi(rule: Rule, ctx: Context) -> list[Finding]:
@@ -133,7 +133,7 @@ def _cray_pmi(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule, _CRAY_PMI):
         return []
     pes = sorted(ctx.captures(rule, "pe", _CRAY_PMI), key=int)
-    who = f"PE {', '.join(pes[:8])}{' ...' if len(pes) > 8 else ''}"
+    who = f"PE {', '.join(pes[:8])}{' ...' if len(pes) > 8 else ''}" if pes else "a rank that had no PE number yet"
     if ctx.captures(rule, "in_use", ["cray_pmi"]):
         detail = (
             f"Cray PMI of {who} could not bind its control port (Address already in use): another job step on the "
@@ -147,6 +147,12 @@ def _cray_pmi(rule: Rule, ctx: Context) -> list[Finding]:
         detail = (
             f"Cray PMI of {who} could not connect to the step's PMI control network: a node's high-speed network "
             "was not ready or not reachable; resubmit excluding the node (--exclude), and report it if it repeats"
+        )
+    elif where := ctx.captures(rule, "where", ["cray_pmi_error"]):
+        detail = (
+            f"Cray PMI of {who} reported an error in {where[0]} while starting, so MPI_Init failed: a known "
+            "start-up failure of the system's PMI layer (some sites document exporting PMI_SHARED_SECRET=\"\" as "
+            "the workaround); report it to the site if it repeats"
         )
     else:
         detail = f"Cray PMI failed to start on {who}, so MPI_Init failed"
