@@ -67,6 +67,19 @@ def dataset_missing(rank: int) -> str:
     return f"[rank{rank}]: FileNotFoundError: [Errno 2] No such file or directory: '/fsx/datasets/imagenet/train/n01440764'"
 
 
+def test_a_node_that_cannot_mount_the_network_file_system_is_shared_storage_missing(rules):
+    lines = [
+        "---- Begin output of mount -t nfs -o hard,intr,vers=3 head:/home /home ----",
+        "STDERR: mount.nfs: access denied by server while mounting head:/home",
+        "---- End output of mount -t nfs -o hard,intr,vers=3 head:/home /home ----",
+    ]
+    finding = found(diagnose(rules, lines), "shared-storage-missing")
+    assert "could not mount it (access denied by server while mounting head:/home)" in finding.detail
+    # mount(8) failing on a local device is no shared file system.
+    usb = "mount: /mnt/usb: special device /dev/sdb1 does not exist."
+    assert "shared-storage-missing" not in ids(diagnose(rules, [usb]))
+
+
 def test_shared_path_missing_on_one_node_only_is_a_mount_problem_there(rules):
     finding = found(diagnose(rules, FOUR_NODES + [dataset_missing(9)]), "shared-storage-missing")
     assert (finding.severity, finding.hosts) == ("error", ["slinky-1"])

@@ -41,6 +41,8 @@ _BROKEN_WORDS = (
     "nfs: server",
     "LustreError",
     "Lustre:",
+    "mount.",
+    "mount:",
 )
 _FS_CLIENT_WORDS = ("LustreError", "Lustre:")
 
@@ -61,6 +63,9 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     broken, absent = [], []  # (evidence, path)
     for ev, g in ctx.samples(rule, chosen):
         path = g.get("path") if g.get("path", "").startswith(SHARED_PREFIXES) else _shared_path(ev.text)
+        if path is None and g.get("why"):
+            export = g.get("server") or g.get("export")
+            path = f"the network file system {export}" if export else "a network file system"
         if path is None and g.get("server"):
             path = f"the NFS export of {g['server']}"
         elif path is None and any(word in ev.text for word in _FS_CLIENT_WORDS):
@@ -99,6 +104,8 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         ):
             if needle in texts:
                 kinds.append(meaning)
+    if whys := ctx.captures(rule, "why", ["mount_failed"]):
+        kinds.append(f"the node could not mount it ({whys[0][:120]})")
     if partial and absent:
         others = sorted(known - failing, key=natural_key) if known - failing else []
         seen = f", while {hosts_text(others)} read it" if others else ""
