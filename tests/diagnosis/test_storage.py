@@ -67,6 +67,19 @@ def dataset_missing(rank: int) -> str:
     return f"[rank{rank}]: FileNotFoundError: [Errno 2] No such file or directory: '/fsx/datasets/imagenet/train/n01440764'"
 
 
+def test_vllm_worker_reading_a_missing_model_path_as_a_repo_id_names_its_node(rules):
+    worker = "(RayWorkerWrapper pid=344, ip=10.2.30.130) WARNING 12-12 22:31:21 [weight_utils.py:387] "
+    lines = [
+        worker + "Failed to get file list for '/home/me/.cache/huggingface/hub/models--Qwen/snapshots/c18'. Trying each "
+        "pattern in allow_patterns individually until weights have been downloaded. Error: "
+        "/home/me/.cache/huggingface/hub/models--Qwen/snapshots/c18 (invalid repository id)",
+        "(RayWorkerWrapper pid=1480) INFO 12-12 22:31:21 [default_loader.py:267] Loading weights took 0.20 seconds",
+        worker.replace("WARNING", "ERROR") + "Error executing method 'load_model'. This might cause deadlock.",
+    ]
+    finding = found(diagnose(rules, lines), "node-local-path")
+    assert finding.hosts == ["10.2.30.130"] and "read the path as a Hub repo id" in finding.detail
+
+
 def test_a_node_that_cannot_mount_the_network_file_system_is_shared_storage_missing(rules):
     lines = [
         "---- Begin output of mount -t nfs -o hard,intr,vers=3 head:/home /home ----",

@@ -292,7 +292,7 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
     """Node-local storage as frameworks word it: a model directory Hugging Face cannot find here, a
     dataset index built on one node, a file:// rendezvous each node waits on alone."""
     signs: list[tuple] = []
-    for ev, g in ctx.samples(rule, ["hub_repo_id", "hub_no_path", "hub_cannot_load"]):
+    for ev, g in ctx.samples(rule, ["hub_repo_id", "hub_invalid_id", "hub_no_path", "hub_cannot_load"]):
         path = g.get("path")
         why = "Hugging Face found no such directory on this node and read the path as a Hub repo id"
         if path and node_local(path):
