@@ -258,6 +258,11 @@ def test_a_provider_or_ray_notice_in_a_run_that_went_on_is_only_a_warning(rules)
         ("EC2 Spot Instance interruption notice: i-0abc terminates in 2 minutes", "preempted"),
         ("The node with node id: 6a1f and address: 10.0.3.12 and node name: 10.0.3.12 has been marked dead because "
          "the detector has missed too many heartbeats from it.", "node-failure"),
+        # Ray before 1.0, and its GCS dropping the node.
+        ("The node with client ID 1ead has been marked dead because the monitor has missed too many heartbeats "
+         "from it.", "node-failure"),
+        ("[2022-08-16 13:02:15,608 W 1678 1692] (gcs_server) gcs_heartbeat_manager.cc:106: Node timed out: f2ae94",
+         "node-failure"),
     ):
         went_on = diagnose(rules, [line, "Rescheduled; epoch 4 loss 0.8", "Training completed."])
         assert found(went_on, cause).severity == "warning", line
@@ -438,6 +443,8 @@ def test_a_cloud_launcher_saying_its_cluster_is_preempted_is_a_preemption(rules)
         "# (bert-qa pid=920210) E 05-04 00:53:16 backend_utils.py:999] Failed to cancel jobs on cluster bert-qa-39.",
     ]
     top(diagnose(rules, lines), "preempted")
+    status = "(sky-de99, pid=734143) I 12-10 21:39:39 controller.py:118] Cluster is preempted (status: INIT). Recovering..."
+    top(diagnose(rules, [status]), "preempted")
     assert "preempted" not in ids(diagnose(rules, ["If the cluster is preempted, the controller recovers it."]))
 
 
