@@ -107,6 +107,20 @@ def test_connection_refused_while_rank_0_started_then_passed_is_no_failure(rules
     assert top(diagnose(rules, [refused] * 3 + [failed]), "rendezvous-failure").severity == "error"
 
 
+def test_an_excerpt_cut_inside_the_rendezvous_store_calls_is_a_weak_rendezvous_failure(rules):
+    actor = "(CommandActor pid=552, ip=10.130.6.168) "
+    lines = [
+        actor + '  File "/opt/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 408, in sync',
+        actor + "    get_response = self._backend.get_state()",
+        actor + '  File "/opt/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 115, in _call_store',
+        actor + "    return getattr(self._store, store_op)(*args, **kwargs)",
+    ]
+    finding = found(diagnose(rules, lines), "rendezvous-failure")
+    assert finding.severity == "warning" and finding.confidence < 0.4 and finding.assumed
+    # The same frames followed by more of the run are no failure of the rendezvous.
+    assert "rendezvous-failure" not in ids(diagnose(rules, lines + ["epoch 1 loss 0.9"] * 5))
+
+
 def test_unresolvable_master_addr_names_the_node_that_could_not_resolve_it(rules):
     line = (
         "slinky-1: [W1202 10:50:17.124980676 socket.cpp:764] [c10d] The IPv6 network addresses of "
@@ -458,7 +472,9 @@ STOPPED_IN_INIT = [
 def test_processes_stopped_inside_the_rendezvous_never_met(rules):
     finding = top(diagnose(rules, STOPPED_IN_INIT), "rendezvous-failure")
     assert "same MASTER_ADDR and MASTER_PORT" in finding.detail and finding.assumed
-    assert "rendezvous-failure" not in ids(diagnose(rules, STOPPED_IN_INIT[:3])), "not stopped there: no hang shown"
+    # Cut there without the stop: no hang shown, only where an exception the excerpt left out was raised.
+    cut = [f for f in diagnose(rules, STOPPED_IN_INIT[:3]).findings if f.id == "rendezvous-failure"]
+    assert all(f.severity == "warning" and "same MASTER_ADDR" not in f.detail for f in cut)
 
 
 def test_a_store_client_retrying_an_address_where_nothing_listens_is_the_rendezvous(rules):

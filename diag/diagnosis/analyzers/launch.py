@@ -245,7 +245,7 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         if name in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, [name])):
             chosen.discard(name)
     if not chosen:
-        return _stopped_in_rendezvous(rule, ctx)
+        return _stopped_in_rendezvous(rule, ctx) or _cut_in_rendezvous(rule, ctx)
     if chosen <= RETRIED_CONNECTS and not ctx.job_failed() and _rendezvous_passed(rule, ctx):
         return []  # the workers started before rank 0's store and retried until it was up, as c10d does
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
@@ -374,6 +374,27 @@ def _stopped_in_rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         ctx.make_finding(
             rule, ["rendezvous_frame", "interrupted"], detail=detail + ".", evidence=pick_evidence(ev for ev, _ in frames),
             confidence=0.45, assumed=assumed,
+        )
+    ]  # fmt: skip
+
+
+def _cut_in_rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
+    """An excerpt that ends inside a traceback whose innermost frames are the rendezvous' store calls:
+    the exception line itself was left out, but where the process failed is known."""
+    last = ctx.last_lines()
+    frames = [ev for ev, _ in ctx.samples(rule, ["rendezvous_frame"]) if ev.line >= last.get(ev.path, 0) - 2]
+    if not frames or any(severity_rank(f.severity) >= severity_rank("error") for f in ctx.findings.values()):
+        return []
+    detail = (
+        "The excerpt ends in a traceback inside the rendezvous (its store calls), without the exception: the "
+        "processes could not reach or use the rendezvous store (MASTER_ADDR/MASTER_PORT or --rdzv-endpoint "
+        "not reachable from every node, a port the network does not let through)"
+    )
+    assumed = ["the exception the traceback ends in was left out of the excerpt; it failed where its last frames are"]
+    return [
+        ctx.make_finding(
+            rule, ["rendezvous_frame"], detail=detail + ".", evidence=frames[-1:], confidence=0.35, assumed=assumed,
+            severity="warning",
         )
     ]  # fmt: skip
 
