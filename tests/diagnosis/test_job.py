@@ -270,6 +270,15 @@ def test_a_provider_or_ray_notice_in_a_run_that_went_on_is_only_a_warning(rules)
         assert found(failed, cause).severity in ("error", "critical"), line
 
 
+def test_nccl_kernels_needing_more_shared_memory_than_the_gpu_has_say_the_release_is_too_old(rules):
+    lines = [
+        "node1:4766:4780 [0] enqueue.cc:50 NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856",
+        "Test NCCL failure common.cu:1005 'unhandled system error (run with NCCL_DEBUG=INFO for details) / '",
+    ]
+    finding = top(diagnose(rules, lines), "unexplained-failure")
+    assert "does not support the GPU's architecture" in finding.detail
+
+
 def test_a_failed_nccl_call_no_rule_knows_is_a_warning_that_says_what_it_assumed(rules):
     report = diagnose(rules, ["gpu-3:5512:5530 [1] misc/shmutils.cc:77 NCCL WARN Call to mmap failed : Bad address"])
     finding = found(report, "unexplained-failure")

@@ -85,6 +85,9 @@ def test_missing_verbs_library_matters_only_where_ib_was_expected(rules):
     # Ethernet-only nodes print the same line on every healthy job: only info there.
     ethernet = diagnose(rules, [NO_VERBS] + socket_node("slinky-0", 12) + socket_node("slinky-1"))
     assert found(ethernet, "ib-verbs-library-missing").severity == "info"
+    # One node, as nccl-tests lists its ranks: NCCL never uses the network there.
+    tests = [f"#  Rank  {r} Group  0 Pid   4766 on   slinky-0 device  {r} [0x21] NVIDIA H100" for r in (0, 1)]
+    assert found(diagnose(rules, tests + [NO_VERBS]), "ib-verbs-library-missing").severity == "info"
 
 
 # ------------------------------------------------------------------------------------- ib_disabled

@@ -220,6 +220,13 @@ OUTSIDE_CATALOGUE = (
         "Open MPI built with --enable-mpirun-prefix-by-default), or launch with srun under Slurm",
     ),
     (
+        # enqueue.cc: an INFO with a fallback in 2.25, a WARN and ncclSystemError from 2.26.
+        re.compile(r"exceeds device/fn maxSharedMem"),
+        "NCCL's kernels need more shared memory per block than this GPU offers: this NCCL release does not "
+        "support the GPU's architecture properly (new GPUs such as consumer Blackwell needed NCCL 2.26.2+); use a "
+        "NCCL (or a PyTorch wheel / image) that lists this GPU among its supported architectures",
+    ),
+    (
         re.compile(r"no kernel image is available for execution|cudaErrorNoKernelImageForDevice"),
         "CUDA error 209 (no kernel image is available) means the program's CUDA kernels were not built for this "
         "GPU's architecture: the PyTorch/CUDA build is older or narrower than the GPU (TORCH_CUDA_ARCH_LIST, a newer "

@@ -44,8 +44,15 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     reasons = ib_evidence(ctx)
     known = ctx.facts.nodes_known()
-    if reasons or known is False:
+    if reasons:
         return [ctx.make_finding(rule)]
+    if known is False:
+        # One node: NCCL moves data between its GPUs over NVLink, PCIe or shared memory, never the network.
+        detail = (
+            "InfiniBand is unavailable to NCCL, but this job ran on one node, where NCCL does not use the "
+            "network: harmless here; a job across nodes in the same image would fall back to TCP."
+        )
+        return [ctx.make_finding(rule, severity="info", confidence=0.5, detail=detail)]
     if ctx.stats(rule, ["lib_not_loadable"]) and ctx.job_failed():
         # A program that links the verbs library died loading it: the failure itself, not a quiet fallback.
         return [ctx.make_finding(rule, confidence=0.75)]
