@@ -121,6 +121,17 @@ def test_an_excerpt_cut_inside_the_rendezvous_store_calls_is_a_weak_rendezvous_f
     assert "rendezvous-failure" not in ids(diagnose(rules, lines + ["epoch 1 loss 0.9"] * 5))
 
 
+def test_rank_0_still_waiting_in_the_store_barrier_is_a_hang_until_the_barrier_completes(rules):
+    wait = (
+        "INFO:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process group for "
+        "rank: 0, key: store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)"
+    )
+    finding = found(diagnose(rules, [wait] * 3), "rendezvous-failure")
+    assert finding.severity == "warning" and "only 4 of 8 processes" in finding.detail and finding.assumed
+    done = "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes."
+    assert "rendezvous-failure" not in ids(diagnose(rules, [wait] * 3 + [done]))
+
+
 def test_unresolvable_master_addr_names_the_node_that_could_not_resolve_it(rules):
     line = (
         "slinky-1: [W1202 10:50:17.124980676 socket.cpp:764] [c10d] The IPv6 network addresses of "
@@ -506,6 +517,9 @@ def test_lightning_asking_for_gpus_the_task_cannot_see_is_a_layout_mismatch(rule
     line = "MisconfigurationException('You requested gpu: [0, 1, 2, 3, 4, 5, 6, 7]\\n But your machine only has: [0]"
     finding = top(diagnose(rules, [line]), "world-size-mismatch")
     assert "--gpus-per-task=1" in finding.detail
+    # Lightning 1.x said it with a capital.
+    old = "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0, 1, 2, 3]"
+    top(diagnose(rules, [old]), "world-size-mismatch")
 
 
 def test_every_task_from_k_up_failing_nccl_with_invalid_argument_is_a_world_too_small(rules):

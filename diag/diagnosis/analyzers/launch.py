@@ -244,6 +244,8 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # and goes on with IPv4 (PyTorch 2.0-2.2 print "failed to connect to [host]:port (errno: 97").
         if name in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, [name])):
             chosen.discard(name)
+    if _rendezvous_passed(rule, ctx):
+        chosen.discard("store_barrier_wait")  # it waited, then every process came
     if not chosen:
         return _stopped_in_rendezvous(rule, ctx) or _cut_in_rendezvous(rule, ctx)
     if chosen <= RETRIED_CONNECTS and not ctx.job_failed() and _rendezvous_passed(rule, ctx):
@@ -289,7 +291,8 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
                 f"rank 0's store waited {secs} s and only {joined} of {world} processes joined: "
                 f"{world - joined} never started, crashed first, or used another MASTER_ADDR/PORT or --nnodes"
             )
-    for _ev, g in ctx.samples(rule, ["store_barrier"])[:1]:
+    barrier = [n for n in ("store_barrier", "store_barrier_wait") if n in chosen][:1]
+    for _ev, g in ctx.samples(rule, barrier)[:1]:
         world, joined = int(g["world"]), int(g["joined"])
         if joined > world:
             parts.append(
@@ -297,8 +300,9 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
                 "MASTER_ADDR:MASTER_PORT, or the processes disagree on the world size"
             )
         else:
+            waited = "was still waiting" if barrier == ["store_barrier_wait"] else f"waited {g['timeout']}"
             parts.append(
-                f"init_process_group waited {g['timeout']} and only {joined} of {world} processes reached rank 0's "
+                f"init_process_group {waited} and only {joined} of {world} processes reached rank 0's "
                 "store: the others never started, crashed first, or were given another MASTER_ADDR/PORT"
             )
     retries = ctx.samples(rule, ["store_retry"])
@@ -348,6 +352,9 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # nodes come up one after the other; it is the failure only where the run then stops.
         assumed = ["the run stopped there: c10d repeats this warning while peers still start, and goes on once they resolve"]
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
+    if chosen == {"store_barrier_wait"} and not ctx.job_failed():
+        assumed = ["the run hung in init_process_group: the log ends while rank 0's store still waits"]
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.55, values=values, assumed=assumed)]
     if chosen == {"store_retry"} and not ctx.job_failed():
         # Retries are the client waiting: the run may yet connect (the store's host was slow to start).
         assumed = ["the run hung retrying: the log ends while the client still tries"]
