@@ -279,6 +279,15 @@ def test_nccl_kernels_needing_more_shared_memory_than_the_gpu_has_say_the_releas
     assert "does not support the GPU's architecture" in finding.detail
 
 
+def test_a_launcher_that_cannot_ssh_to_a_node_is_a_failure_saying_so(rules):
+    for lines in (
+        ["pdsh@node1: node2: ssh: connect to host node2 port 22: Connection refused", "pdsh@node1: node2: ssh exited with exit code 255"],
+        ["node2: Permission denied (publickey,password).", "pdsh@node1: node2: ssh exited with exit code 255"],
+    ):
+        finding = top(diagnose(rules, lines), "unexplained-failure")
+        assert "passwordless key" in finding.detail and "srun" in finding.detail
+
+
 def test_a_failed_nccl_call_no_rule_knows_is_a_warning_that_says_what_it_assumed(rules):
     report = diagnose(rules, ["gpu-3:5512:5530 [1] misc/shmutils.cc:77 NCCL WARN Call to mmap failed : Bad address"])
     finding = found(report, "unexplained-failure")

@@ -71,6 +71,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "loader_missing",
                 "command_not_found",
                 "ssh_unresolved",
+                "ssh_refused",
+                "ssh_denied",
                 "slurm_fatal",
                 "ompi_aborted",
             ],
@@ -164,6 +166,13 @@ OUTSIDE_CATALOGUE = (
         "node cannot resolve (a placeholder left in a hostfile, a short name without its DNS search domain, a pod "
         "whose headless service or dnsPolicy is missing); list the hosts as the nodes resolve them "
         "(scontrol show hostnames under Slurm)",
+    ),
+    (
+        re.compile(r"ssh: connect to host [^\s:]+ port \d+: |Permission denied \(publickey"),
+        "A launcher's ssh (pdsh for DeepSpeed, mpirun's rsh agent, accelerate) could not log in to another node: "
+        "sshd there is not reachable (Connection refused / timed out: the node is down, or a firewall), or there is "
+        "no passwordless key between the nodes (Permission denied (publickey)); under Slurm start the processes with "
+        "srun instead of ssh (DeepSpeed --launcher slurm, mpirun inside the allocation)",
     ),
     (
         # The dynamic loader resolving libtorch_cuda.so (or another NCCL user) against an older libnccl.
