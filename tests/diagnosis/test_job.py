@@ -288,6 +288,13 @@ def test_a_launcher_that_cannot_ssh_to_a_node_is_a_failure_saying_so(rules):
         assert "passwordless key" in finding.detail and "srun" in finding.detail
 
 
+def test_a_node_kubernetes_lost_or_whose_kernel_panicked_is_a_node_failure(rules):
+    events = ["Warning  NodeNotReady  2m  node-controller  Node is not ready", "RuntimeError: worker died"]
+    assert "NotReady" in top(diagnose(rules, events), "node-failure").detail
+    panic = ["[12345.679] Kernel panic - not syncing: Hard LOCKUP"]
+    assert "kernel panicked (Hard LOCKUP)" in top(diagnose(rules, panic), "node-failure").detail
+
+
 def test_a_failed_nccl_call_no_rule_knows_is_a_warning_that_says_what_it_assumed(rules):
     report = diagnose(rules, ["gpu-3:5512:5530 [1] misc/shmutils.cc:77 NCCL WARN Call to mmap failed : Bad address"])
     finding = found(report, "unexplained-failure")

@@ -597,6 +597,12 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             "Open MPI lost the daemon on a node of the job mid-run (ORTE has lost communication with its daemon): "
             "the node went down or its network dropped (the help box names it: hostname)"
         )
+    if ctx.stats(rule, ["k8s_not_ready", "k8s_unreachable"]):
+        parts.append("Kubernetes marked a node NotReady or unreachable (its kubelet stopped reporting) and evicts its pods")
+    if ctx.stats(rule, ["kernel_panic"]):
+        why = ctx.captures(rule, "why", ["kernel_panic"])
+        reason = f" ({why[0]})" if why else ""
+        parts.append(f"a node's kernel panicked{reason}: it went down with the job's processes")
     if ctx.stats(rule, ["ray_node_dead", "ray_node_died", "ray_node_timed_out"]):
         parts.append("Ray marked a node dead (it stopped answering heartbeats) and the work on it died with it")
     reporters = ctx.captures(rule, "reporter", ["banner"])
@@ -614,7 +620,7 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     names = failed and list(failed) or []
     values = {"nodes": ",".join(names) if names else "<the failed node, see scontrol show job / slurmctld log>"}
     # Ray or a node's state alone, in a run that shows no failure: the work was moved; worth a warning.
-    soft = {"ray_node_dead", "ray_node_died", "ray_node_timed_out", "node_state_down"}
+    soft = {"ray_node_dead", "ray_node_died", "ray_node_timed_out", "node_state_down", "k8s_not_ready", "k8s_unreachable"}
     severity = "warning" if {n for n, _ in ctx.stats(rule)} <= soft and not ctx.job_failed() else None
     return [ctx.make_finding(rule, detail=detail, hosts=names, values=values, severity=severity)]
 
