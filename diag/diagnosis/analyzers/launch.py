@@ -193,7 +193,6 @@ PEER_STORE_ERRORS = frozenset(
 )
 
 
-# Rank 0's own store timeout, in one line or wrapped over two.
 # Connection attempts c10d repeats until the store answers: a failure only if it never did.
 RETRIED_CONNECTS = frozenset({"connect_refused", "cannot_init", "store_retry"})
 
@@ -204,6 +203,7 @@ def _rendezvous_passed(rule: Rule, ctx: Context) -> bool:
     return bool(ctx.stats(rule, ["barrier_done", "client_connected"])) or ctx.count("nccl-net-plugin", ["init_complete"]) > 0
 
 
+# Rank 0's own store timeout, in one line or wrapped over two.
 STORE_TIMEOUT_SIGNATURES = frozenset({"clients_joined", "clients_wait", "clients_count"})
 
 

@@ -41,8 +41,6 @@ _BROKEN_WORDS = (
     "nfs: server",
     "LustreError",
     "Lustre:",
-    "mount.",
-    "mount:",
 )
 _FS_CLIENT_WORDS = ("LustreError", "Lustre:")
 
@@ -73,7 +71,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         if path is None or node_local(path):
             continue  # a per-node cache under /home is node-local-path's
         text = ev.text
-        if any(word in text for word in _BROKEN_WORDS):
+        if g.get("why") or any(word in text for word in _BROKEN_WORDS):  # "why": the mount itself failed
             broken.append((ev, path))
         else:
             absent.append((ev, path))
