@@ -158,7 +158,7 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
         # given /dev/infiniband it is still the likeliest reason, said at lower confidence with the
         # assumption spelled out. A run that went on is an Ethernet cluster doing what it should.
         mounts = ctx.captures(rule, "mounts", ["container_mounts"])
-        docker = ctx.captures(rule, "args", ["docker_run"])
+        docker = ctx.captures(rule, "args", ["docker_run", "podman_run"])
         in_container = ctx.stats(rule, ["in_container", "pyxis_notice"])
         passed_in = any("/dev/infiniband" in m for m in mounts) or any(
             "/dev/infiniband" in a or "--privileged" in a for a in docker
