@@ -132,6 +132,14 @@ def test_rank_0_still_waiting_in_the_store_barrier_is_a_hang_until_the_barrier_c
     assert "rendezvous-failure" not in ids(diagnose(rules, [wait] * 3 + [done]))
 
 
+def test_jax_tasks_that_never_all_connected_are_a_rendezvous_failure(rules):
+    lines = [
+        "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect. Timed out task names:",
+        "/job:jax_worker/replica:0/task:1",
+    ]
+    assert "coordination service" in top(diagnose(rules, lines), "rendezvous-failure").detail
+
+
 def test_unresolvable_master_addr_names_the_node_that_could_not_resolve_it(rules):
     line = (
         "slinky-1: [W1202 10:50:17.124980676 socket.cpp:764] [c10d] The IPv6 network addresses of "

@@ -316,6 +316,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if "env_missing" in chosen:
         var = ", ".join(ctx.captures(rule, "var", ["env_missing"]))
         parts.append(f"{var} not set: the script uses env:// but was not started by torchrun (or the job script)")
+    if "jax_barrier" in chosen:
+        parts.append(
+            "JAX's coordination service timed out waiting for every task to connect (jax.distributed.initialize): "
+            "some processes never started or could not reach the coordinator address; the next line names them"
+        )
     if chosen & {"rdzv_timeout", "store_connection"}:
         parts.append("torchrun's rendezvous failed: fewer nodes than --nnodes joined, or they used different endpoints")
     if "store_get" in chosen:
