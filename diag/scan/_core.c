@@ -2511,11 +2511,80 @@ done:
     return NULL;
 }
 
+
+/* number(block, shipped, line_no) -> ([record numbered], \n in the block): diag.scan.scanner.Scanner.
+ * digest_source's numbering: each (start, record) of ``shipped`` (ascending starts) becomes the record
+ * with its first item replaced by line_no + the line feeds before start + 1. */
+static PyObject *core_number(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *shipped, *line_no;
+    if (!PyArg_ParseTuple(args, "y*O!O", &buf, &PyList_Type, &shipped, &line_no))
+        return NULL;
+    const char *s = buf.buf;
+    Py_ssize_t n = buf.len, pos = 0, seen = 0, count = PyList_GET_SIZE(shipped);
+    PyObject *out = PyList_New(count), *base = PyNumber_Add(line_no, one);
+    if (!out || !base)
+        goto fail;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(shipped, i), *record;
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyTuple_Check(record = PyTuple_GET_ITEM(item, 1)) ||
+            PyTuple_GET_SIZE(record) < 1) {
+            PyErr_SetString(PyExc_TypeError, "shipped lines are (start, record)");
+            goto fail;
+        }
+        Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 0));
+        if (start == -1 && PyErr_Occurred())
+            goto fail;
+        if (start < pos || start > n) {
+            PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
+            goto fail;
+        }
+        const char *p = s + pos, *end = s + start;
+        while ((p = memchr(p, '\n', end - p)) != NULL) {
+            seen++;
+            p++;
+        }
+        pos = start;
+        Py_ssize_t size = PyTuple_GET_SIZE(record);
+        PyObject *numbered = PyTuple_New(size), *by = PyLong_FromSsize_t(seen);
+        PyObject *at = by ? PyNumber_Add(base, by) : NULL;
+        Py_XDECREF(by);
+        if (!numbered || !at) {
+            Py_XDECREF(numbered);
+            Py_XDECREF(at);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(numbered, 0, at);
+        for (Py_ssize_t k = 1; k < size; k++) {
+            PyObject *v = PyTuple_GET_ITEM(record, k);
+            Py_INCREF(v);
+            PyTuple_SET_ITEM(numbered, k, v);
+        }
+        PyList_SET_ITEM(out, i, numbered);
+    }
+    {
+        const char *p = s + pos, *end = s + n;
+        while ((p = memchr(p, '\n', end - p)) != NULL) {
+            seen++;
+            p++;
+        }
+    }
+    Py_DECREF(base);
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(Nn)", out, seen);
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(base);
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"lines", core_lines, METH_VARARGS, "Candidate lines of Hyperscan match ends (see diag.scan.core)."},
     {"compile", core_compile, METH_VARARGS, "Compile a pattern with PCRE2 (JIT): compile(pattern, anchored)."},
     {"match", core_match, METH_VARARGS, "Spans of a compiled pattern's match on a subject, or None (tests)."},
     {"count_newlines", core_count_newlines, METH_VARARGS, "Line feeds before each start and in the block."},
+    {"number", core_number, METH_VARARGS, "Shipped records numbered by the line feeds before each."},
     {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},
     {"condense", core_condense, METH_VARARGS, "diag.scan.runs.condense in C."},
     {"apply", core_apply, METH_VARARGS, "Scanner.apply's loop, communicator lines applied in C."},

@@ -174,10 +174,14 @@ class Scanner:
                 block = block.replace(NBSP, b" ")
             shipped = self.digest_block(block, folder)
             # Only shipped lines need a number (most repeats fold): count the line feeds before those.
-            starts = [start for start, _ in shipped]
-            before, total = self._core.count_newlines(block, starts) if self._core else count_newlines(block, starts)
-            for (_, record), newlines in zip(shipped, before):
-                yield (line_no + newlines + 1, *record[1:])
+            if self._core is not None:
+                numbered, total = self._core.number(block, shipped, line_no)
+                yield from numbered
+            else:
+                starts = [start for start, _ in shipped]
+                before, total = count_newlines(block, starts)
+                for (_, record), newlines in zip(shipped, before):
+                    yield (line_no + newlines + 1, *record[1:])
             line_no += total
             stats.lines += total
             silent, all_silent = trailing_silent_lines(block)

@@ -17,7 +17,7 @@ from diag.scan.scanner import FACTS_OWNER, MAX_SAMPLES, Scanner, ScanResult
 from ..conftest import ROOT
 from .test_runs import _ordered
 
-pytestmark = pytest.mark.skipif(not core.built(), reason="the compiled core is not built")
+pytestmark = pytest.mark.skipif(core.module() is None, reason="the compiled core is not built or is switched off")
 
 
 def _records(rules, tmp_path, density: str, ranks: str = "32") -> tuple[Scanner, list, object]:
@@ -136,3 +136,19 @@ def test_core_condense_leaves_odd_records_to_python(rules, tmp_path):
     ctx = (scanner._rank_entry, scanner._rule_key_list(), {}, MAX_SAMPLES, 1, RankRun, array)
     assert scanner._core.condense(odd, ctx) is None
     assert ctx[2] == {}
+
+
+def test_core_numbering_is_count_newlines():
+    from diag.input.lines import count_newlines
+
+    rng = random.Random(5)
+    for _ in range(200):
+        block = bytes(rng.choice(b"ab\n\r") for _ in range(rng.randrange(0, 60)))
+        starts = sorted(rng.randrange(0, len(block) + 1) for _ in range(rng.randrange(0, 6)))
+        shipped = [(start, (0, "text", start, None)) for start in starts]
+        line_no = rng.randrange(0, 1 << 40)
+        before, total = count_newlines(block, starts)
+        want = [(line_no + newlines + 1, *record[1:]) for (_, record), newlines in zip(shipped, before)]
+        assert core.module().number(block, shipped, line_no) == (want, total)
+    with pytest.raises(ValueError):
+        core.module().number(b"a\nb", [(2, (0,)), (1, (0,))], 0)
