@@ -716,6 +716,7 @@ typedef struct {
     PyObject *host_key, *shipped;                      /* for keep_in_c: last-wins writes, samples shipped */
     PyObject *folded;
     Py_ssize_t max_samples, max_seen, max_shadow;
+    Py_ssize_t forgot; /* times the folder's memory was (or may have been) forgotten while the core ran */
 } Fold;
 
 /* keep_described's token for a rule match on a line without a rank of its own: the rank this task
@@ -815,14 +816,17 @@ static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, P
     return 1;
 }
 
+static PyObject *s_var, *s_value, *s_env, *u_env_echo, *u_hca_echo; /* interned at import */
+
 /* diag.scan.fold.Folder.keep_described in C, for the lines the core meets by the thousand: no
  * last-wins observation, or one ``comm_rank`` (a process's rank in a new communicator: ranks change
  * with every communicator, so these lines ship, and asking Python cost more than the rest of the
- * line). 0: ship the line, 1: folded here, 2: Python must decide (anything else), -1: error. Every
+ * line), or one setting NCCL echoes (``NCCL_IB_HCA set to ...``: each process prints it, with a rule match).
+ * 0: ship the line, 1: folded here, 2: Python must decide (anything else), -1: error. Every
  * step is keep_described's, in its order: the rank token read before the writes, the writes
  * compared with the shadow only for a repeat, the memory forgotten after the writes and before the
  * key is remembered. ``rank_write`` is what facts.overwrites writes: (RANK_OF, host, pid) -> rank
- * and (HOST_OF, rank) -> host. */
+ * and (HOST_OF, rank) -> host; a setting's is ("env", host, var) -> value. */
 static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, PyObject *nccl, PyObject *desc) {
     if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 7)
         return 2;
@@ -834,8 +838,23 @@ static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, 
         !PyTuple_Check(counters) || !PyUnicode_Check(host) || pid == NULL || pid == Py_None)
         return 2;
     Py_ssize_t nlw = PyTuple_GET_SIZE(last_wins), nrules = PyTuple_GET_SIZE(rules);
-    if (nlw > 1 || (nlw == 1 && (!PyLong_Check(rank_write) || PyUnicode_GET_LENGTH(host) == 0)))
+    if (nlw > 1 || (nlw == 1 && PyUnicode_GET_LENGTH(host) == 0))
         return 2;
+    /* The writes (facts.overwrites): a process's rank and the rank's host, or one host setting that NCCL
+     * echoes (env_echo, hca_echo: ("env", host, var) -> value). */
+    PyObject *env_var = NULL, *env_value = NULL;
+    if (nlw == 1 && !PyLong_Check(rank_write)) {
+        PyObject *lw = PyTuple_GET_ITEM(last_wins, 0), *name, *groups;
+        if (rank_write != Py_None || !PyTuple_Check(lw) || PyTuple_GET_SIZE(lw) != 2 ||
+            !PyUnicode_Check(name = PyTuple_GET_ITEM(lw, 0)) || !PyDict_Check(groups = PyTuple_GET_ITEM(lw, 1)) ||
+            (PyUnicode_Compare(name, u_env_echo) != 0 && PyUnicode_Compare(name, u_hca_echo) != 0))
+            return 2;
+        env_var = PyDict_GetItemWithError(groups, s_var);
+        env_value = env_var ? PyDict_GetItemWithError(groups, s_value) : NULL;
+        if (!env_value)
+            return PyErr_Occurred() ? -1 : 2;
+    }
+    int nw = env_var ? 1 : (int)nlw * 2;
     int foldable = 1;
     if (nrules && (foldable = PyObject_RichCompareBool(rule_set, fold->full, Py_LE)) < 0)
         return -1;
@@ -852,15 +871,20 @@ static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, 
         return -1;
     PyObject *wkeys[2] = {NULL, NULL}, *wvalues[2] = {rank_write, host};
     int rc = -1;
-    if (nlw && (!(wkeys[0] = PyTuple_Pack(3, fold->rank_key, host, pid)) ||
-                !(wkeys[1] = PyTuple_Pack(2, fold->host_key, rank_write))))
+    if (env_var) {
+        wvalues[0] = env_value;
+        if (!(wkeys[0] = PyTuple_Pack(3, s_env, host, env_var)))
+            goto done;
+    } else if (nlw && (!(wkeys[0] = PyTuple_Pack(3, fold->rank_key, host, pid)) ||
+                       !(wkeys[1] = PyTuple_Pack(2, fold->host_key, rank_write)))) {
         goto done;
+    }
     if (foldable) {
         int in = PySet_Contains(fold->seen, key);
         if (in < 0)
             goto done;
         if (in) {
-            for (int w = 0; w < nlw * 2 && foldable; w++) {
+            for (int w = 0; w < nw && foldable; w++) {
                 PyObject *old = PyDict_GetItemWithError(fold->shadow, wkeys[w]);
                 if (!old) {
                     if (PyErr_Occurred())
@@ -908,10 +932,11 @@ static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, 
         if (count >= fold->max_samples && PySet_Add(fold->full, entry) < 0)
             goto done;
     }
-    for (int w = 0; w < nlw * 2; w++)
+    for (int w = 0; w < nw; w++)
         if (PyDict_SetItem(fold->shadow, wkeys[w], wvalues[w]) < 0)
             goto done;
     if (PySet_GET_SIZE(fold->seen) >= fold->max_seen || PyDict_GET_SIZE(fold->shadow) >= fold->max_shadow) {
+        fold->forgot++;
         PyObject *r = PyObject_CallMethod(fold->folder, "_forget", NULL);
         if (!r)
             goto done;
@@ -1337,6 +1362,780 @@ static PyTypeObject KeeperType = {
     .tp_doc = "Keeper(folder): folder.keep_described, decided in C where it can.",
 };
 
+/* --- the ordered apply ----------------------------------------------------------------------- */
+
+/* apply(records, ctx) -> None: diag.scan.scanner.Scanner.apply's loop, in order, over ``records`` (any
+ * iterable of records). Every record with a host is folded here (with ``folder``, as the Keeper does);
+ * the communicator lines of a process (a lone ``comm_rank`` match, or one followed by rule matches whose
+ * samples are full: NCCL's "Init COMPLETE") are applied here too, with the effects of
+ * Facts.observe_rank_line and SigStats.count_hit in their order. Every other record, and one whose rule
+ * samples are not full yet, goes to ``one(record, decided)`` (decided: the fold already kept it), the
+ * Python loop's body. ctx is the tuple
+ * (line_base, index, facts, stats_of, rule_keys, rank_entry, max_samples, max_distinct, described,
+ *  describe, folder or None, one): rule_keys[i] is the statistics key of a rule entry, None for a fact. */
+static PyObject *s_nccl_info, *s_slurm_messages, *s_max_nranks, *s_ranks, *s_samples, *s_count, *s_hosts,
+    *s_captures, *s_rank, *s_nranks, *s_host, *s_rank_of_process, *s_host_of_rank, *u_nccl, *u_info, *u_slurm;
+
+#define HOST_OF_RANK_CAP 100000 /* Facts.observe_rank_line's caps */
+#define HOST_RANKS_CAP 4096
+
+typedef struct {
+    PyObject *facts, *hosts, *rank_of_process, *host_of_rank, *host_fn, *stats_of, *rule_keys, *described,
+        *describe, *one, *line_base, *index;
+    long rank_entry;
+    Py_ssize_t max_samples, max_distinct;
+    int nccl_info, slurm;
+} Applier;
+
+static int set_true(PyObject *obj, PyObject *name) { return PyObject_SetAttr(obj, name, Py_True); }
+
+/* len(getattr(obj, name)) (a sized container), or -1 with an exception. */
+static Py_ssize_t attr_len(PyObject *obj, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (!v)
+        return -1;
+    Py_ssize_t n = PyObject_Size(v);
+    Py_DECREF(v);
+    return n;
+}
+
+/* Facts.observe_rank_line(host, pid, emitter, level, groups, (index, line_no)); the rank written (new
+ * reference) or NULL. */
+static PyObject *observe_rank_line(Applier *a, PyObject *host, PyObject *pid, PyObject *emitter, PyObject *level,
+                                   PyObject *groups, PyObject *line_no) {
+    int nccl = PyUnicode_Check(emitter) && PyUnicode_Compare(emitter, u_nccl) == 0;
+    if (nccl && PyUnicode_Check(level) && PyUnicode_Compare(level, u_info) == 0) {
+        if (!a->nccl_info) {
+            if (set_true(a->facts, s_nccl_info) < 0)
+                return NULL;
+            a->nccl_info = 1;
+        }
+    } else if (!nccl && PyUnicode_Check(emitter) && PyUnicode_Compare(emitter, u_slurm) == 0) {
+        if (!a->slurm) {
+            if (set_true(a->facts, s_slurm_messages) < 0)
+                return NULL;
+            a->slurm = 1;
+        }
+    }
+    /* facts.host(host, order) twice in the Python form: either call makes a missing host */
+    PyObject *hf = PyDict_GetItemWithError(a->hosts, host);
+    if (hf) {
+        Py_INCREF(hf);
+    } else {
+        if (PyErr_Occurred())
+            return NULL;
+        PyObject *order = PyTuple_Pack(2, a->index, line_no);
+        hf = order ? PyObject_CallFunctionObjArgs(a->host_fn, host, order, NULL) : NULL;
+        Py_XDECREF(order);
+        if (!hf)
+            return NULL;
+    }
+    PyObject *rank = NULL, *nranks = NULL, *key = NULL, *ranks = NULL, *cur = NULL;
+    PyObject *rank_s = PyDict_GetItemWithError(groups, s_rank); /* borrowed */
+    if (!rank_s) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, s_rank);
+        goto fail;
+    }
+    if (!(rank = PyNumber_Long(rank_s)))
+        goto fail;
+    PyObject *nranks_s = PyDict_GetItemWithError(groups, s_nranks);
+    if (!nranks_s) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, s_nranks);
+        goto fail;
+    }
+    if (!(nranks = PyNumber_Long(nranks_s)) || !(cur = PyObject_GetAttr(a->facts, s_max_nranks)))
+        goto fail;
+    int more = PyObject_RichCompareBool(nranks, cur, Py_GT);
+    if (more < 0 || (more && PyObject_SetAttr(a->facts, s_max_nranks, nranks) < 0))
+        goto fail;
+    if (!(key = PyTuple_Pack(2, host, pid)) || PyDict_SetItem(a->rank_of_process, key, rank) < 0)
+        goto fail;
+    if (PyDict_GET_SIZE(a->host_of_rank) < HOST_OF_RANK_CAP && PyDict_SetItem(a->host_of_rank, rank, host) < 0)
+        goto fail;
+    if (!(ranks = PyObject_GetAttr(hf, s_ranks)))
+        goto fail;
+    Py_ssize_t held = PyObject_Size(ranks);
+    if (held < 0)
+        goto fail;
+    if (held < HOST_RANKS_CAP) {
+        if (PyAnySet_Check(ranks) ? PySet_Add(ranks, rank) < 0 : !PyObject_CallMethod(ranks, "add", "O", rank))
+            goto fail;
+    }
+    Py_DECREF(hf), Py_DECREF(nranks), Py_DECREF(key), Py_DECREF(ranks), Py_DECREF(cur);
+    return rank;
+fail:
+    Py_DECREF(hf);
+    Py_XDECREF(rank), Py_XDECREF(nranks), Py_XDECREF(key), Py_XDECREF(ranks), Py_XDECREF(cur);
+    return NULL;
+}
+
+/* SigStats.count_hit(host, rank, groups) of a statistics object whose samples are full. */
+static int count_hit(Applier *a, PyObject *stats, PyObject *host, PyObject *rank, PyObject *groups) {
+    PyObject *count = PyObject_GetAttr(stats, s_count), *next = NULL, *hosts = NULL, *ranks = NULL, *captures = NULL;
+    int rc = -1;
+    if (!count || !(next = PyNumber_Add(count, one)) || PyObject_SetAttr(stats, s_count, next) < 0)
+        goto done;
+    int truthy = PyObject_IsTrue(host);
+    if (truthy < 0)
+        goto done;
+    if (truthy) {
+        if (!(hosts = PyObject_GetAttr(stats, s_hosts)) || !PyDict_Check(hosts))
+            goto bad;
+        PyObject *old = PyDict_GetItemWithError(hosts, host);
+        if (!old && PyErr_Occurred())
+            goto done;
+        if (old || PyDict_GET_SIZE(hosts) < a->max_distinct) {
+            PyObject *v = old ? PyNumber_Add(old, one) : PyLong_FromLong(1);
+            if (!v)
+                goto done;
+            int set = PyDict_SetItem(hosts, host, v);
+            Py_DECREF(v);
+            if (set < 0)
+                goto done;
+        }
+    }
+    if (rank != Py_None) {
+        if (!(ranks = PyObject_GetAttr(stats, s_ranks)) || !PyAnySet_Check(ranks))
+            goto bad;
+        if (PySet_GET_SIZE(ranks) < a->max_distinct && PySet_Add(ranks, rank) < 0)
+            goto done;
+    }
+    if (!(captures = PyObject_GetAttr(stats, s_captures)) || !PyDict_Check(captures) || !PyDict_Check(groups))
+        goto bad;
+    Py_ssize_t pos = 0;
+    PyObject *name, *value;
+    while (PyDict_Next(groups, &pos, &name, &value)) {
+        if (value == Py_None)
+            continue;
+        Py_INCREF(name), Py_INCREF(value); /* the groups dict is not changed here, but stay safe */
+        PyObject *values = PyDict_GetItemWithError(captures, name);
+        int ok = 1;
+        if (!values) {
+            if (PyErr_Occurred() || !(values = PyDict_New()) || PyDict_SetItem(captures, name, values) < 0)
+                ok = 0;
+            else
+                Py_DECREF(values); /* held by captures */
+        }
+        if (ok && !PyDict_Check(values)) {
+            PyErr_SetString(PyExc_TypeError, "captured values are not a dict");
+            ok = 0;
+        }
+        if (ok && PyDict_GET_SIZE(values) < a->max_distinct && PyDict_SetItem(values, value, Py_None) < 0)
+            ok = 0;
+        Py_DECREF(name), Py_DECREF(value);
+        if (!ok)
+            goto done;
+    }
+    rc = 0;
+    goto done;
+bad:
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "statistics are not what the core expects");
+done:
+    Py_XDECREF(count), Py_XDECREF(next), Py_XDECREF(hosts), Py_XDECREF(ranks), Py_XDECREF(captures);
+    return rc;
+}
+
+/* The record to ``one``. */
+static int apply_one(Applier *a, PyObject *record, int decided) {
+    PyObject *r = PyObject_CallFunctionObjArgs(a->one, record, decided ? Py_True : Py_False, NULL);
+    if (!r)
+        return -1;
+    Py_DECREF(r);
+    /* the Python body may have set these (or any fact): read again */
+    PyObject *v = PyObject_GetAttr(a->facts, s_nccl_info);
+    if (!v)
+        return -1;
+    a->nccl_info = v == Py_True;
+    Py_DECREF(v);
+    if (!(v = PyObject_GetAttr(a->facts, s_slurm_messages)))
+        return -1;
+    a->slurm = v == Py_True;
+    Py_DECREF(v);
+    return 0;
+}
+
+/* folder.describe(matches), once per matches object (the Python loop's ``described``, shared). Borrowed. */
+static PyObject *described(Applier *a, PyObject *matches) {
+    PyObject *id = PyLong_FromVoidPtr(matches);
+    if (!id)
+        return NULL;
+    PyObject *known = PyDict_GetItemWithError(a->described, id);
+    if (known && PyTuple_Check(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == matches) {
+        Py_DECREF(id);
+        return PyTuple_GET_ITEM(known, 1);
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(id);
+        return NULL;
+    }
+    PyObject *desc = PyObject_CallFunctionObjArgs(a->describe, matches, NULL);
+    PyObject *pair = desc ? PyTuple_Pack(2, matches, desc) : NULL;
+    Py_XDECREF(desc);
+    int rc = pair ? PyDict_SetItem(a->described, id, pair) : -1;
+    Py_DECREF(id);
+    Py_XDECREF(pair);
+    return rc < 0 ? NULL : PyTuple_GET_ITEM(pair, 1); /* held by the dict */
+}
+
+static PyObject *core_apply(PyObject *self, PyObject *args) {
+    PyObject *records, *ctx, *folder;
+    if (!PyArg_ParseTuple(args, "OO!", &records, &PyTuple_Type, &ctx))
+        return NULL;
+    Applier a = {0};
+    Fold fold = {0};
+    long max_samples, max_distinct;
+    if (!PyArg_ParseTuple(ctx, "OOOO!O!lllO!OOO", &a.line_base, &a.index, &a.facts, &PyDict_Type, &a.stats_of,
+                          &PyList_Type, &a.rule_keys, &a.rank_entry, &max_samples, &max_distinct, &PyDict_Type,
+                          &a.described, &a.describe, &folder, &a.one))
+        return NULL;
+    a.max_samples = max_samples;
+    a.max_distinct = max_distinct;
+    PyObject *it = NULL, *record = NULL, *v;
+    int ok = 0;
+    a.hosts = PyObject_GetAttr(a.facts, s_hosts);
+    a.rank_of_process = PyObject_GetAttr(a.facts, s_rank_of_process);
+    a.host_of_rank = PyObject_GetAttr(a.facts, s_host_of_rank);
+    a.host_fn = PyObject_GetAttr(a.facts, s_host);
+    if (!a.hosts || !a.rank_of_process || !a.host_of_rank || !a.host_fn || !PyDict_Check(a.hosts) ||
+        !PyDict_Check(a.rank_of_process) || !PyDict_Check(a.host_of_rank)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "facts are not what the core expects");
+        goto done;
+    }
+    if (!(v = PyObject_GetAttr(a.facts, s_nccl_info)))
+        goto done;
+    a.nccl_info = v == Py_True;
+    Py_DECREF(v);
+    if (!(v = PyObject_GetAttr(a.facts, s_slurm_messages)))
+        goto done;
+    a.slurm = v == Py_True;
+    Py_DECREF(v);
+    if (folder != Py_None && fold_init(&fold, folder) < 0)
+        goto done;
+    if (!(it = PyObject_GetIter(records)))
+        goto done;
+    Py_ssize_t nkeys = PyList_GET_SIZE(a.rule_keys);
+    while ((record = PyIter_Next(it)) != NULL) {
+        PyObject *host, *pid, *rank, *matches, *first, *groups = NULL;
+        long entry = -1;
+        int kept = 0; /* the fold kept it (decided here) */
+        if (!PyTuple_Check(record) || PyTuple_GET_SIZE(record) != 12)
+            goto general;
+        host = PyTuple_GET_ITEM(record, 3), pid = PyTuple_GET_ITEM(record, 4), rank = PyTuple_GET_ITEM(record, 5);
+        matches = PyTuple_GET_ITEM(record, 11);
+        if (!PyTuple_Check(matches))
+            goto general;
+        if (PyTuple_GET_SIZE(matches)) {
+            first = PyTuple_GET_ITEM(matches, 0);
+            if (!PyTuple_Check(first) || PyTuple_GET_SIZE(first) != 2 || !PyLong_Check(PyTuple_GET_ITEM(first, 0)))
+                goto general;
+            entry = PyLong_AsLong(PyTuple_GET_ITEM(first, 0));
+            if (entry == -1 && PyErr_Occurred())
+                PyErr_Clear(), entry = -2;
+            if (entry == -1)
+                goto general; /* a sampled line (diag.scan.sample.SAMPLE_INDEX): nothing else sees it */
+            groups = PyTuple_GET_ITEM(first, 1);
+        }
+        if (fold.keep && host != Py_None) { /* the Keeper's decision, as the Python loop asks it */
+            PyObject *desc = described(&a, matches), *emitter = PyTuple_GET_ITEM(record, 10);
+            if (!desc)
+                goto fail;
+            int r = 2;
+            if (PyUnicode_Check(host) && (rank == Py_None || PyLong_Check(rank)) &&
+                (pid == Py_None || PyLong_Check(pid))) {
+                if ((r = try_fold(&fold, host, rank, pid, emitter, desc)) < 0)
+                    goto fail;
+                if (r == 1)
+                    goto next;
+                if ((r = keep_in_c(&fold, host, rank, pid, emitter, desc)) < 0)
+                    goto fail;
+            }
+            if (r == 2) {
+                PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, emitter, desc, NULL);
+                if (!keep)
+                    goto fail;
+                r = PyObject_IsTrue(keep);
+                Py_DECREF(keep);
+                if (r < 0)
+                    goto fail;
+                r = r ? 0 : 1;
+            }
+            if (r == 1)
+                goto next;
+            kept = 1;
+        }
+        if (!PyUnicode_Check(host) || PyUnicode_GET_LENGTH(host) == 0 || !PyLong_Check(pid) ||
+            !(rank == Py_None || PyLong_Check(rank)) || entry != a.rank_entry || !PyDict_Check(groups))
+            goto general;
+        /* the rule matches after it: each a rule entry whose samples are full, or Python applies the line */
+        Py_ssize_t nm = PyTuple_GET_SIZE(matches);
+        PyObject *counted[MAX_MEMBERS];
+        int fast = nm <= MAX_MEMBERS;
+        for (Py_ssize_t j = 1; j < nm && fast; j++) {
+            PyObject *m = PyTuple_GET_ITEM(matches, j);
+            counted[j] = NULL;
+            if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 2 || !PyDict_Check(PyTuple_GET_ITEM(m, 1))) {
+                fast = 0;
+                break;
+            }
+            Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(m, 0));
+            if (i == -1 && PyErr_Occurred())
+                PyErr_Clear();
+            if (i < 0 || i >= nkeys || PyList_GET_ITEM(a.rule_keys, i) == Py_None) {
+                fast = 0;
+                break;
+            }
+            PyObject *stats = PyDict_GetItemWithError(a.stats_of, PyList_GET_ITEM(a.rule_keys, i));
+            if (!stats) {
+                if (PyErr_Occurred())
+                    goto fail;
+                fast = 0;
+                break;
+            }
+            Py_ssize_t held = attr_len(stats, s_samples);
+            if (held < 0)
+                goto fail;
+            fast = held >= a.max_samples;
+            counted[j] = stats;
+        }
+        if (!fast)
+            goto general;
+        PyObject *line_no = PyNumber_Add(PyTuple_GET_ITEM(record, 0), a.line_base);
+        if (!line_no)
+            goto fail;
+        PyObject *written = observe_rank_line(&a, host, pid, PyTuple_GET_ITEM(record, 10), PyTuple_GET_ITEM(record, 8),
+                                              groups, line_no);
+        Py_DECREF(line_no);
+        if (!written)
+            goto fail;
+        PyObject *ev_rank = rank != Py_None ? rank : written; /* rank_for(host, pid): the rank just written */
+        for (Py_ssize_t j = 1; j < nm; j++)
+            if (count_hit(&a, counted[j], host, ev_rank, PyTuple_GET_ITEM(PyTuple_GET_ITEM(matches, j), 1)) < 0) {
+                Py_DECREF(written);
+                goto fail;
+            }
+        Py_DECREF(written);
+        goto next;
+    general:
+        if (apply_one(&a, record, kept) < 0)
+            goto fail;
+    next:
+        Py_CLEAR(record);
+    }
+    if (PyErr_Occurred())
+        goto done;
+    ok = 1;
+    goto done;
+fail:
+    Py_CLEAR(record);
+done:
+    Py_XDECREF(it);
+    Py_XDECREF(a.hosts), Py_XDECREF(a.rank_of_process), Py_XDECREF(a.host_of_rank), Py_XDECREF(a.host_fn);
+    fold_release(&fold);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* --- condensing runs of communicator lines (diag.scan.runs) ---------------------------------- */
+
+/* A growable buffer of C integers, for RankRun's arrays. */
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap, item;
+} IntBuf;
+
+static int intbuf_put(IntBuf *b, const void *v) {
+    if (b->len == b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap * 2 : 64;
+        char *data = PyMem_Realloc(b->data, cap * b->item);
+        if (!data) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->data = data, b->cap = cap;
+    }
+    memcpy(b->data + b->len * b->item, v, b->item);
+    b->len++;
+    return 0;
+}
+
+/* array.array(typecode, the buffer's bytes): new reference. */
+static PyObject *intbuf_array(IntBuf *b, PyObject *array_type, const char *typecode) {
+    PyObject *raw = PyBytes_FromStringAndSize(b->data ? b->data : "", b->len * b->item);
+    if (!raw)
+        return NULL;
+    PyObject *out = PyObject_CallFunction(array_type, "sO", typecode, raw);
+    Py_DECREF(raw);
+    return out;
+}
+
+/* int(groups[name]): new reference. */
+static PyObject *group_long(PyObject *groups, PyObject *name) {
+    PyObject *v = PyDict_GetItemWithError(groups, name);
+    if (!v) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, name);
+        return NULL;
+    }
+    return PyNumber_Long(v);
+}
+
+/* runs._summarise(run, entries): the RankRun of records[from:to] (every one a communicator line that
+ * condense took). New reference. */
+static PyObject *summarise(PyObject *records, Py_ssize_t from, Py_ssize_t to, PyObject *rule_keys, PyObject *rank_run,
+                           PyObject *array_type) {
+    PyObject *hosts = PyDict_New(), *first_lines = PyList_New(0), *counted = PyDict_New(), *max_nranks = PyLong_FromLong(0);
+    PyObject *out = NULL, *host_list = NULL, *a_hosts = NULL, *a_pids = NULL, *a_ranks = NULL, *final = NULL;
+    IntBuf host_index = {NULL, 0, 0, sizeof(long)}, pids = {NULL, 0, 0, sizeof(long long)},
+           ranks = {NULL, 0, 0, sizeof(long long)};
+    int nccl_info = 0, slurm = 0;
+    if (!hosts || !first_lines || !counted || !max_nranks)
+        goto done;
+    for (Py_ssize_t r = from; r < to; r++) {
+        PyObject *record = PyList_GET_ITEM(records, r);
+        PyObject *line_no = PyTuple_GET_ITEM(record, 0), *host = PyTuple_GET_ITEM(record, 3),
+                 *pid = PyTuple_GET_ITEM(record, 4), *rank = PyTuple_GET_ITEM(record, 5),
+                 *level = PyTuple_GET_ITEM(record, 8), *emitter = PyTuple_GET_ITEM(record, 10),
+                 *matches = PyTuple_GET_ITEM(record, 11);
+        PyObject *at = PyDict_GetItemWithError(hosts, host);
+        long index;
+        if (at) {
+            index = PyLong_AsLong(at);
+        } else {
+            if (PyErr_Occurred())
+                goto done;
+            index = (long)PyList_GET_SIZE(first_lines);
+            PyObject *v = PyLong_FromLong(index);
+            if (!v)
+                goto done;
+            int rc = PyDict_SetItem(hosts, host, v);
+            Py_DECREF(v);
+            if (rc < 0 || PyList_Append(first_lines, line_no) < 0)
+                goto done;
+        }
+        PyObject *groups = PyTuple_GET_ITEM(PyTuple_GET_ITEM(matches, 0), 1);
+        PyObject *written = group_long(groups, s_rank);
+        if (!written)
+            goto done;
+        long long pid_v = PyLong_AsLongLong(pid), rank_v = PyLong_AsLongLong(written);
+        if (((pid_v == -1 || rank_v == -1) && PyErr_Occurred()) || intbuf_put(&host_index, &index) < 0 ||
+            intbuf_put(&pids, &pid_v) < 0 || intbuf_put(&ranks, &rank_v) < 0) {
+            Py_DECREF(written);
+            goto done;
+        }
+        PyObject *nranks = group_long(groups, s_nranks);
+        int more = nranks ? PyObject_RichCompareBool(nranks, max_nranks, Py_GT) : -1;
+        if (more < 0) {
+            Py_XDECREF(nranks);
+            Py_DECREF(written);
+            goto done;
+        }
+        if (more)
+            Py_SETREF(max_nranks, nranks);
+        else
+            Py_DECREF(nranks);
+        int nccl = PyUnicode_Check(emitter) && PyUnicode_Compare(emitter, u_nccl) == 0;
+        if (nccl && PyUnicode_Check(level) && PyUnicode_Compare(level, u_info) == 0)
+            nccl_info = 1;
+        else if (!nccl && PyUnicode_Check(emitter) && PyUnicode_Compare(emitter, u_slurm) == 0)
+            slurm = 1;
+        Py_ssize_t nm = PyTuple_GET_SIZE(matches);
+        PyObject *ev_rank = rank != Py_None ? rank : written; /* the rank this very line just gave the process */
+        for (Py_ssize_t j = 1; j < nm; j++) {
+            PyObject *m = PyTuple_GET_ITEM(matches, j);
+            PyObject *key = PyList_GET_ITEM(rule_keys, PyLong_AsSsize_t(PyTuple_GET_ITEM(m, 0)));
+            PyObject *agg = PyDict_GetItemWithError(counted, key), *v;
+            if (!agg) {
+                if (PyErr_Occurred())
+                    goto fail_line;
+                agg = Py_BuildValue("[iNNN]", 0, PyDict_New(), PyDict_New(), PyDict_New());
+                if (!agg)
+                    goto fail_line;
+                int rc = PyDict_SetItem(counted, key, agg);
+                Py_DECREF(agg);
+                if (rc < 0)
+                    goto fail_line;
+            }
+            if (!(v = PyNumber_Add(PyList_GET_ITEM(agg, 0), one)))
+                goto fail_line;
+            PyList_SetItem(agg, 0, v);
+            if (bump(PyList_GET_ITEM(agg, 1), host) < 0 || PyDict_SetItem(PyList_GET_ITEM(agg, 2), ev_rank, Py_None) < 0)
+                goto fail_line;
+            PyObject *captures = PyList_GET_ITEM(agg, 3), *name, *value, *mg = PyTuple_GET_ITEM(m, 1);
+            Py_ssize_t pos = 0;
+            while (PyDict_Next(mg, &pos, &name, &value)) {
+                if (value == Py_None)
+                    continue;
+                PyObject *values = PyDict_GetItemWithError(captures, name);
+                if (!values) {
+                    if (PyErr_Occurred() || !(values = PyDict_New()))
+                        goto fail_line;
+                    int rc = PyDict_SetItem(captures, name, values);
+                    Py_DECREF(values);
+                    if (rc < 0)
+                        goto fail_line;
+                }
+                if (PyDict_SetItem(values, value, Py_None) < 0)
+                    goto fail_line;
+            }
+        }
+        Py_DECREF(written);
+        continue;
+    fail_line:
+        Py_DECREF(written);
+        goto done;
+    }
+    if (!(host_list = PyDict_Keys(hosts)) || !(a_hosts = intbuf_array(&host_index, array_type, "l")) ||
+        !(a_pids = intbuf_array(&pids, array_type, "q")) || !(a_ranks = intbuf_array(&ranks, array_type, "q")) ||
+        !(final = PyDict_New()))
+        goto done;
+    {
+        Py_ssize_t pos = 0;
+        PyObject *key, *agg;
+        while (PyDict_Next(counted, &pos, &key, &agg)) {
+            PyObject *t = PyList_AsTuple(agg);
+            if (!t || PyDict_SetItem(final, key, t) < 0) {
+                Py_XDECREF(t);
+                goto done;
+            }
+            Py_DECREF(t);
+        }
+    }
+    out = PyObject_CallFunction(rank_run, "OOOOOOOOO", host_list, first_lines, a_hosts, a_pids, a_ranks, max_nranks,
+                                nccl_info ? Py_True : Py_False, slurm ? Py_True : Py_False, final);
+done:
+    Py_XDECREF(hosts), Py_XDECREF(first_lines), Py_XDECREF(counted), Py_XDECREF(max_nranks);
+    Py_XDECREF(host_list), Py_XDECREF(a_hosts), Py_XDECREF(a_pids), Py_XDECREF(a_ranks), Py_XDECREF(final);
+    PyMem_Free(host_index.data), PyMem_Free(pids.data), PyMem_Free(ranks.data);
+    return out;
+}
+
+/* condense(records, ctx) -> list, or None for Python to do it: diag.scan.runs.condense. ctx: (rank_entry, rule_keys, shipped,
+ * max_samples, min_run, RankRun, array.array); rule_keys as for apply; ``shipped`` is updated. */
+static PyObject *core_condense(PyObject *self, PyObject *args) {
+    PyObject *records, *ctx, *rule_keys, *shipped, *rank_run, *array_type;
+    long rank_entry, max_samples, min_run;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &records, &PyTuple_Type, &ctx) ||
+        !PyArg_ParseTuple(ctx, "lO!O!llOO", &rank_entry, &PyList_Type, &rule_keys, &PyDict_Type, &shipped,
+                          &max_samples, &min_run, &rank_run, &array_type))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(records), nkeys = PyList_GET_SIZE(rule_keys), run_from = 0, run_len = 0;
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    /* Every record first: a tuple of 12 whose matches are (entry, dict) pairs, a communicator line's
+     * host a str and its pid an int; None (before anything changed) for Python to condense otherwise. */
+    for (Py_ssize_t r = 0; r < count; r++) {
+        PyObject *record = PyList_GET_ITEM(records, r), *matches;
+        if (!PyTuple_Check(record) || PyTuple_GET_SIZE(record) != 12 ||
+            !PyTuple_Check(matches = PyTuple_GET_ITEM(record, 11)))
+            goto python;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(matches); j++) {
+            PyObject *m = PyTuple_GET_ITEM(matches, j);
+            if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 2 || !PyLong_Check(PyTuple_GET_ITEM(m, 0)) ||
+                !PyDict_Check(PyTuple_GET_ITEM(m, 1)))
+                goto python;
+            Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(m, 0));
+            if (i == -1 && PyErr_Occurred())
+                PyErr_Clear(), i = -2;
+            if (i < (j ? 0 : -1) || i >= nkeys)
+                goto python;
+        }
+        PyObject *host = PyTuple_GET_ITEM(record, 3), *pid = PyTuple_GET_ITEM(record, 4),
+                 *rank = PyTuple_GET_ITEM(record, 5);
+        if ((host != Py_None && !PyUnicode_Check(host)) || (pid != Py_None && !PyLong_Check(pid)) ||
+            (rank != Py_None && !PyLong_Check(rank)))
+            goto python;
+    }
+    for (Py_ssize_t r = 0; r <= count; r++) {
+        PyObject *record = r < count ? PyList_GET_ITEM(records, r) : NULL;
+        if (record) {
+            PyObject *host = PyTuple_GET_ITEM(record, 3), *pid = PyTuple_GET_ITEM(record, 4),
+                     *matches = PyTuple_GET_ITEM(record, 11);
+            Py_ssize_t nm = PyTuple_GET_SIZE(matches);
+            int truthy = PyObject_IsTrue(host);
+            if (truthy < 0)
+                goto fail;
+            if (truthy && pid != Py_None && nm &&
+                PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(matches, 0), 0)) == rank_entry) {
+                int all = 1;
+                for (Py_ssize_t j = 1; j < nm && all; j++) {
+                    PyObject *i = PyTuple_GET_ITEM(PyTuple_GET_ITEM(matches, j), 0);
+                    if (PyList_GET_ITEM(rule_keys, PyLong_AsSsize_t(i)) == Py_None) {
+                        all = 0;
+                        break;
+                    }
+                    PyObject *n = PyDict_GetItemWithError(shipped, i);
+                    if (!n && PyErr_Occurred())
+                        goto fail;
+                    long v = n ? PyLong_AsLong(n) : 0;
+                    if (v == -1 && PyErr_Occurred())
+                        goto fail;
+                    all = v >= max_samples;
+                }
+                if (all) {
+                    if (!run_len)
+                        run_from = r;
+                    run_len++;
+                    for (Py_ssize_t j = 1; j < nm; j++)
+                        if (bump(shipped, PyTuple_GET_ITEM(PyTuple_GET_ITEM(matches, j), 0)) < 0)
+                            goto fail;
+                    continue;
+                }
+            }
+        }
+        /* close the run */
+        if (run_len >= min_run) {
+            PyObject *summary = summarise(records, run_from, run_from + run_len, rule_keys, rank_run, array_type);
+            if (!summary || PyList_Append(out, summary) < 0) {
+                Py_XDECREF(summary);
+                goto fail;
+            }
+            Py_DECREF(summary);
+        } else {
+            for (Py_ssize_t k = run_from; k < run_from + run_len; k++)
+                if (PyList_Append(out, PyList_GET_ITEM(records, k)) < 0)
+                    goto fail;
+        }
+        run_len = 0;
+        if (!record)
+            break;
+        if (PyList_Append(out, record) < 0)
+            goto fail;
+        PyObject *matches = PyTuple_GET_ITEM(record, 11);
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(matches); j++) {
+            PyObject *i = PyTuple_GET_ITEM(PyTuple_GET_ITEM(matches, j), 0);
+            Py_ssize_t e = PyLong_AsSsize_t(i);
+            if (e >= 0 && PyList_GET_ITEM(rule_keys, e) != Py_None && bump(shipped, i) < 0)
+                goto fail;
+        }
+    }
+    return out;
+python:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+
+/* The repeats try_fold folded in this digest call, by (host, description, rank token): the same line
+ * again folds the same way as long as the folder's memory was not forgotten since (its seen lines only
+ * grow until then, and so do the rules whose samples are full), so it is counted here without a Python
+ * object, and the counts are added to the folder's tables (whose keys try_fold made the first time)
+ * when the call ends or the memory is forgotten. */
+#define FOLD_SLOTS 1024 /* a power of two */
+#define FOLD_PROBES 8
+typedef struct {
+    PyObject *host, *desc; /* held, so that their addresses stay theirs */
+    long long token;
+    int has_token;
+    Py_ssize_t count;
+} FoldHit;
+
+typedef struct {
+    FoldHit *slots;
+    Py_ssize_t used, forgot;
+} FoldCache;
+
+static Py_ssize_t fold_slot(const FoldCache *c, PyObject *host, PyObject *desc, long long token, int has_token,
+                            int *found) {
+    uint64_t h = ((uint64_t)(uintptr_t)host >> 4) * 0x9E3779B97F4A7C15ULL ^
+                 ((uint64_t)(uintptr_t)desc >> 4) * 0xC2B2AE3D27D4EB4FULL ^ (uint64_t)token * 0x165667B19E3779F9ULL ^
+                 (uint64_t)has_token;
+    h ^= h >> 29;
+    for (Py_ssize_t i = 0; i < FOLD_PROBES; i++) {
+        Py_ssize_t at = (Py_ssize_t)((h + i) & (FOLD_SLOTS - 1));
+        const FoldHit *e = &c->slots[at];
+        if (!e->host) {
+            *found = 0;
+            return at;
+        }
+        if (e->host == host && e->desc == desc && e->token == token && e->has_token == has_token) {
+            *found = 1;
+            return at;
+        }
+    }
+    *found = 0;
+    return -1;
+}
+
+/* dict[key] += n (the key is there: try_fold made it). */
+static int bump_by(PyObject *dict, PyObject *key, Py_ssize_t n) {
+    PyObject *old = PyDict_GetItemWithError(dict, key), *by = PyLong_FromSsize_t(n);
+    if (!by || (!old && PyErr_Occurred())) {
+        Py_XDECREF(by);
+        return -1;
+    }
+    PyObject *v = old ? PyNumber_Add(old, by) : (Py_INCREF(by), by);
+    Py_DECREF(by);
+    if (!v)
+        return -1;
+    int rc = PyDict_SetItem(dict, key, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* Add the held counts to the folder's tables and forget every entry. */
+static int fold_cache_flush(FoldCache *c, Fold *fold) {
+    int rc = 0;
+    if (!c->slots)
+        return 0;
+    for (Py_ssize_t at = 0; at < FOLD_SLOTS; at++) {
+        FoldHit *e = &c->slots[at];
+        if (!e->host)
+            continue;
+        if (e->count && rc == 0) {
+            PyObject *rules = PyTuple_GET_ITEM(e->desc, 1), *counters = PyTuple_GET_ITEM(e->desc, 4);
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(rules) && rc == 0; i++) {
+                PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), e->host);
+                rc = k ? bump_by(fold->matches, k, e->count) : -1;
+                Py_XDECREF(k);
+            }
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counters) && rc == 0; i++) {
+                PyObject *k = PyTuple_Pack(2, e->host, PyTuple_GET_ITEM(counters, i));
+                rc = k ? bump_by(fold->counters, k, e->count) : -1;
+                Py_XDECREF(k);
+            }
+        }
+        Py_CLEAR(e->host);
+        Py_CLEAR(e->desc);
+        e->count = 0;
+    }
+    c->used = 0;
+    return rc;
+}
+
+/* The rank token of a line try_fold may fold (a description with no last-wins observation, nothing
+ * order-dependent): 1 with *token, *has_token set when the cache may hold it, 0 when not (a rule
+ * match whose rank comes from the folder's shadow, an unusual description). */
+static int fold_cache_key(PyObject *desc, PyObject *rank, long long *token, int *has_token) {
+    if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 7 || PyTuple_GET_ITEM(desc, 0) == Py_None ||
+        PyTuple_GET_ITEM(desc, 3) != Py_False || !PyTuple_Check(PyTuple_GET_ITEM(desc, 1)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(desc, 2)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(desc, 2)) != 0 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(desc, 4)))
+        return 0;
+    if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(desc, 1)) == 0) {
+        *token = 0, *has_token = 0;
+        return 1;
+    }
+    if (rank == Py_None || !PyLong_Check(rank))
+        return 0;
+    int overflow = 0;
+    *token = PyLong_AsLongLongAndOverflow(rank, &overflow);
+    if (overflow || (*token == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *has_token = 1;
+    return 1;
+}
+
 /* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
  *
  * lines: [(start, stop, members)] from an engine. scanner: the Scanner (its _bytes_memo, _hosts and
@@ -1354,6 +2153,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     Answers *answers = NULL;
     MemberIds mi = {0};
     Fold fold = {0};
+    FoldCache cache = {NULL, 0, 0};
     Regex *f = regex_of(capsule);
     if (!f)
         goto done;
@@ -1370,6 +2170,10 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         goto bad_state;
     if (folder != Py_None && fold_init(&fold, folder) < 0)
         goto bad_state;
+    if (fold.keep && !(cache.slots = PyMem_Calloc(FOLD_SLOTS, sizeof(FoldHit)))) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     out = PyList_New(0);
     if (!out)
         goto done;
@@ -1398,9 +2202,12 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             rc = regex_run(f, raw, size);
         if (rc < 0) {
             /* no match (or a PCRE2 failure, never seen on this pattern): the Python path reads the line */
+            Py_ssize_t seen_before = fold.seen ? PySet_GET_SIZE(fold.seen) : 0;
             PyObject *record = PyObject_CallFunction(slow, "nnO", start, stop, members);
             if (!record)
                 goto fail;
+            if (fold.seen && (PySet_GET_SIZE(fold.seen) < seen_before || PySet_GET_SIZE(fold.seen) <= 1))
+                fold.forgot++; /* its fold may have forgotten the memory (then it holds at most this line) */
             if (record != Py_None) {
                 PyObject *item = Py_BuildValue("(nN)", start, record);
                 if (!item || PyList_Append(out, item) < 0) {
@@ -1545,11 +2352,33 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         int ship = 1;
         if (fold.keep) {
             PyObject *desc = PyTuple_GET_ITEM(known, 1);
+            long long token = 0;
+            int has_token = 0, found = 0, cached = fold_cache_key(desc, rank, &token, &has_token);
+            Py_ssize_t slot = -1;
+            if (cached) {
+                if (cache.forgot != fold.forgot) {
+                    if (fold_cache_flush(&cache, &fold) < 0)
+                        goto fail_line;
+                    cache.forgot = fold.forgot;
+                }
+                slot = fold_slot(&cache, host, desc, token, has_token, &found);
+                if (found) { /* folded before, and nothing it depends on changed since */
+                    cache.slots[slot].count++;
+                    Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
+                    continue;
+                }
+            }
             if (rank == Py_None && !pid && !(pid = group_int(raw, ov, rc, 6)))
                 goto fail_line; /* the rank token of a rule match reads the process's rank */
             int folded_here = try_fold(&fold, host, rank, pid, nccl, desc);
             if (folded_here < 0)
                 goto fail_line;
+            if (folded_here && slot >= 0 && cache.used < FOLD_SLOTS / 2) {
+                FoldHit *e = &cache.slots[slot];
+                Py_INCREF(host), Py_INCREF(desc);
+                e->host = host, e->desc = desc, e->token = token, e->has_token = has_token, e->count = 0;
+                cache.used++;
+            }
             if (folded_here) {
                 ship = 0;
             } else {
@@ -1559,9 +2388,12 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                 if (kept < 0)
                     goto fail_line;
                 if (kept == 2) { /* not a line keep_in_c decides: Python does */
+                    Py_ssize_t seen_before = PySet_GET_SIZE(fold.seen);
                     PyObject *keep = PyObject_CallFunctionObjArgs(fold.keep, host, pid, rank, nccl, desc, NULL);
                     if (!keep)
                         goto fail_line;
+                    if (PySet_GET_SIZE(fold.seen) < seen_before || PySet_GET_SIZE(fold.seen) <= 1)
+                        fold.forgot++;
                     ship = PyObject_IsTrue(keep);
                     Py_DECREF(keep);
                     if (ship < 0)
@@ -1596,6 +2428,8 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
         goto fail;
     }
+    if (fold_cache_flush(&cache, &fold) < 0)
+        goto fail;
     goto done;
 bad_state:
     if (!PyErr_Occurred())
@@ -1603,6 +2437,14 @@ bad_state:
 fail:
     Py_CLEAR(out);
 done:
+    if (cache.slots) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        fold_cache_flush(&cache, &fold); /* after an error: only releases the entries */
+        PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+        PyMem_Free(cache.slots);
+    }
     Py_XDECREF(confirmers);
     Py_XDECREF(by_matches);
     Py_XDECREF((PyObject *)answers);
@@ -1669,12 +2511,83 @@ done:
     return NULL;
 }
 
+
+/* number(block, shipped, line_no) -> ([record numbered], \n in the block): diag.scan.scanner.Scanner.
+ * digest_source's numbering: each (start, record) of ``shipped`` (ascending starts) becomes the record
+ * with its first item replaced by line_no + the line feeds before start + 1. */
+static PyObject *core_number(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *shipped, *line_no;
+    if (!PyArg_ParseTuple(args, "y*O!O", &buf, &PyList_Type, &shipped, &line_no))
+        return NULL;
+    const char *s = buf.buf;
+    Py_ssize_t n = buf.len, pos = 0, seen = 0, count = PyList_GET_SIZE(shipped);
+    PyObject *out = PyList_New(count), *base = PyNumber_Add(line_no, one);
+    if (!out || !base)
+        goto fail;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(shipped, i), *record;
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyTuple_Check(record = PyTuple_GET_ITEM(item, 1)) ||
+            PyTuple_GET_SIZE(record) < 1) {
+            PyErr_SetString(PyExc_TypeError, "shipped lines are (start, record)");
+            goto fail;
+        }
+        Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 0));
+        if (start == -1 && PyErr_Occurred())
+            goto fail;
+        if (start < pos || start > n) {
+            PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
+            goto fail;
+        }
+        const char *p = s + pos, *end = s + start;
+        while ((p = memchr(p, '\n', end - p)) != NULL) {
+            seen++;
+            p++;
+        }
+        pos = start;
+        Py_ssize_t size = PyTuple_GET_SIZE(record);
+        PyObject *numbered = PyTuple_New(size), *by = PyLong_FromSsize_t(seen);
+        PyObject *at = by ? PyNumber_Add(base, by) : NULL;
+        Py_XDECREF(by);
+        if (!numbered || !at) {
+            Py_XDECREF(numbered);
+            Py_XDECREF(at);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(numbered, 0, at);
+        for (Py_ssize_t k = 1; k < size; k++) {
+            PyObject *v = PyTuple_GET_ITEM(record, k);
+            Py_INCREF(v);
+            PyTuple_SET_ITEM(numbered, k, v);
+        }
+        PyList_SET_ITEM(out, i, numbered);
+    }
+    {
+        const char *p = s + pos, *end = s + n;
+        while ((p = memchr(p, '\n', end - p)) != NULL) {
+            seen++;
+            p++;
+        }
+    }
+    Py_DECREF(base);
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(Nn)", out, seen);
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(base);
+    PyBuffer_Release(&buf);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"lines", core_lines, METH_VARARGS, "Candidate lines of Hyperscan match ends (see diag.scan.core)."},
     {"compile", core_compile, METH_VARARGS, "Compile a pattern with PCRE2 (JIT): compile(pattern, anchored)."},
     {"match", core_match, METH_VARARGS, "Spans of a compiled pattern's match on a subject, or None (tests)."},
     {"count_newlines", core_count_newlines, METH_VARARGS, "Line feeds before each start and in the block."},
+    {"number", core_number, METH_VARARGS, "Shipped records numbered by the line feeds before each."},
     {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},
+    {"condense", core_condense, METH_VARARGS, "diag.scan.runs.condense in C."},
+    {"apply", core_apply, METH_VARARGS, "Scanner.apply's loop, communicator lines applied in C."},
 #ifdef SLURMDIAG_HS
     {"hs_compile", core_hs_compile, METH_VARARGS, "A Hyperscan database of expressions (bytes), scanned from C."},
     {"hs_load", core_hs_load, METH_VARARGS, "hs_load(serialized, expression count): a database Hs.serialize wrote."},
@@ -1691,6 +2604,18 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     for (int i = 0; i < 5; i++)
         if (!(levels[i] = PyBytes_FromString(level_names[i])))
+            return NULL;
+    struct {
+        PyObject **at;
+        const char *text;
+    } names[] = {{&s_nccl_info, "nccl_info"}, {&s_slurm_messages, "slurm_messages"}, {&s_max_nranks, "max_nranks"},
+                 {&s_ranks, "ranks"}, {&s_samples, "samples"}, {&s_count, "count"}, {&s_hosts, "hosts"},
+                 {&s_captures, "captures"}, {&s_rank, "rank"}, {&s_nranks, "nranks"}, {&s_host, "host"},
+                 {&s_rank_of_process, "rank_of_process"}, {&s_host_of_rank, "host_of_rank"}, {&u_nccl, "nccl"},
+                 {&u_info, "INFO"}, {&u_slurm, "slurm"}, {&s_var, "var"}, {&s_value, "value"}, {&s_env, "env"},
+                 {&u_env_echo, "env_echo"}, {&u_hca_echo, "hca_echo"}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!(*names[i].at = PyUnicode_InternFromString(names[i].text)))
             return NULL;
     if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0 || PyType_Ready(&AnswersType) < 0)
         return NULL;

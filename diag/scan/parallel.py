@@ -234,14 +234,15 @@ def apply_condensed(
 ) -> None:
     """Apply a task's records as :meth:`Scanner.condense` left them: records and condensed runs."""
     plain: list = []  # records between two condensed runs (diag.scan.runs), applied together
+    described: dict[int, tuple] = {}  # the task's records share their matches: each described once
     for record in records:
         if type(record) is tuple:
             plain.append(record)
             continue
-        scanner.apply(plain, path, index, result, line_base=base, folder=folder)
+        scanner.apply(plain, path, index, result, line_base=base, folder=folder, described=described)
         plain = []
         apply_run(record, index, base, result, folder)
-    scanner.apply(plain, path, index, result, line_base=base, folder=folder)
+    scanner.apply(plain, path, index, result, line_base=base, folder=folder, described=described)
 
 
 def _apply_one(

@@ -11,6 +11,7 @@ result is the same however the input is split.
 from __future__ import annotations
 
 import gc
+from array import array
 from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass, field
 
@@ -20,11 +21,11 @@ from diag.input.allocator import keep_block_buffers
 from diag.input.framing import ANSI_BYTES_RE, COMMON_NCCL_BYTES, Frame, frame_fields, match_common_nccl
 from diag.input.lines import count_newlines, trailing_silent_lines
 from diag.input.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
-from diag.scan import core
+from diag.scan import core, runs
 from diag.scan.engines import Pattern, make_engine
 from diag.scan.facts import FACT_SIGNATURES, Facts
 from diag.scan.fold import Folded, Folder
-from diag.scan.runs import condense
+from diag.scan.runs import RankRun, condense
 from diag.scan.sample import SAMPLE_INDEX, ErrorSample, Sampler
 
 MAX_SAMPLES = 64
@@ -173,10 +174,14 @@ class Scanner:
                 block = block.replace(NBSP, b" ")
             shipped = self.digest_block(block, folder)
             # Only shipped lines need a number (most repeats fold): count the line feeds before those.
-            starts = [start for start, _ in shipped]
-            before, total = self._core.count_newlines(block, starts) if self._core else count_newlines(block, starts)
-            for (_, record), newlines in zip(shipped, before):
-                yield (line_no + newlines + 1, *record[1:])
+            if self._core is not None:
+                numbered, total = self._core.number(block, shipped, line_no)
+                yield from numbered
+            else:
+                starts = [start for start, _ in shipped]
+                before, total = count_newlines(block, starts)
+                for (_, record), newlines in zip(shipped, before):
+                    yield (line_no + newlines + 1, *record[1:])
             line_no += total
             stats.lines += total
             silent, all_silent = trailing_silent_lines(block)
@@ -381,6 +386,12 @@ class Scanner:
     def condense(self, records: list, shipped: dict[int, int]) -> list:
         """``records`` with long runs of communicator lines condensed (diag.scan.runs); ``shipped``:
         the rule entries' shipped counts (Folder._shipped) before the first of them."""
+        if self._core is not None:  # the same loop in C; None when a record is not one it reads
+            out = self._core.condense(records, (
+                self._rank_entry, self._rule_key_list(), shipped, MAX_SAMPLES, runs.MIN_RUN, RankRun, array,
+            ))  # fmt: skip
+            if out is not None:
+                return out
         return condense(records, self.entries, FACTS_OWNER, self._rank_entry, shipped, MAX_SAMPLES)
 
     # --- applying: in file order, into the job's statistics -----------------------------------
@@ -392,9 +403,11 @@ class Scanner:
         result: ScanResult,
         line_base: int = 0,
         folder: Folder | None = None,
+        described: dict[int, tuple] | None = None,
     ) -> None:
         """Apply ``records`` in order; repeats that only count go into ``folder`` (add
-        ``folder.folded`` with :meth:`apply_folded` once every record is in)."""
+        ``folder.folded`` with :meth:`apply_folded` once every record is in). ``described``: the
+        descriptions of matches already made for records of the same task (diag.scan.parallel)."""
         facts = result.facts
         stats_of = result.stats
         entries = self.entries
@@ -403,28 +416,32 @@ class Scanner:
             keep = self._core.Keeper(folder) if self._core is not None else folder.keep_described
         # A worker's records share one matches tuple per distinct payload, and pickling keeps
         # that sharing: describe each once. The tuple is held here, so its id stays its own.
-        described: dict[int, tuple] = {}
+        if described is None:
+            described = {}
         rule_tails: dict[int, tuple] = {}  # id(matches) -> (matches, _rule_keys of all but the first)
         sampling = self.sampler is not None
         rank_entry = self._rank_entry
-        for line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches in records:
+
+        def one(record: Record, decided: bool = False) -> None:
+            """Apply one record (``decided``: the fold already kept it)."""
+            line_no, text, cut, host, pid, rank, local_rank, task, level, timestamp, emitter, matches = record
             if sampling and matches and matches[0][0] == SAMPLE_INDEX:  # nothing else sees a sampled line
                 at = line_no + line_base
                 result.error_sample.add(
                     text[cut:], host, Evidence(path, at, text[:MAX_EVIDENCE_TEXT], (index, at), host, rank, task)
                 )
-                continue
-            if keep is not None and host is not None:
+                return
+            if keep is not None and host is not None and not decided:
                 known = described.get(id(matches))
                 if known is None or known[0] is not matches:
                     known = described[id(matches)] = (matches, folder.describe(matches))  # type: ignore[union-attr]
                 if not keep(host, pid, rank, emitter, known[1]):
-                    continue
+                    return
             line_no += line_base
             if host and pid is not None and matches and matches[0][0] == rank_entry:
                 if len(matches) == 1:
                     facts.observe_rank_line(host, pid, emitter, level, matches[0][1], (index, line_no))
-                    continue
+                    return
                 # NCCL's "Init COMPLETE" line: the process's rank, then rule matches that only count once
                 # their samples are full. The same effects in the same order as below, without a Frame.
                 tail = rule_tails.get(id(matches))
@@ -436,7 +453,7 @@ class Scanner:
                     ev_rank = rank if rank is not None else facts.rank_for(host, pid)
                     for stats, (_, groups) in zip(counted, matches[1:]):
                         stats.count_hit(host, ev_rank, groups)
-                    continue
+                    return
             fr = Frame(text, text[cut:], host, pid, rank, local_rank, task, level, timestamp, emitter)
             order = (index, line_no)
             facts.observe_frame(fr, order)
@@ -464,6 +481,26 @@ class Scanner:
                         rank=ev_rank, task=task, local_rank=local_rank, pid=pid, timestamp=timestamp,
                     )  # fmt: skip
                 stats.add(ev, {k: v for k, v in groups.items() if v is not None})
+
+        if self._core is None:
+            for record in records:
+                one(record)
+            return
+        # The compiled core applies the communicator lines (most records of a dense log) itself, folding
+        # them with ``folder`` as the Keeper does, and hands every other record to ``one``, in order.
+        self._core.apply(records, (
+            line_base, index, facts, stats_of, self._rule_key_list(), rank_entry, MAX_SAMPLES, MAX_DISTINCT,
+            described, folder.describe if folder is not None else None, folder, one,
+        ))  # fmt: skip
+
+    def _rule_key_list(self) -> list:
+        """The statistics key (owner, name) of each entry, None for a fact's (the core's apply reads it)."""
+        keys = self.__dict__.get("_rule_key_cache")
+        if keys is None:
+            keys = self._rule_key_cache = [
+                None if owner == FACTS_OWNER else (owner, sig.name) for owner, sig in self.entries
+            ]
+        return keys
 
     def _rule_keys(self, matches: tuple) -> tuple | None:
         """The statistics keys of ``matches`` when all of them are rule matches, else None."""
