@@ -118,7 +118,20 @@ class Context:
         failed = self.stats(rule, [s.name for s in rule.signatures if not s.fact])
         if [n for n, _ in failed] == ["stepd_error"] and failed[0][1].count == self.count(rule.id, ["stepd_notice"]):
             return []  # every slurmstepd error line is a notice printed on runs that go on
+        if [n for n, _ in failed] == ["task_exit"] and self._cleanup_exit(rule, failed[0][1]):
+            return []
         return failed
+
+    def _cleanup_exit(self, rule: Rule, exits: SigStats) -> bool:
+        """Whether every task exit is exit code 1 after a killall that found nothing to kill: a job
+        script's cleanup, whose status srun reports, not a failure of the run."""
+        killed = [ev for ev, _ in self.samples(rule, ["nothing_killed", "nothing_killed_de"])]
+        if not killed or exits.count > len(exits.samples):
+            return False
+        return all(
+            g.get("how") == "Exited with exit code 1" and any(k.path == ev.path and k.line < ev.line for k in killed)
+            for ev, g in exits.samples
+        )
 
     def make_finding(
         self,

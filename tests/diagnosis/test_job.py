@@ -295,6 +295,15 @@ def test_a_node_kubernetes_lost_or_whose_kernel_panicked_is_a_node_failure(rules
     assert "kernel panicked (Hard LOCKUP)" in top(diagnose(rules, panic), "node-failure").detail
 
 
+def test_tasks_exiting_1_after_a_cleanup_killall_that_found_nothing_are_no_failure(rules):
+    exit_1 = "srun: error: taurusi2031: tasks 10-11: Exited with exit code 1"
+    for killall in ("picongpu: no process found", "picongpu: Kein Prozess abgebrochen"):
+        assert not diagnose(rules, [killall, exit_1]).findings
+    # Without it, or with another exit, it is the failure it looks like.
+    assert "unexplained-failure" in ids(diagnose(rules, [exit_1]))
+    assert "unexplained-failure" in ids(diagnose(rules, ["picongpu: no process found", exit_1.replace("code 1", "code 2")]))
+
+
 def test_a_failed_nccl_call_no_rule_knows_is_a_warning_that_says_what_it_assumed(rules):
     report = diagnose(rules, ["gpu-3:5512:5530 [1] misc/shmutils.cc:77 NCCL WARN Call to mmap failed : Bad address"])
     finding = found(report, "unexplained-failure")
