@@ -600,3 +600,44 @@ def test_a_launchers_ssh_that_cannot_resolve_a_host_says_which(rules):
     ]
     finding = diagnose(rules, lines).findings[0]
     assert finding.id == "unexplained-failure" and "hostfile" in finding.detail
+
+
+# Open MPI's (ORTE/PRRTE errmgr) summaries of a failed job, each as printed on its own.
+OMPI_SUMMARIES = {
+    "nonzero": [
+        "--------------------------------------------------------------------------",
+        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+        "the job to be terminated. The first process to do so was:",
+        "",
+        "  Process name: [[56171,1],6]",
+        "  Exit code:    3",
+    ],
+    "aborted": [
+        "Primary job  terminated normally, but 1 process returned",
+        "a non-zero exit code. Per user-direction, the job has been aborted.",
+    ],
+    "signal": ["mpirun noticed that process rank 3 with PID 0 on node gpu-7 exited on signal 11 (Segmentation fault)."],
+    "improper": [
+        "prterun has exited due to process rank 0 with PID 0 on",
+        "node gpu-1 exiting improperly. There are three reasons this could occur:",
+    ],
+    "glibc": ["*** Error in `./all_reduce_perf': double free or corruption (fasttop): 0x0000555556d2b0a0 ***"],
+}
+
+
+def test_open_mpi_summaries_and_old_glibc_aborts_are_failures(rules):
+    for name, lines in OMPI_SUMMARIES.items():
+        assert top(diagnose(rules, lines), "unexplained-failure").severity == "error", name
+
+
+def test_a_rank_mpirun_saw_killed_by_sigkill_is_still_read_as_host_memory(rules):
+    line = "mpirun noticed that process rank 1 with PID 39 on node worker-1 exited on signal 9 (Killed)."
+    top(diagnose(rules, [line]), "job-oom")
+
+
+def test_a_rank_ended_by_the_sigterm_of_a_cancel_is_no_crash_before_the_cancel(rules):
+    lines = [
+        "slurmstepd: error: *** JOB 77 ON gpu-1 CANCELLED AT 2026-12-02T11:08:40 ***",
+        "mpirun noticed that process rank 0 with PID 0 on node gpu-1 exited on signal 15 (Terminated).",
+    ]
+    assert "unexplained-failure" not in ids(diagnose(rules, lines))

@@ -74,7 +74,11 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "ssh_refused",
                 "ssh_denied",
                 "slurm_fatal",
+                "ompi_signal",
+                "glibc_old",
                 "ompi_aborted",
+                "ompi_nonzero",
+                "ompi_improper",
             ],
         )
     ]
@@ -377,11 +381,13 @@ def failure_before_cancel(ctx: Context) -> bool:
     crashes = [
         "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
         "nccl_error", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
-        "glibc_invalid", "crash_core", "segfault_line", "ompi_aborted", "slurm_fatal", "loader_missing",
-        "command_not_found",
+        "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
+        "slurm_fatal", "loader_missing", "command_not_found",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):
         return True
+    if any(sig not in ("", "15") for sig in ctx.captures(rule, "signal", ["ompi_signal"])):
+        return True  # a rank killed by a signal other than the SIGTERM of a cancel
     if any(not how.startswith(SIGNAL_HOWS) for how in ctx.captures(rule, "how", ["task_exit"])):
         return True
     codes = ctx.captures(rule, "code", ["agent_exit"])
