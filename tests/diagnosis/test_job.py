@@ -480,6 +480,9 @@ def test_a_cloud_launcher_saying_its_cluster_is_preempted_is_a_preemption(rules)
     status = "(sky-de99, pid=734143) I 12-10 21:39:39 controller.py:118] Cluster is preempted (status: INIT). Recovering..."
     top(diagnose(rules, [status]), "preempted")
     assert "preempted" not in ids(diagnose(rules, ["If the cluster is preempted, the controller recovers it."]))
+    # A worker agent relaying the provider's notice, then the VM powered off: nothing else is printed.
+    notice = "node-1 start-worker 2024/12/17 16:03:58 GCP Metadata Service says termination is imminent"
+    top(diagnose(rules, [notice, "node-1 systemd-logind Power key pressed."]), "preempted")
 
 
 def test_a_step_that_reached_its_memory_limit_at_some_point_and_went_on_is_a_warning_not_an_oom(rules):

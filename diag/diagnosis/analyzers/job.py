@@ -681,9 +681,9 @@ def _preempted_elsewhere(rule: Rule, ctx: Context, chosen: set[str]) -> list[Fin
     parts = []
     if "state_preempted" in chosen:
         parts.append("Slurm's record says the job ended in state PREEMPTED")
-    if chosen & {"cloud_preempted", "spot_interruption"}:
+    if chosen & {"cloud_preempted", "spot_interruption", "termination_notice"}:
         parts.append("the provider took the instance or pod back (spot/preemptible capacity or a higher priority)")
-    names = [n for n in ("state_preempted", "cloud_preempted", "spot_interruption") if n in chosen]
+    names = [n for n in ("state_preempted", "cloud_preempted", "spot_interruption", "termination_notice") if n in chosen]
     detail = "; ".join(parts) + "; the failures that follow on the other nodes are consequences."
     # A provider's notice in a run that shows no failure: it was rescheduled or recovered.
     severity = "warning" if "state_preempted" not in chosen and not ctx.job_failed() else None
