@@ -258,3 +258,25 @@ def test_a_node_health_check_that_measured_low_busbw_is_low_busbw(rules):
     )
     low = top(diagnose(rules, [line]), "busbw-low")
     assert "15.1043 GB/s" in low.detail and "431.0 GB/s" in low.detail and low.severity == "error"
+
+
+def test_the_watchdogs_timeout_account_alone_names_the_rank_that_completed_less(rules):
+    # PyTorch 2.2+ prints how far each rank got; an excerpt may hold only these lines.
+    lines = [
+        f"[rank{r}]:[E909 09:55:46.996672294 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank {r}] Timeout at NCCL "
+        f"work: 2070, last enqueued NCCL work: 2082, last completed NCCL work: {done}."
+        for r, done in ((3, 2069), (5, 2050))
+    ]
+    finding = top(diagnose(rules, lines), "nccl-timeout")
+    assert finding.ranks == [5] and "completed fewer collectives" in finding.detail
+
+
+def test_a_rank_told_of_another_ranks_timeout_is_a_timeout_not_its_own_fault(rules):
+    line = "[rank5]:[E ProcessGroupNCCL.cpp:1224] [PG 0 Rank 5] Received a global timeout from another rank and will start to dump the debug info."
+    finding = top(diagnose(rules, [line]), "nccl-timeout")
+    assert "Another rank timed out" in finding.detail
+
+
+def test_horovods_stall_shutdown_is_a_collective_timeout(rules):
+    line = 'One or more rank (marked by "!") is stalled for longer than 1200 seconds. Will shutdown.'
+    assert "after 1200 s" in top(diagnose(rules, [line]), "nccl-timeout").detail

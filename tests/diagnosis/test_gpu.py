@@ -182,3 +182,8 @@ def test_a_gpu_the_driver_says_needs_a_reset_is_a_gpu_fault_not_a_second_task_on
 def test_a_cuda_error_code_the_runtime_cannot_name_points_at_the_gpu_when_the_job_failed(rules):
     finding = top(diagnose(rules, ["CUDA error: unrecognized error code"]), "gpu-xid")
     assert "dmesg" in finding.detail and finding.confidence < 0.5
+
+
+def test_nccls_failed_device_allocation_is_gpu_memory(rules):
+    line = "node017:81234:81350 [2] include/alloc.h:161 NCCL WARN Failed to CUDA malloc 4194304 bytes"
+    top(diagnose(rules, [line]), "cuda-oom")

@@ -644,3 +644,26 @@ def test_a_rank_ended_by_the_sigterm_of_a_cancel_is_no_crash_before_the_cancel(r
         "mpirun noticed that process rank 0 with PID 0 on node gpu-1 exited on signal 15 (Terminated).",
     ]
     assert "unexplained-failure" not in ids(diagnose(rules, lines))
+
+
+def test_slurms_uncorrectable_memory_error_and_lost_io_name_a_node_failure(rules):
+    ume = "slurmstepd: error: *** JOB 4812733 ON node017 UNCORRECTABLE MEMORY ERROR AT 2026-11-30T03:14:07 ***"
+    assert top(diagnose(rules, [ume]), "node-failure").hosts == ["node017"]
+    assert "node index 3" in top(diagnose(rules, ["srun: error: Cannot communicate with node 3.  Aborting job."]), "node-failure").detail
+
+
+def test_sallocs_revoked_allocation_is_the_time_limit(rules):
+    line = "salloc: Job 4812733 has exceeded its time limit and its allocation has been revoked."
+    top(diagnose(rules, [line]), "job-time-limit")
+
+
+def test_a_task_slurmd_could_not_execve_is_no_node_failure(rules):
+    report = diagnose(rules, ["srun: error: task 0 launch failed: Slurmd could not execve job"])
+    assert "node-failure" not in ids(report)
+    assert "not on the node's PATH" in top(report, "unexplained-failure").detail
+
+
+def test_a_deepspeed_worker_that_exited_1_is_a_failure_not_a_signal(rules):
+    line = "[2025-03-02 11:40:55,019] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] exits with return code = 1"
+    finding = top(diagnose(rules, [line]), "unexplained-failure")
+    assert finding.severity == "error" and "ended by a signal" not in finding.detail

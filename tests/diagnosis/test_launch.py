@@ -542,3 +542,23 @@ def test_every_task_from_k_up_failing_nccl_with_invalid_argument_is_a_world_too_
     # Task 0 failing too is any failure of every task, not a world too small.
     with_zero = lines + ["srun: error: compute-0-0: tasks 0-1: Exited with exit code 1"]
     assert "world-size-mismatch" not in ids(diagnose(rules, with_zero))
+
+
+def test_accelerates_own_port_check_is_a_port_in_use(rules):
+    line = (
+        "ConnectionError: Tried to launch distributed communication on port `29500`, but another process is "
+        "utilizing it. Please specify a different port (such as using the `--main_process_port` flag)"
+    )
+    assert "Port 29500" in top(diagnose(rules, [line]), "port-in-use").detail
+
+
+def test_horovod_and_jax_layouts_that_do_not_fit_are_a_world_size_mismatch(rules):
+    for line, words in (
+        ("ValueError: Requested more processes (16) than there are available slots (8)", "16 processes"),
+        (
+            "ValueError: process_id and num_processes must be nonnegative, with process_id < num_processes. "
+            "Got process_id=9, num_processes=8.",
+            "process 9 of 8",
+        ),
+    ):
+        assert words in top(diagnose(rules, [line]), "world-size-mismatch").detail, line

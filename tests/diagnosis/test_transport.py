@@ -1131,3 +1131,14 @@ def test_a_qp_failure_beside_a_roce_port_striped_among_ib_ports_blames_the_port_
     report = diagnose(rules, lines)
     assert [f.id for f in report.findings][:2] == ["nccl-ib-hca-wrong", "roce-gid-index"]
     assert "NCCL_IB_HCA=^mlx5_2" in report.findings[0].detail
+
+
+def test_merging_a_nodes_ib_and_roce_ports_is_the_hca_filter_not_a_node_mismatch(rules):
+    # NCCL's makeVDevice merges one node's own ports (NCCL_IB_MERGE_NICS): the odd RoCE port belongs out of NCCL_IB_HCA.
+    line = (
+        "node017:81234:81301 [0] transport/net_ib.cc:642 NCCL WARN NET/IB : Attempted to merge incompatible devices: "
+        "[0]mlx5_0:1/IB and [4]mlx5_bond_0:1/RoCE. Try selecting NICs of only one link type using NCCL_IB_HCA"
+    )
+    report = diagnose(rules, [line])
+    assert top(report) == "nccl-ib-hca-wrong" and "ib-hca-mismatch-nodes" not in ids(report)
+    assert "NCCL_IB_HCA=^mlx5_bond_0" in found(report, "nccl-ib-hca-wrong").detail

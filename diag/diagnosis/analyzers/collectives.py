@@ -51,7 +51,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     names = ["watchdog", "async_exception", "heartbeat", "watchdog_stuck", "comm_aborted"]
     if not ctx.stats(rule, names):
-        return _store_timeout(rule, ctx)
+        return _work_timeout(rule, ctx) or _store_timeout(rule, ctx)
     cols = facts.collectives
     reporters = {r: c for r, c in cols.items() if c.kind}
     if not reporters:
@@ -129,6 +129,44 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
+def _work_timeout(rule: Rule, ctx: Context) -> list[Finding]:
+    """The watchdog's own account of a timeout, without its 'Watchdog caught' line (an excerpt, or a
+    PyTorch that prints only this): the rank that timed out and how far each rank got."""
+    samples = ctx.samples(rule, ["work_timeout"])
+    told = ctx.samples(rule, ["global_timeout"])
+    if not samples and not told:
+        return []
+    progress: dict[int, int] = {}
+    for ev, g in samples:
+        rank = int(g["rank"]) if g.get("rank") else ev.rank
+        if rank is not None:
+            progress[rank] = min(progress.get(rank, 1 << 62), int(g["completed"]))
+    if samples:
+        ranks = sorted(progress)
+        who = f"rank {', '.join(map(str, ranks[:8]))}" if ranks else "a rank"
+        _, g = samples[0]
+        detail = (
+            f"A collective timed out on {who}: NCCL work {g['seq']} did not finish (last enqueued "
+            f"{g['enqueued']}, last completed {g['completed']})"
+        )
+        behind = [r for r in ranks if progress[r] < max(progress.values())]
+        if behind:
+            detail += f"; rank {', '.join(map(str, behind[:8]))} completed fewer collectives than the others"
+    else:
+        ranks = sorted({int(g["rank"]) if g.get("rank") else ev.rank for ev, g in told} - {None})
+        detail = "Another rank timed out in a collective and told " + (
+            f"rank {', '.join(map(str, ranks[:8]))}" if ranks else "this rank"
+        ) + " (its flight-recorder dump follows); the rank that timed out first has the watchdog's own error"
+    shown = behind if samples and behind else ranks
+    values = {"culprits": ("rank " + ", ".join(map(str, shown[:8]))) if shown else "the ranks named"}
+    return [
+        ctx.make_finding(
+            rule, ["work_timeout", "global_timeout"], detail=detail + ".", ranks=shown, values=values,
+            evidence=pick_evidence(ev for ev, _ in samples + told),
+        )  # fmt: skip
+    ]
+
+
 # ------------------------------------------------------------------------------------------- busbw
 def _store_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     samples = ctx.samples(rule, ["store_timeout"])
@@ -173,9 +211,11 @@ def _other_collective_waits(rule: Rule, ctx: Context) -> list[Finding]:
     for _ev, g in ctx.samples(rule, ["gloo_timeout"])[:1]:
         detail = f"A Gloo collective waited {int(g['ms']) / 60000:g} min for a peer's {g['op']} and gave up"
         return [ctx.make_finding(rule, ["gloo_timeout"], detail=detail + ".", confidence=0.6)]
-    if ctx.stats(rule, ["horovod_stall"]):
+    if ctx.stats(rule, ["horovod_stall", "horovod_shutdown"]):
         detail = "Horovod's stall inspector: some ranks submitted a collective the others never reached"
-        return [ctx.make_finding(rule, ["horovod_stall"], detail=detail + ".", confidence=0.6)]
+        if secs := ctx.captures(rule, "secs", ["horovod_shutdown"]):
+            detail += f", and Horovod shut the job down after {secs[0]} s of it"
+        return [ctx.make_finding(rule, ["horovod_stall", "horovod_shutdown"], detail=detail + ".", confidence=0.6)]
     if ctx.stats(rule, ["ops_failed"]):
         detail = "PyTorch took the process down after NCCL operations failed or timed out"
         return [ctx.make_finding(rule, ["ops_failed"], detail=detail + ".", confidence=0.5)]

@@ -172,7 +172,7 @@ OUTSIDE_CATALOGUE = (
         "(scontrol show hostnames under Slurm)",
     ),
     (
-        re.compile(r"ssh: connect to host [^\s:]+ port \d+: |Permission denied \(publickey"),
+        re.compile(r"ssh: connect to host [^\s:]+ port \d+: |Permission denied \(publickey|(?:not reachable|connect to some hosts) via ssh"),
         "A launcher's ssh (pdsh for DeepSpeed, mpirun's rsh agent, accelerate) could not log in to another node: "
         "sshd there is not reachable (Connection refused / timed out: the node is down, or a firewall), or there is "
         "no passwordless key between the nodes (Permission denied (publickey)); under Slurm start the processes with "
@@ -270,6 +270,13 @@ OUTSIDE_CATALOGUE = (
         "slurmd's copy of the batch script in its spool directory (SlurmdSpoolDir) was gone when slurmstepd ran it: "
         "a fault of that node (a /tmp cleaner under a spool in /tmp, a full or read-only disk), not of the job; "
         "resubmit excluding the node and tell the admins",
+    ),
+    (
+        # ESLURMD_EXECVE_FAILED: slurmstepd's execve() of the task's command failed (its own error line says why).
+        re.compile(r"Slurmd could not execve job|execve\(\): [^:]+: (?:No such file|Permission denied|Exec format)"),
+        "slurmstepd could not start the task's command: it is not on the node's PATH (or in the container), not "
+        "executable (chmod +x), or its #! interpreter is missing there; give srun the full path of a program "
+        "every node (and the image) has",
     ),
     (
         re.compile(r"[Tt]oo many open files|\bEMFILE\b|[Ee]rrno:? ?24\b"),
@@ -390,7 +397,7 @@ def failure_before_cancel(ctx: Context) -> bool:
         return True  # a rank killed by a signal other than the SIGTERM of a cancel
     if any(not how.startswith(SIGNAL_HOWS) for how in ctx.captures(rule, "how", ["task_exit"])):
         return True
-    codes = ctx.captures(rule, "code", ["agent_exit"])
+    codes = ctx.captures(rule, "code", ["agent_exit", "deepspeed_exit"])
     if any(c not in ("-15", "-9", "-1") for c in codes):
         return True
     return any(ctx.count(rid) for rid in ("job-oom", "job-time-limit", "node-failure", "cuda-oom", "gpu-xid"))
@@ -435,6 +442,8 @@ def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
         return f"PBS killed the job: its walltime {g['used']} s exceeded the limit of {g['limit']} s"
     for _ev, g in ctx.samples(rule, ["submitit_timeout"])[:1]:
         return f"submitit caught {g['signal']} on {g['node']}, the warning Slurm sends before the time limit"
+    if "salloc_revoked" in chosen:
+        return "salloc's allocation reached its time limit and Slurm revoked it"
     if "lsf_runlimit" in chosen:
         return "LSF killed the job at its run time limit (TERM_RUNLIMIT)"
     if "sge_wallclock" in chosen:
@@ -555,7 +564,7 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     for expr in ctx.captures(rule, "nodes", ["node_failure_on"]):
         for host in expand(expr):
             failed[host] = None
-    for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed"]):
+    for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed", "ume_banner"]):
         failed[host] = None
     for expr in ctx.captures(rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory"]):
         for host in expand(expr):
@@ -563,12 +572,14 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     parts = []
     if failed:
         parts.append(f"Slurm lost {hosts_text(list(failed))}")
-    ids = ctx.captures(rule, "nodeid", ["io_error"])
+    ids = ctx.captures(rule, "nodeid", ["io_error", "io_timeout"])
     if ids:
         parts.append(f"srun lost the connection to the slurmstepd of node index {', '.join(ids[:6])} of the step")
     reasons = ctx.captures(rule, "reason", ["task_launch_failed"])
     if reasons:
         parts.append(f"task launch failed: {reasons[0]}")
+    if ctx.stats(rule, ["ume_banner"]):
+        parts.append("slurmstepd ended the job for an uncorrectable memory error on the node: a hardware fault")
     if ctx.stats(rule, ["kill_task_failed"]):
         parts.append(
             "processes did not die on SIGKILL (Kill task failed: stuck in the kernel, often a hung GPU or file system)"

@@ -498,6 +498,8 @@ LAYOUT_SENTENCES: tuple = (
         "gives each task its own GPU: ask for devices=1 per task, or give one task per node all of them)",
     ),
     ([], _mpi_slots),
+    (["horovod_slots"], "horovodrun asked for {want} processes where its hosts list {have} slots"),
+    (["jax_process_id"], "JAX was given process {rank} of {nranks}: RANK and WORLD_SIZE disagree"),
     (["nccl_invalid_rank"], "a process asked NCCL for rank {rank} in a world of {nranks}: RANK and WORLD_SIZE disagree"),
     ([], _sampler_rank),
     ([], fixed_sentence("device_ordinal", "a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")),

@@ -110,7 +110,7 @@ def _mixed_links(rule: Rule, ctx: Context) -> list[Finding]:
     """A process that stripes over InfiniBand and RoCE ports at once: the ports of the link layer
     fewer of them have are on another network than the rest (a bonded Ethernet NIC beside eight
     IB HCAs), and NCCL_IB_HCA should leave them out."""
-    samples = ctx.samples(rule, ["mixed_links"])
+    samples = ctx.samples(rule, ["mixed_links", "merge_mixed"])
     if not samples:
         return []
     ports: dict[str, list[str]] = {"IB": [], "RoCE": []}
@@ -120,19 +120,22 @@ def _mixed_links(rule: Rule, ctx: Context) -> list[Finding]:
                 ports[link].append(port)
     odd, main = ("RoCE", "IB") if len(ports["RoCE"]) <= len(ports["IB"]) else ("IB", "RoCE")
     names = ", ".join(ports[odd])
+    uses = "was asked to merge" if ctx.stats(rule, ["merge_mixed"]) else "uses"
     detail = (
-        f"NCCL uses {names} ({odd}) beside {len(ports[main])} {main} port(s) in one process: the {odd} port is on "
+        f"NCCL {uses} {names} ({odd}) beside {len(ports[main])} {main} port(s) in one process: the {odd} port is on "
         f"another network than the others, and traffic striped over it runs slow or fails; leave it out with "
         f"NCCL_IB_HCA=^{','.join(p.split(':')[0] for p in ports[odd])}"
     )
-    # Queue pairs that would not connect, or a job that failed, are what striping over the odd port does.
+    # Queue pairs that would not connect, or a job that failed, are what striping over the odd port does;
+    # NCCL refusing to merge them fails the communicator's init.
     failed_qps = bool(qp_failures(ctx))
-    broke = failed_qps or ctx.job_failed()
+    broke = failed_qps or ctx.job_failed() or bool(ctx.stats(rule, ["merge_mixed"]))
     if broke:
         detail += "; queue pairs failed to connect" if failed_qps else "; the job failed"
     return [
         ctx.make_finding(
-            rule, ["mixed_links"], detail=detail, severity=None if broke else "warning", confidence=0.7 if broke else 0.6,
+            rule, ["mixed_links", "merge_mixed"], detail=detail, severity=None if broke else "warning",
+            confidence=0.7 if broke else 0.6,
             values={"value": "no filter that leaves it out"}, evidence=pick_evidence(ev for ev, _ in samples),
         )
     ]  # fmt: skip
