@@ -85,10 +85,11 @@ _NCCL = re.compile(
     r"(?:(?P<src>\S+:(?:\d+|[Xx]+)) (?:\([^)\s]*\) )?)?"  # "XXX": a line number redacted
     r"(?:NCCL )?(?P<level>INFO|WARN|TRACE|CALL|ERROR) ?"  # NCCL 2.0-2.3 printed no "NCCL"
 )
-# What a paste leaves of an NCCL header: "[0] NCCL INFO ..." or "NCCL WARN ..." with no host:pid:tid;
-# docs and redacted pastes write the source line as "XXX".
+# What a paste leaves of an NCCL header: "[0] NCCL INFO ..." or "NCCL WARN ..." with no host:pid:tid,
+# or with the host name cut out of it ("::16674:17023 [0] ..."); docs and redacted pastes write the
+# source line as "XXX".
 _NCCL_HOSTLESS = re.compile(
-    r"^(?:\[(?P<dev>\d{1,18})\] )?(?:(?P<src>[\w./-]+\.(?:cc|cu|h|cpp):(?:\d+|[Xx]+)) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?"
+    r"^(?::+\d{1,18}:\d{1,18} )?(?:\[(?P<dev>\d{1,18})\] )?(?:(?P<src>[\w./-]+\.(?:cc|cu|h|cpp):(?:\d+|[Xx]+)) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?"
 )
 # Markdown a user's paste wraps lines in: quote markers ("> > "), fences and inline code, bold.
 _PASTE_MARKUP = re.compile(r"^(?:(?:> ?)+|`{1,3}(?=\S)|\*\*(?=\S))")

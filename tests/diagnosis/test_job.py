@@ -667,3 +667,12 @@ def test_a_deepspeed_worker_that_exited_1_is_a_failure_not_a_signal(rules):
     line = "[2025-03-02 11:40:55,019] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] exits with return code = 1"
     finding = top(diagnose(rules, [line]), "unexplained-failure")
     assert finding.severity == "error" and "ended by a signal" not in finding.detail
+
+
+def test_a_topology_xml_for_another_machine_is_said_so(rules):
+    lines = [
+        "gpu1:16674:17023 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /opt/microsoft/ncv4/topo.xml",
+        "gpu1:16674:17023 [0] graph/xml.h:77 NCCL WARN Attribute arch of node cpu not found",
+        "gpu1:16674:17023 [0] NCCL INFO graph/topo.cc:380 -> 3",
+    ]
+    assert "NCCL_TOPO_FILE or NCCL_GRAPH_FILE" in top(diagnose(rules, lines), "unexplained-failure").detail

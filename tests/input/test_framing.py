@@ -19,6 +19,9 @@ CASES = [
      "Cuda failure 800 'operation not permitted'", {"host": "n1", "level": "WARN"}),
     ("transport/p2p.cc:XXX NCCL WARN Cuda failure 800 'operation not permitted'",
      "Cuda failure 800 'operation not permitted'", {"level": "WARN"}),
+    # A paste with the host name cut out of NCCL's header.
+    ("::16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.",
+     "XML Import Channel : dev 1 not found.", {"host": None, "level": "WARN"}),
     ("[rank3]:[E1202 10:49:30.014446102 ProcessGroupNCCL.cpp:1575] [Rank 3] Watchdog caught",
      "[Rank 3] Watchdog caught", {"rank": 3, "level": "ERROR"}),
     ("[rank0]: Traceback (most recent call last):", "Traceback (most recent call last):", {"rank": 0}),

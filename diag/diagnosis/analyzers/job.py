@@ -279,6 +279,14 @@ OUTSIDE_CATALOGUE = (
         "every node (and the image) has",
     ),
     (
+        # NCCL reading a topology XML (NCCL_TOPO_FILE, NCCL_GRAPH_FILE, or one a cloud image or net plugin
+        # sets) that describes another machine than this one.
+        re.compile(r"Attribute \w+ of node \w+ not found|XML Import Channel : dev \d+ not found"),
+        "NCCL's topology or graph XML does not describe this machine: a file given by NCCL_TOPO_FILE or "
+        "NCCL_GRAPH_FILE (set by the image or a net plugin for another VM size or GPU count) lacks what NCCL "
+        "needs; unset them or point them at this machine's files, and make sure the plugin matches the instance",
+    ),
+    (
         re.compile(r"[Tt]oo many open files|\bEMFILE\b|[Ee]rrno:? ?24\b"),
         "'Too many open files' is the process's open-file limit (ulimit -n), not a shared-memory or storage "
         "fault: raise it in the job script (ulimit -n 65536) or slurmd's LimitNOFILE; PyTorch DataLoader "
