@@ -676,3 +676,21 @@ def test_a_topology_xml_for_another_machine_is_said_so(rules):
         "gpu1:16674:17023 [0] NCCL INFO graph/topo.cc:380 -> 3",
     ]
     assert "NCCL_TOPO_FILE or NCCL_GRAPH_FILE" in top(diagnose(rules, lines), "unexplained-failure").detail
+
+
+def test_apptainers_fatal_errors_are_failures_and_a_missing_image_is_an_import_failure(rules):
+    fatal = "FATAL:   while extracting /scratch/u/run.sif: root filesystem extraction failed: permission denied"
+    assert top(diagnose(rules, [fatal]), "unexplained-failure").severity == "error"
+    missing = (
+        "FATAL:   could not open image /lustre/containers/pytorch-24.05.sif: failed to retrieve path for "
+        "/lustre/containers/pytorch-24.05.sif: lstat /lustre/containers/pytorch-24.05.sif: no such file or directory"
+    )
+    top(diagnose(rules, [missing]), "container-import-failure")
+    # UCX's fatal QP error (one space after the level) is the fabric's, not the container's.
+    ucx = "[jazz21:194169:0:194169] ib_mlx5_log.c:113  FATAL: Error on QP 0x2e5d6 wqe[7]: Transport retry count exceeded"
+    assert top(diagnose(rules, [ucx]), "ib-link-fault")
+
+
+def test_enroots_checksum_mismatch_without_the_digest_prefix_is_an_import_failure(rules):
+    line = "slurmstepd: error: pyxis:     Checksum mismatch: 4f4fb700ef54461cfa02571ae0db9a0dc1e0cdb5577484a6d75e68dc38e8acc1"
+    assert "did not match its digest" in top(diagnose(rules, [line]), "container-import-failure").detail

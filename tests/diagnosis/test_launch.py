@@ -47,8 +47,9 @@ def test_pmix_fence_timeout_names_the_node_every_other_node_waited_for(rules):
     assert (finding.severity, finding.hosts) == ("error", ["slinky-3"])
 
 
-def test_pmix_errors_in_a_job_that_did_not_fail_are_only_info(rules):
-    assert found(diagnose(rules, RING), "pmix-runtime-error").severity == "info"
+def test_pmix_errors_in_a_job_that_went_on_and_did_not_fail_are_only_info(rules):
+    went_on = RING + ["step 100 loss 2.31", "training finished"]
+    assert found(diagnose(rules, went_on), "pmix-runtime-error").severity == "info"
 
 
 CRAY_BIND = "{t}: Fri Jul 23 10:59:54 2021: [PE_{t}]:inet_listen_socket_setup:inet_setup_listen_socket: bind failed port 1371 listen_sock = 3 Address already in use"
@@ -562,3 +563,25 @@ def test_horovod_and_jax_layouts_that_do_not_fit_are_a_world_size_mismatch(rules
         ),
     ):
         assert words in top(diagnose(rules, [line]), "world-size-mismatch").detail, line
+
+
+PMIXP_TIMEOUT = (
+    "slurmstepd: error:  mpi/pmix_v4: pmixp_coll_ring_reset_if_to: node017 [0]: pmixp_coll_ring.c:736: "
+    "0x14f3c8028f80: collective timeout seq=0"
+)
+
+
+def test_slurms_pmix_errors_that_end_the_log_are_no_noise(rules):
+    # A paste that stops at the plugin's collective timeout: the wire-up hung there.
+    assert top(diagnose(rules, [PMIXP_TIMEOUT]), "pmix-runtime-error").severity == "warning"
+    # The same line with the run going on after it, and no failure: noise.
+    went_on = diagnose(rules, [PMIXP_TIMEOUT, "step 100 loss 2.31", "training finished"])
+    assert top(went_on, "pmix-runtime-error").severity == "info"
+    # The PMIx library's own error lines are printed by runs that finish too.
+    lib = diagnose(rules, ["[node018:09897] PMIX ERROR: PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER in file base/gds_base_fns.c at line 133"])
+    assert top(lib, "pmix-runtime-error").severity == "info"
+
+
+def test_an_exported_node_count_that_is_not_the_allocations_is_a_layout_mismatch(rules):
+    line = "srun: error: SLURM_JOB_NUM_NODES environment variable conflicts with allocated node count (4 != 2)."
+    assert "SLURM_JOB_NUM_NODES says 4 nodes" in top(diagnose(rules, [line]), "world-size-mismatch").detail

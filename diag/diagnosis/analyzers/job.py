@@ -74,6 +74,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "ssh_refused",
                 "ssh_denied",
                 "slurm_fatal",
+                "apptainer_fatal",
                 "ompi_signal",
                 "glibc_old",
                 "ompi_aborted",
@@ -397,7 +398,7 @@ def failure_before_cancel(ctx: Context) -> bool:
         "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
         "nccl_error", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
         "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
-        "slurm_fatal", "loader_missing", "command_not_found",
+        "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):
         return True

@@ -115,6 +115,16 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if ctx.job_failed():
         hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
+    # The PMIx library's own "PMIX ERROR: <status> in file <f> at line <n>" lines are printed by runs
+    # that finish too (dstore lookups, unpacking); Slurm's plugin failing a send or a collective is not.
+    errors = [
+        ev for name, st in ctx.stats(rule) if name != "pmix_error" and not rule.signature(name).fact for ev, _ in st.samples
+    ]
+    if _ends_its_log(ctx, errors):
+        # Nothing after the errors: the excerpt stops where the wire-up did (a step that hung or was
+        # killed), not a run that went on past them.
+        assumed = ["the job failed of them: the logs end at these errors and show no failure line"]
+        return [ctx.make_finding(rule, severity="warning", confidence=0.5, assumed=assumed)]
     return [
         ctx.make_finding(
             rule,
@@ -498,6 +508,7 @@ LAYOUT_SENTENCES: tuple = (
         "gives each task its own GPU: ask for devices=1 per task, or give one task per node all of them)",
     ),
     ([], _mpi_slots),
+    (["env_nodes_conflict"], "{var} says {a} nodes where the allocation has {b}: a script exported its own value"),
     (["horovod_slots"], "horovodrun asked for {want} processes where its hosts list {have} slots"),
     (["jax_process_id"], "JAX was given process {rank} of {nranks}: RANK and WORLD_SIZE disagree"),
     (["nccl_invalid_rank"], "a process asked NCCL for rank {rank} in a world of {nranks}: RANK and WORLD_SIZE disagree"),
