@@ -694,3 +694,14 @@ def test_apptainers_fatal_errors_are_failures_and_a_missing_image_is_an_import_f
 def test_enroots_checksum_mismatch_without_the_digest_prefix_is_an_import_failure(rules):
     line = "slurmstepd: error: pyxis:     Checksum mismatch: 4f4fb700ef54461cfa02571ae0db9a0dc1e0cdb5577484a6d75e68dc38e8acc1"
     assert "did not match its digest" in top(diagnose(rules, [line]), "container-import-failure").detail
+
+
+def test_an_extern_step_alone_out_of_memory_in_a_completed_job_is_no_oom(rules):
+    rows = [
+        "1234.extern     extern     proj    64  OUT_OF_ME+    0:125",
+        "1234.0          python     proj    64   COMPLETED      0:0",
+        "1234            train      proj    64   COMPLETED      0:0",
+    ]
+    assert top(diagnose(rules, rows), "job-oom").severity == "info"
+    # The job's own step out of memory is the job's OOM.
+    assert top(diagnose(rules, ["1234.0   python   proj   64  OUT_OF_ME+    0:125"]), "job-oom").severity == "error"

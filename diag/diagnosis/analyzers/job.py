@@ -460,6 +460,14 @@ def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
     return "Slurm's record says the job ended in state TIMEOUT: it reached its time limit"
 
 
+def _extern_steps_only(rule: Rule, ctx: Context) -> bool:
+    """Whether every OUT_OF_MEMORY row of sacct is an extern step's (``1234.extern``)."""
+    st = dict(ctx.stats(rule, ["sacct_state"]))["sacct_state"]
+    if st.count > len(st.samples):
+        return False
+    return all(ev.text.split()[:1] and ev.text.split()[0].endswith(".extern") for ev, _ in st.samples)
+
+
 def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
     """torchrun's agent reporting a worker that died of SIGKILL (exitcode -9): the agent itself stops
     workers with SIGTERM, and Slurm's own kills take the agent too, so the kernel's OOM killer is the
@@ -493,6 +501,15 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if not chosen:
         return _worker_sigkilled(rule, ctx)
     names = {n for n, _ in chosen}
+    if names == {"sacct_state"} and not ctx.job_failed() and _extern_steps_only(rule, ctx):
+        # The extern step holds no task of the job (it adopts ssh sessions); Slurm marks it OUT_OF_MEMORY
+        # when any OOM event hit the job's cgroup or, on some cgroup v2 versions, for nothing at all.
+        detail = (
+            "Only the job's extern step is recorded OUT_OF_MEMORY, and nothing else failed: the extern step runs none "
+            "of the job's tasks (Slurm's accounting marks it on an OOM event anywhere in the job's cgroup, and on "
+            "some cgroup v2 setups for nothing at all)"
+        )
+        return [ctx.make_finding(rule, ["sacct_state"], detail=detail + ".", severity="info", confidence=0.4)]
     steps = ctx.captures(rule, "step", ["oom_kill_event", "exceeded_limit"])
     hosts: dict[str, None] = {}
     for ev, groups in ctx.samples(rule, list(names)):
