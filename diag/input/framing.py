@@ -73,9 +73,11 @@ _RAY = re.compile(
     r"^\((?:[A-Za-z_][\w.-]*,? )?(?:rank=\d{1,9}, )?(?:(?:ip=(?P<host0>[\w.:-]+), )?pid=(?P<pid>\d{1,18})"
     r"(?:, ip=(?P<host>[\w.:-]+))?)\) "
 )
-# vLLM's and similar loggers: "ERROR 02-12 02:14:01 worker_base.py:574] ...".
+# vLLM's and similar loggers: "ERROR 02-12 02:14:01 worker_base.py:574] ...", since vLLM 0.8
+# "ERROR 05-30 22:22:26 [worker_base.py:620] ...".
 _LOGGER_MD = re.compile(
-    r"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? [\w./-]+:\d+\] "
+    r"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? "
+    r"(?:\[[\w./-]+:\d+\]|[\w./-]+:\d+\]) "
 )
 _LOGGER_LEVELS = {"DEBUG": "DEBUG", "INFO": "INFO", "WARNING": "WARNING", "ERROR": "ERROR", "CRITICAL": "FATAL"}
 _NCCL = re.compile(

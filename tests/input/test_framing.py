@@ -19,6 +19,9 @@ CASES = [
      "Cuda failure 800 'operation not permitted'", {"host": "n1", "level": "WARN"}),
     ("transport/p2p.cc:XXX NCCL WARN Cuda failure 800 'operation not permitted'",
      "Cuda failure 800 'operation not permitted'", {"level": "WARN"}),
+    # vLLM 0.8+ brackets the source line.
+    ("ERROR 05-30 22:22:26 [worker_base.py:620] Traceback (most recent call last):",
+     "Traceback (most recent call last):", {"level": "ERROR"}),
     # A paste with the host name cut out of NCCL's header.
     ("::16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.",
      "XML Import Channel : dev 1 not found.", {"host": None, "level": "WARN"}),
