@@ -585,3 +585,18 @@ def test_slurms_pmix_errors_that_end_the_log_are_no_noise(rules):
 def test_an_exported_node_count_that_is_not_the_allocations_is_a_layout_mismatch(rules):
     line = "srun: error: SLURM_JOB_NUM_NODES environment variable conflicts with allocated node count (4 != 2)."
     assert "SLURM_JOB_NUM_NODES says 4 nodes" in top(diagnose(rules, [line]), "world-size-mismatch").detail
+
+
+def test_a_ray_cluster_with_fewer_gpus_than_the_layout_is_a_world_size_mismatch(rules):
+    verl = "ValueError: Total available GPUs 16.0 is less than total desired GPUs 32"
+    assert "offers 16.0 GPUs where it asks for 32" in top(diagnose(rules, [verl]), "world-size-mismatch").detail
+    nemo = "Maximum number of retries reached (6). Cluster resources may be insufficient..."
+    top(diagnose(rules, [nemo]), "world-size-mismatch")
+
+
+def test_mindsporess_invalid_device_ordinal_is_a_local_rank_beyond_the_gpus(rules):
+    line = (
+        "[ERROR] DEVICE [mindspore/ccsrc/runtime/device/gpu/cuda_driver.cc:245] SetDevice] SetDevice for id:7 failed, "
+        "ret[101], invalid device ordinal."
+    )
+    assert "invalid device ordinal" in top(diagnose(rules, [line]), "world-size-mismatch").detail

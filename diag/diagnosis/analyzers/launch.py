@@ -508,6 +508,16 @@ LAYOUT_SENTENCES: tuple = (
         "gives each task its own GPU: ask for devices=1 per task, or give one task per node all of them)",
     ),
     ([], _mpi_slots),
+    (
+        ["ray_gpus_short"],
+        "the Ray cluster the job joined offers {have} GPUs where it asks for {want}: a node did not join the "
+        "cluster, or ray.init started a local instance (ray.init(address='auto') joins the running one)",
+    ),
+    (
+        ["ray_placement_retries"],
+        "Ray never offered the GPUs the layout asks for ({tries} placement retries): the job's node and GPU counts "
+        "exceed the cluster's (a dedicated Ray head node has no GPUs: count one node less)",
+    ),
     (["env_nodes_conflict"], "{var} says {a} nodes where the allocation has {b}: a script exported its own value"),
     (["horovod_slots"], "horovodrun asked for {want} processes where its hosts list {have} slots"),
     (["jax_process_id"], "JAX was given process {rank} of {nranks}: RANK and WORLD_SIZE disagree"),
