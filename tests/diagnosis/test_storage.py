@@ -677,3 +677,11 @@ def test_a_batch_script_running_a_relative_path_that_is_not_there_is_a_working_d
     line = "/var/spool/slurm/d/job1177731/slurm_script: line 2: ./dask-worker-scriptz8gmf_cpsh: No such file or directory"
     finding = top(diagnose(rules, [line]), "node-local-path")
     assert "./dask-worker-scriptz8gmf_cpsh" in finding.detail and "working directory" in finding.detail
+
+
+def test_cpps_filesystem_error_names_the_missing_path_in_brackets(rules):
+    lines = [
+        "1: terminate called after throwing an instance of 'std::filesystem::__cxx11::filesystem_error'",
+        "1:   what():  filesystem error: cannot open file: No such file or directory [/tmp/ckpt/model.bin]",
+    ]
+    assert "/tmp/ckpt/model.bin" in top(diagnose(rules, lines), "node-local-path").detail
