@@ -600,3 +600,11 @@ def test_mindsporess_invalid_device_ordinal_is_a_local_rank_beyond_the_gpus(rule
         "ret[101], invalid device ordinal."
     )
     assert "invalid device ordinal" in top(diagnose(rules, [line]), "world-size-mismatch").detail
+
+
+def test_an_nccl_comm_id_nccl_cannot_parse_is_the_rendezvous_address(rules):
+    lines = [
+        "node017:2231:2231 [0] NCCL INFO NCCL_COMM_ID set by environment to node001-29500",
+        "node017:2231:2231 [0] misc/socket.cc:287 NCCL WARN Net : No valid <IPv4_or_hostname>:<port> pair found",
+    ]
+    assert "NCCL_COMM_ID=node001-29500" in top(diagnose(rules, lines), "rendezvous-failure").detail

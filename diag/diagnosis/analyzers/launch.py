@@ -343,6 +343,12 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
                 "alone) or dead; preprocess before init_process_group or raise its timeout"
             )
         parts.append(part)
+    if chosen & {"nccl_comm_id", "nccl_comm_id_pair"}:
+        value = first_or(ctx.facts.env_values("NCCL_COMM_ID"))
+        parts.append(
+            f"NCCL_COMM_ID{f'={value}' if value else ''} is not an address NCCL's bootstrap can use: it must be "
+            "<host or IPv4>:<port> (or [<IPv6>]:<port>) of rank 0's node, the same on every rank"
+        )
     for _ev, g in ctx.samples(rule, ["store_wait"])[:1]:
         parts.append(
             f"a key in the store ({g['keys'][:60]}) was not set within {int(g['ms']) // 1000} s: the process "
