@@ -1142,3 +1142,16 @@ def test_merging_a_nodes_ib_and_roce_ports_is_the_hca_filter_not_a_node_mismatch
     report = diagnose(rules, [line])
     assert top(report) == "nccl-ib-hca-wrong" and "ib-hca-mismatch-nodes" not in ids(report)
     assert "NCCL_IB_HCA=^mlx5_bond_0" in found(report, "nccl-ib-hca-wrong").detail
+
+
+def test_hcas_opened_and_socket_chosen_is_nccl_net_socket_though_not_echoed(rules):
+    # NCCL initialises every network and picks one by NCCL_NET; NCCL_IB_DISABLE=1 would skip the HCAs.
+    lines = [
+        "node017:2231:2231 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:192.168.40.17<0>",
+        "node017:2231:2231 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.40.17<0> [1]eth0:10.12.3.17<0>",
+        "node017:2231:2231 [0] NCCL INFO Using network Socket",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report) == "nccl-ib-disabled" and "NCCL_NET=Socket" in found(report, "nccl-ib-disabled").detail
+    # HCAs opened and IB chosen: nothing forced.
+    assert "nccl-ib-disabled" not in ids(diagnose(rules, ib_node("node017")))

@@ -7,7 +7,7 @@ import re
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import attempted_in_prose
 from diag.diagnosis.analyzers.transport.common import IB_ASSUMED, SYSTEM_ERROR_EXPLAINED_BY, external_net, ib_evidence
-from diag.diagnosis.context import Context, hosts_text
+from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
 
@@ -104,7 +104,7 @@ def _loopback_only(rule: Rule, ctx: Context) -> bool:
 
 def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
-        return []
+        return _ib_found_socket_chosen(rule, ctx)
     settings = [ev for ev, _ in ctx.samples(rule, [s.name for s in rule.signatures])]
     if all(attempted_in_prose(ev.text) for ev in settings) and sum(st.count for _, st in ctx.stats(rule)) == len(settings):
         return []  # only named as a fix someone tried ("Tried `export NCCL_IB_DISABLE=1`, didn't work")
@@ -137,3 +137,35 @@ def ib_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         return [ctx.make_finding(rule, detail=detail, confidence=0.9, assumed=assumed, severity=severity)]
     detail += "; if these nodes have InfiniBand/RoCE, unset it."
     return [ctx.make_finding(rule, severity="warning", confidence=0.6, detail=detail, assumed=assumed)]
+
+
+def _ib_found_socket_chosen(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL opened HCAs on a node ("NET/IB : Using [0]mlx5_0:1/IB") and then chose Socket ("Using network
+    Socket"): it initialises every network and picks one by NCCL_NET, so Socket was asked for by name.
+    NCCL_IB_DISABLE=1 would have skipped the HCAs; a plugin would have been named instead of Socket."""
+    hosts = [h for h in ctx.facts.hosts.values() if h.hcas and h.nets == {"Socket"}]
+    if not hosts:
+        return []
+    names = sorted({hca for h in hosts for hca in h.hcas})
+    detail = (
+        f"NCCL opened InfiniBand/RoCE devices ({', '.join(names[:4])}) on {hosts_text([h.host for h in hosts])} and "
+        "still chose the Socket network: NCCL_NET=Socket (set in the environment or a config NCCL reads, such as "
+        "/etc/nccl.conf or ~/.nccl.conf, which NCCL does not echo) tells it to; unset it"
+    )
+    assumed = ["the choice was NCCL_NET=Socket: the logs do not show the setting"]
+    spans, spans_assumed = ctx.spans_nodes()
+    severity = ctx.between_nodes_severity(rule.severity, spans_assumed) if spans else "info"
+    named = {h.host for h in hosts}
+    evidence = [
+        ev
+        for rid, sigs in (("ib-hca-mismatch-nodes", ["ib_using"]), ("nccl-tcp-fallback", ["using_socket"]))
+        if (other := ctx.rules.get(rid))
+        for ev, _ in ctx.samples(other, sigs)
+        if ctx.host_for(ev) in named
+    ]
+    finding = ctx.make_finding(
+        rule, [], detail=detail + ".", hosts=sorted(named), confidence=0.6, assumed=[*assumed, *spans_assumed],
+        severity=severity, evidence=pick_evidence(evidence),
+    )  # fmt: skip
+    finding.count = len(evidence)
+    return [finding]
