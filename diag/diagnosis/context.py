@@ -116,8 +116,10 @@ class Context:
         if rule is None:
             return []
         failed = self.stats(rule, [s.name for s in rule.signatures if not s.fact])
-        if [n for n, _ in failed] == ["stepd_error"] and failed[0][1].count == self.count(rule.id, ["stepd_notice"]):
-            return []  # every slurmstepd error line is a notice printed on runs that go on
+        for error, notice in (("stepd_error", "stepd_notice"), ("sbatch_error", "sbatch_notice")):
+            # Every such error line is a notice printed on runs that go on (pyxis' ignored options, an
+            # sbatch option value it ignores before submitting): no failure of the job.
+            failed = [(n, st) for n, st in failed if n != error or st.count != self.count(rule.id, [notice])]
         if [n for n, _ in failed] == ["task_exit"] and self._cleanup_exit(rule, failed[0][1]):
             return []
         return failed

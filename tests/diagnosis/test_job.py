@@ -705,3 +705,67 @@ def test_an_extern_step_alone_out_of_memory_in_a_completed_job_is_no_oom(rules):
     assert top(diagnose(rules, rows), "job-oom").severity == "info"
     # The job's own step out of memory is the job's OOM.
     assert top(diagnose(rules, ["1234.0   python   proj   64  OUT_OF_ME+    0:125"]), "job-oom").severity == "error"
+
+
+# Kubernetes' events (kubectl describe) and Ray's and cloud agents' messages, as their sources print them.
+def test_kubernetes_and_ray_say_a_node_was_lost_or_taken_back_in_their_own_words(rules):
+    lost = [
+        "  Ready   Unknown   Sat, 05 Dec 2026 07:31:09 +0000   Sat, 05 Dec 2026 07:32:00 +0000   NodeStatusUnknown   "
+        "Kubelet stopped posting node status.",
+        "[2024-11-02 07:31:09,118 W 812 812] (gcs_server) gcs_health_check_manager.cc:108: Node is dead because the "
+        "health check failed.",
+    ]
+    for line in lost:
+        top(diagnose(rules, [line]), "node-failure")
+    taken = [
+        "  Normal   Preempted  40s  default-scheduler  Preempted by pod 8c1f0e2a-5b3d on node gpu-a12",
+        "Message: Pod was terminated in response to imminent node shutdown.",
+        "  Normal   SpotInterruption   44s   aws-node-termination-handler  Spot ITN received. Instance will be "
+        "interrupted at 2026-12-05T07:33:09Z",
+    ]
+    for line in taken:
+        top(diagnose(rules, [line]), "preempted")
+    # Ray's actor record naming the preemption: the node's death is the preemption's, not a node failure.
+    actor = [
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+        "The actor died because its node has died. Node Id: 3a4b6075",
+        "\tthe actor's node was preempted: Node was forcibly preempted",
+    ]
+    report = diagnose(rules, actor)
+    assert top(report, "preempted") and "node-failure" not in ids(report)
+    # NodeDiedError lists preemption among what may have happened: no preemption is claimed.
+    died = [
+        "ray.exceptions.NodeDiedError: Task failed due to the node (where this task was running)  was dead or unavailable.",
+        "This can happen if the instance where the node was running failed, the node was preempted, or raylet crashed.",
+    ]
+    report = diagnose(rules, died)
+    assert top(report, "node-failure") and "preempted" not in ids(report)
+
+
+def test_kubernetes_events_for_memory_images_gpus_deadlines_and_crash_loops(rules):
+    cases = {
+        "  Warning  Evicted  1m  kubelet  Usage of EmptyDir volume \"dshm\" exceeds the limit \"1Gi\". ": "shm-too-small",
+        "  Warning  Failed  12s  kubelet  Error: ErrImagePull": "container-import-failure",
+        "I1205 07:31:09.118301       1 server.go:279] 'nvidia.com/gpu' device marked unhealthy: GPU-6f2ec5c8-b0d5": "gpu-xid",
+        "  Warning  DeadlineExceeded  0s  job-controller  Job was active longer than specified deadline": "job-time-limit",
+        "  Warning  BackOff  12s (x14 over 3m)  kubelet  Back-off restarting failed container pytorch in pod w-3": "unexplained-failure",
+        "ray._private.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node gpu-a12 is used (1923.41 / 2015.56 GB).": "job-oom",
+    }
+    for line, cause in cases.items():
+        top(diagnose(rules, [line]), cause)
+    assert "Kubernetes could not get" in found(diagnose(rules, ["  Warning  Failed  12s  kubelet  Error: ErrImagePull"]), "container-import-failure").detail
+
+
+def test_sbatch_ignoring_a_value_before_it_submits_is_no_failure(rules):
+    lines = ['sbatch: error: "SBATCH_EXCLUSIVE=true" -- invalid value, ignoring...', "Submitted batch job 1152535"]
+    assert not diagnose(rules, lines).findings
+    quoted = ["'sbatch: error: This does not look like a batch script.  The first"]
+    top(diagnose(rules, quoted), "unexplained-failure")
+
+
+def test_slurms_pmi2_asking_for_a_key_it_lacks_is_a_notice(rules):
+    lines = [
+        "slurmstepd-docker2: error: mpi/pmi2: no value for key  in req",
+        "PMI2_Init OK: (size, rank, appnum) = (2 0 -1)",
+    ]
+    assert not [f for f in diagnose(rules, lines).findings if f.severity in ("error", "critical", "warning")]

@@ -608,3 +608,20 @@ def test_an_nccl_comm_id_nccl_cannot_parse_is_the_rendezvous_address(rules):
         "node017:2231:2231 [0] misc/socket.cc:287 NCCL WARN Net : No valid <IPv4_or_hostname>:<port> pair found",
     ]
     assert "NCCL_COMM_ID=node001-29500" in top(diagnose(rules, lines), "rendezvous-failure").detail
+
+
+def test_a_cluster_that_cannot_hold_the_workers_is_a_world_size_mismatch_not_a_preemption(rules):
+    pending = (
+        "  Warning  FailedScheduling  2m (x5 over 7m)  default-scheduler  0/16 nodes are available: 16 Insufficient "
+        "nvidia.com/gpu. preemption: 0/16 nodes are available: 16 No preemption victims found for incoming pod."
+    )
+    report = diagnose(rules, [pending])
+    assert "nvidia.com/gpu" in top(report, "world-size-mismatch").detail and "preempted" not in ids(report)
+    ray = "(autoscaler +1m12s) Error: No available node types can fulfill resource request {'GPU': 8.0, 'CPU': 16.0}."
+    top(diagnose(rules, [ray]), "world-size-mismatch")
+
+
+def test_mpi_hello_worlds_each_rank_0_of_1_are_singletons(rules):
+    for greeting in ("Hello world from processor n{n}, rank 0 out of 1 processors", "Hello from 0 (comm size: 1)"):
+        lines = [greeting.format(n=n) for n in range(4)]
+        top(diagnose(rules, lines), "pmix-not-used")

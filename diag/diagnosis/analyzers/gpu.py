@@ -95,6 +95,14 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
         code = f" ({g['code']})" if g.get("code") else ""
         parts.append(f"the driver could not initialise the GPU (RmInitAdapter failed{code}) [hardware]")
         classes.add("hardware")
+    if "k8s_gpu_unhealthy" in chosen:
+        gpus = ctx.captures(rule, "gpu", ["k8s_gpu_unhealthy"])
+        which = f" ({', '.join(gpus[:3])})" if gpus else ""
+        parts.append(
+            f"NVIDIA's device plugin marked a GPU unhealthy{which} and the node offers one GPU less than it did: "
+            "its dmesg holds the Xid that did it [hardware]"
+        )
+        classes.add("hardware")
     if "nvml_mismatch" in chosen:
         parts.append(
             "NVML: driver/library version mismatch (driver upgraded without reboot, or the image ships its own)"

@@ -451,6 +451,8 @@ def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
         return f"PBS killed the job: its walltime {g['used']} s exceeded the limit of {g['limit']} s"
     for _ev, g in ctx.samples(rule, ["submitit_timeout"])[:1]:
         return f"submitit caught {g['signal']} on {g['node']}, the warning Slurm sends before the time limit"
+    if {"k8s_deadline", "rayjob_deadline"} & set(chosen):
+        return "Kubernetes ended the job at its activeDeadlineSeconds (the job's own time limit)"
     if "salloc_revoked" in chosen:
         return "salloc's allocation reached its time limit and Slurm revoked it"
     if "lsf_runlimit" in chosen:
@@ -536,6 +538,10 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"Ray's memory monitor killed {', '.join(workers[:3])} worker(s) under host memory pressure")
     if names & {"ray_task_oom", "ray_threshold"} and "ray_memory_monitor" not in names:
         parts.append("Ray's memory monitor killed a task: the node ran low on host memory")
+    for _ev, g in ctx.samples(rule, ["ray_oom_v1"])[:1]:
+        parts.append(f"Ray's memory monitor stopped the task: more than {g['pct']}% of {g['host']}'s memory was in use")
+    if "container_oom" in names:
+        parts.append("the container reached its memory limit")
     if "k8s_evicted_memory" in names:
         parts.append("Kubernetes evicted the pod: the node was low on memory")
     if "k8s_oomkilled" in names:
@@ -583,9 +589,21 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
+K8S_NODE_LOST = ["k8s_node_status", "k8s_status_unknown", "k8s_taint_eviction", "k8s_node_eviction"]
+RAY_NODE_LOST = ["ray_health_check", "ray_node_died_error", "ray_raylet_died", "ray_objects_lost"]
+
+
+# A provider or scheduler taking the node back: the node's "death" that Ray or Kubernetes reports next is that.
+TAKEN_BACK = ["cloud_preempted", "spot_interruption", "termination_notice", "node_shutdown", "node_termination",
+              "spot_itn", "ray_node_preempted"]  # fmt: skip
+
+
 def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return _peer_gone(rule, ctx)
+    soft_only = {n for n, _ in ctx.stats(rule)} <= {*K8S_NODE_LOST, *RAY_NODE_LOST, "ray_node_dead", "ray_node_died"}
+    if soft_only and taken_back(ctx) & set(TAKEN_BACK):
+        return []  # the node died of its preemption, which preempted reports
     failed: dict[str, None] = {}
     for expr in ctx.captures(rule, "nodes", ["node_failure_on"]):
         for host in expand(expr):
@@ -640,6 +658,10 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             "Open MPI lost the daemon on a node of the job mid-run (ORTE has lost communication with its daemon): "
             "the node went down or its network dropped (the help box names it: hostname)"
         )
+    if ctx.stats(rule, K8S_NODE_LOST):
+        parts.append("Kubernetes lost a node (its kubelet stopped posting status) and evicted the job's pods from it")
+    if ctx.stats(rule, RAY_NODE_LOST):
+        parts.append("Ray lost a node (health check failed, raylet died) and the tasks and objects on it with it")
     if ctx.stats(rule, ["k8s_not_ready", "k8s_unreachable"]):
         parts.append("Kubernetes marked a node NotReady or unreachable (its kubelet stopped reporting) and evicts its pods")
     if ctx.stats(rule, ["kernel_panic"]):
@@ -663,7 +685,10 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     names = failed and list(failed) or []
     values = {"nodes": ",".join(names) if names else "<the failed node, see scontrol show job / slurmctld log>"}
     # Ray or a node's state alone, in a run that shows no failure: the work was moved; worth a warning.
-    soft = {"ray_node_dead", "ray_node_died", "ray_node_timed_out", "node_state_down", "k8s_not_ready", "k8s_unreachable"}
+    soft = {
+        "ray_node_dead", "ray_node_died", "ray_node_timed_out", "node_state_down", "k8s_not_ready", "k8s_unreachable",
+        *K8S_NODE_LOST, *RAY_NODE_LOST,
+    }  # fmt: skip
     severity = "warning" if {n for n, _ in ctx.stats(rule)} <= soft and not ctx.job_failed() else None
     return [ctx.make_finding(rule, detail=detail, hosts=names, values=values, severity=severity)]
 
@@ -687,8 +712,20 @@ def _peer_gone(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-def preempted(rule: Rule, ctx: Context) -> list[Finding]:
+def taken_back(ctx: Context) -> set[str]:
+    """preempted's signatures the logs show, less a message listing preemption among what may have happened
+    (Ray's NodeDiedError: "This can happen if the instance ... failed, the node was preempted, or ...")."""
+    rule = ctx.rules.get("preempted")
+    if rule is None:
+        return set()
     chosen = {n for n, _ in ctx.stats(rule)}
+    if "cloud_preempted" in chosen and all("happen if" in ev.text for ev, _ in ctx.samples(rule, ["cloud_preempted"])):
+        chosen.discard("cloud_preempted")
+    return chosen
+
+
+def preempted(rule: Rule, ctx: Context) -> list[Finding]:
+    chosen = taken_back(ctx)
     if not chosen:
         return []
     if not chosen & {"preemption", "requeue"} and "submitit" in chosen:
@@ -718,9 +755,21 @@ def _preempted_elsewhere(rule: Rule, ctx: Context, chosen: set[str]) -> list[Fin
     parts = []
     if "state_preempted" in chosen:
         parts.append("Slurm's record says the job ended in state PREEMPTED")
-    if chosen & {"cloud_preempted", "spot_interruption", "termination_notice"}:
+    if chosen & {
+        "cloud_preempted", "spot_interruption", "termination_notice", "node_shutdown", "node_termination", "spot_itn",
+        "ray_node_preempted",
+    }:  # fmt: skip
         parts.append("the provider took the instance or pod back (spot/preemptible capacity or a higher priority)")
-    names = [n for n in ("state_preempted", "cloud_preempted", "spot_interruption", "termination_notice") if n in chosen]
+    if "k8s_preempted" in chosen:
+        parts.append("Kubernetes' scheduler (or Kueue) preempted the pod for a workload of higher priority")
+    names = [
+        n
+        for n in (
+            "state_preempted", "cloud_preempted", "spot_interruption", "termination_notice", "k8s_preempted",
+            "node_shutdown", "node_termination", "spot_itn", "ray_node_preempted",
+        )
+        if n in chosen
+    ]  # fmt: skip
     detail = "; ".join(parts) + "; the failures that follow on the other nodes are consequences."
     # A provider's notice in a run that shows no failure: it was rescheduled or recovered.
     severity = "warning" if "state_preempted" not in chosen and not ctx.job_failed() else None

@@ -14,6 +14,10 @@ from diag.scan.facts import UNNAMED_HOST
 _SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi"}
 
 
+# A program's greeting saying it is rank 0 of a world of 1, in the words of common MPI examples.
+ALONE = ["alone_of_one", "alone_out_of", "alone_comm_size"]
+
+
 def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
     found = ctx.stats(rule)
     if found and {n for n, _ in found} <= _SINGLETON_WARNINGS:
@@ -36,14 +40,14 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
             "the ranks were started without PMI/PMIx wiring or without RANK/WORLD_SIZE"
         )
         return [ctx.make_finding(rule, detail=detail, hosts=[h.host for h in singles], confidence=0.6)]
-    greetings = ctx.stats(rule, ["alone_of_one"])
+    greetings = ctx.stats(rule, ALONE)
     if greetings and greetings[0][1].count > 1 and facts.max_nranks <= 1:
         count = greetings[0][1].count
         detail = (
             f"{count} processes each say they are rank 0 of 1: they started as singletons, "
             "without PMI/PMIx wiring between them"
         )
-        return [ctx.make_finding(rule, ["alone_of_one"], detail=detail, confidence=0.6)]
+        return [ctx.make_finding(rule, ALONE, detail=detail, confidence=0.6)]
     return []
 
 
@@ -523,6 +527,16 @@ LAYOUT_SENTENCES: tuple = (
         ["ray_placement_retries"],
         "Ray never offered the GPUs the layout asks for ({tries} placement retries): the job's node and GPU counts "
         "exceed the cluster's (a dedicated Ray head node has no GPUs: count one node less)",
+    ),
+    (
+        ["k8s_insufficient"],
+        "Kubernetes can place no pod of the job: {n} node(s) lack the {resource} it asks for, so the job asks for "
+        "more (or larger) workers than the cluster has free",
+    ),
+    (
+        ["ray_infeasible", "cluster_insufficient"],
+        "the cluster has no node (or not enough of them) with the resources the workers ask for: fewer or smaller "
+        "workers, or more nodes",
     ),
     (["env_nodes_conflict"], "{var} says {a} nodes where the allocation has {b}: a script exported its own value"),
     (["horovod_slots"], "horovodrun asked for {want} processes where its hosts list {have} slots"),

@@ -54,6 +54,13 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         reasons.append(_HTTP_MEANING["429"])
     for _ev, g in ctx.samples(rule, ["apptainer_pull"])[:1]:
         reasons.append(f"Apptainer could not build the image from the registry{g.get('rest', '')[:120]}")
+    if chosen & {"k8s_pull", "k8s_pull_backoff"}:
+        reasons.append(
+            "the kubelet could not pull it (ErrImagePull / ImagePullBackOff: a wrong name or tag, missing "
+            "imagePullSecrets, or the registry out of reach; kubectl describe pod shows the registry's answer)"
+        )
+    for path in ctx.captures(rule, "path", ["apptainer_image_missing"])[:1]:
+        reasons.append(f"the image file {path} does not exist on this node")
     for d in ctx.captures(rule, "dir", ["no_space"])[:1]:
         reasons.append(f"not enough space in {d} to convert the image (ENROOT_CACHE/DATA/TEMP_PATH too small)")
     if "command_missing" in chosen:
@@ -91,7 +98,7 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     if not chosen:
         return _extract_failed(rule, ctx)
     images = ctx.captures(rule, "image", ["failed_import", "bad_reference"]) or ctx.captures(
-        rule, "image", ["importing", "enroot_import_cmd"]
+        rule, "image", ["importing", "enroot_import_cmd", "k8s_pull_backoff"]
     )
     image = first_or(images, "the image")
     if ctx.count("container-runtime-error", ["runtime_dir", "enroot_dir"]):
@@ -117,7 +124,12 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     hosts = sorted({h for _, st in ctx.stats(rule) for h in st.hosts})
     if not hosts and ctx.facts.slurm_task_hosts:
         hosts = sorted(ctx.facts.slurm_task_hosts)
-    detail = f"pyxis/enroot could not import {image}"
+    runtime = "pyxis/enroot"
+    if chosen <= {"k8s_pull", "k8s_pull_backoff"}:
+        runtime = "Kubernetes"
+    elif chosen <= {"apptainer_pull", "apptainer_image_missing"}:
+        runtime = "Apptainer"
+    detail = f"{runtime} could not get {image}" if runtime != "pyxis/enroot" else f"pyxis/enroot could not import {image}"
     if hosts:
         detail += f" on {hosts_text(hosts)}"
     detail += f": {reason}" if reason else " (enroot's log gives no reason)"

@@ -93,6 +93,12 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
             + ": /dev/shm is full or capped (a container's 64 MB default) below what the ranks of a node need"
         )
         return [ctx.make_finding(rule, ["ucx_mm_fifo"], detail=detail + ".", hosts=hosts or None, confidence=0.7)]
+    for _ev, g in ctx.samples(rule, ["k8s_shm_evicted"])[:1]:
+        detail = (
+            f"Kubernetes evicted the pod: its /dev/shm volume ({g['vol']}, a memory-backed emptyDir) grew past its "
+            f"sizeLimit of {g['limit']}; raise sizeLimit to what NCCL and the DataLoader workers of a node need"
+        )
+        return [ctx.make_finding(rule, ["k8s_shm_evicted"], detail=detail + ".", confidence=0.8)]
     ray = ctx.samples(rule, ["ray_object_store"])
     if ray:
         size = int(ray[0][1]["size"])
