@@ -709,22 +709,18 @@ def test_an_extern_step_alone_out_of_memory_in_a_completed_job_is_no_oom(rules):
 
 # Kubernetes' events (kubectl describe) and Ray's and cloud agents' messages, as their sources print them.
 def test_kubernetes_and_ray_say_a_node_was_lost_or_taken_back_in_their_own_words(rules):
-    lost = [
+    said = {
         "  Ready   Unknown   Sat, 05 Dec 2026 07:31:09 +0000   Sat, 05 Dec 2026 07:32:00 +0000   NodeStatusUnknown   "
-        "Kubelet stopped posting node status.",
+        "Kubelet stopped posting node status.": "node-failure",
         "[2024-11-02 07:31:09,118 W 812 812] (gcs_server) gcs_health_check_manager.cc:108: Node is dead because the "
-        "health check failed.",
-    ]
-    for line in lost:
-        top(diagnose(rules, [line]), "node-failure")
-    taken = [
-        "  Normal   Preempted  40s  default-scheduler  Preempted by pod 8c1f0e2a-5b3d on node gpu-a12",
-        "Message: Pod was terminated in response to imminent node shutdown.",
+        "health check failed.": "node-failure",
+        "  Normal   Preempted  40s  default-scheduler  Preempted by pod 8c1f0e2a-5b3d on node gpu-a12": "preempted",
+        "Message: Pod was terminated in response to imminent node shutdown.": "preempted",
         "  Normal   SpotInterruption   44s   aws-node-termination-handler  Spot ITN received. Instance will be "
-        "interrupted at 2026-12-05T07:33:09Z",
-    ]
-    for line in taken:
-        top(diagnose(rules, [line]), "preempted")
+        "interrupted at 2026-12-05T07:33:09Z": "preempted",
+    }
+    for line, cause in said.items():
+        top(diagnose(rules, [line]), cause)
     # Ray's actor record naming the preemption: the node's death is the preemption's, not a node failure.
     actor = [
         "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
