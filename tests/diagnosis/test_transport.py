@@ -1155,3 +1155,14 @@ def test_hcas_opened_and_socket_chosen_is_nccl_net_socket_though_not_echoed(rule
     assert top(report) == "nccl-ib-disabled" and "NCCL_NET=Socket" in found(report, "nccl-ib-disabled").detail
     # HCAs opened and IB chosen: nothing forced.
     assert "nccl-ib-disabled" not in ids(diagnose(rules, ib_node("node017")))
+
+
+def test_a_net_plugin_that_loaded_and_failed_to_initialize_is_the_plugin(rules):
+    lines = [
+        "node017:2231:2231 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v9)",
+        "node017:2231:2231 [0] NCCL INFO NET/OFI No eligible providers were found",
+        "node017:2231:2231 [0] NCCL INFO Failed to initialize NET plugin Libfabric",
+        "node017:2231:2231 [0] NCCL INFO Using network Socket",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report) == "nccl-net-plugin" and "Libfabric loaded but failed" in found(report, "nccl-net-plugin").detail

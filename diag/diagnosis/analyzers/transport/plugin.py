@@ -102,6 +102,19 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"what": f"{plugin} could not be used."},
             )
         ]
+    if failed := [n for n in failed_nets if n not in ("IB", "Socket")]:
+        # NCCL 2.19+ loads the plugin, then says its init failed and moves on to its built-in networks.
+        nets = sorted({n for h in facts.hosts.values() for n in h.nets}) or ["its built-in transport"]
+        detail = f"The net plugin {failed[0]} loaded but failed to initialize, so NCCL used {', '.join(nets)}"
+        if fell_back:
+            detail += f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}"
+        return [
+            ctx.make_finding(
+                rule, ["failed_ib", "loaded"], detail=detail + ".", assumed=assumed, confidence=0.75 if fell_back else 0.55,
+                severity=ctx.between_nodes_severity(rule.severity, assumed) if fell_back else "warning",
+                values={"what": f"the net plugin {failed[0]} could not start."},
+            )
+        ]  # fmt: skip
     expected = plugin_env or missing
     if expected and ctx.stats(rule, ["not_found"]) and not ctx.stats(rule, ["loaded"]):
         name = (plugin_env or missing)[0]
