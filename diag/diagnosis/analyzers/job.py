@@ -56,6 +56,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "process_signal",
                 "ucx_signal",
                 "nccl_error",
+                "nccl_error_quoted",
                 "cuda_error",
                 "mpich_fatal",
                 "mpich_exit_string",
@@ -396,7 +397,7 @@ def failure_before_cancel(ctx: Context) -> bool:
             return True
     crashes = [
         "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
-        "nccl_error", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
+        "nccl_error", "nccl_error_quoted", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
         "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
         "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found",
     ]  # fmt: skip
