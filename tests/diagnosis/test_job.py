@@ -765,3 +765,15 @@ def test_slurms_pmi2_asking_for_a_key_it_lacks_is_a_notice(rules):
         "PMI2_Init OK: (size, rank, appnum) = (2 0 -1)",
     ]
     assert not [f for f in diagnose(rules, lines).findings if f.severity in ("error", "critical", "warning")]
+
+
+def test_kubernetes_failures_in_their_controllers_words_are_failures(rules):
+    for line in (
+        "  Normal   ExitedWithCode  30s  pytorchjob-controller  Pod: ml.llama-ft-32n-worker-2 exited with code 1",
+        "  Warning  MPIJobEvicted  2m  mpijob-controller  2/8 workers are evicted",
+        "  Warning  PyTorchJobFailed  1m  pytorchjob-controller  Job llama-ft-32n has failed because it has reached the "
+        "specified backoff limit",
+    ):
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
+    disk = "  Warning  Evicted  1m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi."
+    assert "persistent volume" in top(diagnose(rules, [disk]), "unexplained-failure").detail

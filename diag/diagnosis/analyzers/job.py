@@ -289,6 +289,12 @@ OUTSIDE_CATALOGUE = (
         "needs; unset them or point them at this machine's files, and make sure the plugin matches the instance",
     ),
     (
+        re.compile(r"The node was low on resource: (?:ephemeral-storage|nodefs|imagefs)|ephemeral local storage usage exceeds"),
+        "Kubernetes evicted the pod because its node's local disk (ephemeral storage: the container's writable layer, "
+        "emptyDir volumes, logs) filled up: write checkpoints, datasets and caches to a persistent volume or shared "
+        "storage, or raise the pod's ephemeral-storage limit",
+    ),
+    (
         re.compile(r"[Tt]oo many open files|\bEMFILE\b|[Ee]rrno:? ?24\b"),
         "'Too many open files' is the process's open-file limit (ulimit -n), not a shared-memory or storage "
         "fault: raise it in the job script (ulimit -n 65536) or slurmd's LimitNOFILE; PyTorch DataLoader "
