@@ -1,0 +1,171 @@
+"""What the honest "unexplained" finding says of messages whose cause is known but outside the catalogue."""
+
+from __future__ import annotations
+
+import re
+
+# Messages whose cause is known but outside the catalogue (no cause id fits: a node service, not the
+# GPU, the fabric or the job's settings): the honest "unexplained" finding says what they usually mean.
+# The first that matches gives the hint, so the specific come before the generic (Open MPI's daemon
+# before any "command not found").
+OUTSIDE_CATALOGUE = (
+    (
+        # ssh as a launcher's remote shell (mpirun's rsh agent, DeepSpeed's pdsh/ssh, accelerate).
+        re.compile(r"ssh: Could not resolve hostname [^\s:]+"),
+        "A launcher's ssh could not resolve a host name it was given: the hostfile or host list names a host this "
+        "node cannot resolve (a placeholder left in a hostfile, a short name without its DNS search domain, a pod "
+        "whose headless service or dnsPolicy is missing); list the hosts as the nodes resolve them "
+        "(scontrol show hostnames under Slurm)",
+    ),
+    (
+        re.compile(r"ssh: connect to host [^\s:]+ port \d+: |Permission denied \(publickey|(?:not reachable|connect to some hosts) via ssh"),
+        "A launcher's ssh (pdsh for DeepSpeed, mpirun's rsh agent, accelerate) could not log in to another node: "
+        "sshd there is not reachable (Connection refused / timed out: the node is down, or a firewall), or there is "
+        "no passwordless key between the nodes (Permission denied (publickey)); under Slurm start the processes with "
+        "srun instead of ssh (DeepSpeed --launcher slurm, mpirun inside the allocation)",
+    ),
+    (
+        # The dynamic loader resolving libtorch_cuda.so (or another NCCL user) against an older libnccl.
+        re.compile(r"undefined symbol: nccl\w+"),
+        "The program was built against a newer NCCL than the libnccl.so it loaded (an image's own NCCL, "
+        "LD_LIBRARY_PATH or LD_PRELOAD ahead of the one the framework ships with): install the NCCL the framework "
+        "was built with (the matching nvidia-nccl-cu* wheel) or start from the framework's own base image",
+    ),
+    (
+        # Python's OSError of os.rename/os.replace names both paths.
+        re.compile(r"No such file or directory: '[^']+' -> '"),
+        "A rename found its source gone: another process renamed or removed the same file first, so several "
+        "processes (often each node's local rank 0) save the same checkpoint on shared storage; save and clean "
+        "up on global rank 0 only (trainer.is_world_process_zero(), rank == 0), or give each node its own path",
+    ),
+    (
+        re.compile(r"system not yet initialized|cudaErrorSystemNotReady|Error 802\b"),
+        "CUDA error 802 (system not yet initialized) means a driver daemon the GPUs need is not running on the "
+        "node: on NVSwitch systems (HGX/DGX) the NVIDIA Fabric Manager (systemctl status nvidia-fabricmanager); "
+        "drain the node until it runs",
+    ),
+    (
+        re.compile(r"IMEX channel|/dev/nvidia-caps-imex-channels"),
+        "IMEX channels are what multi-node NVLink (GB200 NVL72) needs: the job has no IMEX channel "
+        "(nvidia-imex running, /dev/nvidia-caps-imex-channels/channel0 passed into the container)",
+    ),
+    (
+        # NCCL's troubleshooting guide (multi-node NVLink) and CUDA IPC in containers.
+        re.compile(r"Cuda failure 800\b|cudaErrorNotPermitted|CUDA error: operation not permitted"),
+        "CUDA error 800 (operation not permitted) from GPU-to-GPU memory sharing: on multi-node NVLink systems the "
+        "job's user cannot open its IMEX channel (/dev/nvidia-caps-imex-channels/channel* permissions); in a "
+        "container, CUDA IPC between the ranks needs a shared IPC namespace (--ipc=host)",
+    ),
+    (
+        re.compile(
+            r"no CUDA-capable device is detected|cudaErrorNoDevice|no GPUs found|Found no NVIDIA driver"
+            r"|torch\.cuda\.is_available\(\) (?:is|returned) False"
+        ),
+        "The task sees no GPU: the job step was given none (sbatch/srun --gres=gpu:N or --gpus-per-task; an "
+        "empty CUDA_VISIBLE_DEVICES), or its container was started without the GPUs",
+    ),
+    (
+        # NCCL's bootstrap/socket receive (include/socket.h, misc/socket.cc) when a peer sent another size.
+        re.compile(r"Message truncated ?: received \d+ bytes instead of \d+"),
+        "NCCL received another size than it expected from a peer: the ranks called collectives that do not match "
+        "(different sizes, dtypes or order, often one rank on another code path), an application bug; "
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL checks the collectives' shapes across ranks",
+    ),
+    (
+        # Open MPI's launcher: its daemon could not be executed on a remote node (the shell's 127).
+        re.compile(r"died unexpectedly with status 127|(?:orted|prted): command not found|(?:orted|prted): error while loading shared libraries"),
+        "Open MPI's launch daemon (orted/prted) could not start on a remote node: in the non-interactive shell there "
+        "it is not on PATH or a library it needs is not on LD_LIBRARY_PATH; use mpirun --prefix <ompi dir> (or an "
+        "Open MPI built with --enable-mpirun-prefix-by-default), or launch with srun under Slurm",
+    ),
+    (
+        # enqueue.cc: an INFO with a fallback in 2.25, a WARN and ncclSystemError from 2.26.
+        re.compile(r"exceeds device/fn maxSharedMem"),
+        "NCCL's kernels need more shared memory per block than this GPU offers: this NCCL release does not "
+        "support the GPU's architecture properly (new GPUs such as consumer Blackwell needed NCCL 2.26.2+); use a "
+        "NCCL (or a PyTorch wheel / image) that lists this GPU among its supported architectures",
+    ),
+    (
+        re.compile(r"no kernel image is available for execution|cudaErrorNoKernelImageForDevice"),
+        "CUDA error 209 (no kernel image is available) means the program's CUDA kernels were not built for this "
+        "GPU's architecture: the PyTorch/CUDA build is older or narrower than the GPU (TORCH_CUDA_ARCH_LIST, a newer "
+        "wheel or image), or the job landed on another GPU model than it was built for (--constraint / --gres type)",
+    ),
+    (
+        re.compile(r"Unable to create step for job \S+: Requested nodes are busy"),
+        "Slurm could not start the step because another step of the job still holds those CPUs/GPUs: since "
+        "Slurm 20.11 steps do not share resources unless asked (srun --overlap), so a step started while an "
+        "earlier one (a monitor, a background srun) still runs waits or fails",
+    ),
+    (
+        # NCCL 2.19+ socket.cc (and the "Last error:" PyTorch quotes): the other end went away first.
+        re.compile(r"[Cc]onnection closed by (?:remote )?peer (?P<peer>[\w.:-]+)"),
+        "NCCL's peer {peer} closed the connection: the process there ended first (a crash, an OOM kill, a "
+        "signal), so the cause is in that node's or rank's own log, earlier than this line",
+    ),
+    (
+        # ibv_create_cq/ibv_reg_mr/ibv_create_qp with ENOMEM: pinned memory is capped by RLIMIT_MEMLOCK.
+        re.compile(r"ibv_(?:create_cq|reg_mr|create_qp|reg_dmabuf_mr)\b.{0,80}?Cannot allocate memory"),
+        "verbs could not pin memory (Cannot allocate memory): the locked-memory limit (ulimit -l) of the tasks "
+        "is too low; set LimitMEMLOCK=infinity for slurmd and PropagateResourceLimitsExcept=MEMLOCK in "
+        "slurm.conf (containers: --ulimit memlock=-1)",
+    ),
+    (
+        # slurmd copies the batch script into its spool directory (SlurmdSpoolDir) on the node and runs it there.
+        re.compile(r"execve\(\): \S*/slurm_script: No such file"),
+        "slurmd's copy of the batch script in its spool directory (SlurmdSpoolDir) was gone when slurmstepd ran it: "
+        "a fault of that node (a /tmp cleaner under a spool in /tmp, a full or read-only disk), not of the job; "
+        "resubmit excluding the node and tell the admins",
+    ),
+    (
+        # ESLURMD_EXECVE_FAILED: slurmstepd's execve() of the task's command failed (its own error line says why).
+        re.compile(r"Slurmd could not execve job|execve\(\): [^:]+: (?:No such file|Permission denied|Exec format)"),
+        "slurmstepd could not start the task's command: it is not on the node's PATH (or in the container), not "
+        "executable (chmod +x), or its #! interpreter is missing there; give srun the full path of a program "
+        "every node (and the image) has",
+    ),
+    (
+        # NCCL reading a topology XML (NCCL_TOPO_FILE, NCCL_GRAPH_FILE, or one a cloud image or net plugin
+        # sets) that describes another machine than this one.
+        re.compile(r"Attribute \w+ of node \w+ not found|XML Import Channel : dev \d+ not found"),
+        "NCCL's topology or graph XML does not describe this machine: a file given by NCCL_TOPO_FILE or "
+        "NCCL_GRAPH_FILE (set by the image or a net plugin for another VM size or GPU count) lacks what NCCL "
+        "needs; unset them or point them at this machine's files, and make sure the plugin matches the instance",
+    ),
+    (
+        re.compile(r"The node was low on resource: (?:ephemeral-storage|nodefs|imagefs)|ephemeral local storage usage exceeds"),
+        "Kubernetes evicted the pod because its node's local disk (ephemeral storage: the container's writable layer, "
+        "emptyDir volumes, logs) filled up: write checkpoints, datasets and caches to a persistent volume or shared "
+        "storage, or raise the pod's ephemeral-storage limit",
+    ),
+    (
+        re.compile(r"[Tt]oo many open files|\bEMFILE\b|[Ee]rrno:? ?24\b"),
+        "'Too many open files' is the process's open-file limit (ulimit -n), not a shared-memory or storage "
+        "fault: raise it in the job script (ulimit -n 65536) or slurmd's LimitNOFILE; PyTorch DataLoader "
+        "workers passing tensors hit it first (torch.multiprocessing.set_sharing_strategy('file_system'))",
+    ),
+    (
+        re.compile(r"driver version is insufficient for CUDA runtime|NVIDIA driver on your system is too old"),
+        "The node's NVIDIA driver is older than the CUDA the program was built for: update the driver on the node, "
+        "or use an image / a PyTorch build for the CUDA the driver supports (nvidia-smi shows it)",
+    ),
+    (
+        re.compile(r"error while loading shared libraries: (?P<lib>[^\s:]+)"),
+        "The program could not start: the dynamic loader found no {lib} on this node (load its module or set "
+        "LD_LIBRARY_PATH in the job script, on every node; in a container, the image lacks it)",
+    ),
+    (
+        re.compile(r"(?P<cmd>[\w.+/-]+): command not found"),
+        "The job script's shell found no {cmd} on its PATH (activate the environment or load the module in the "
+        "job script itself: a batch job does not run an interactive shell's setup; in a container, the image "
+        "lacks it)",
+    ),
+)
+
+
+def outside_catalogue_hint(texts: list[str]) -> str | None:
+    for pattern, hint in OUTSIDE_CATALOGUE:
+        for text in texts:
+            if m := pattern.search(text):
+                return hint.format(**m.groupdict())
+    return None
