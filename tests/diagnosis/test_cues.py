@@ -136,3 +136,12 @@ def test_another_program_s_bootstrap_is_not_nccl_s(rules):
     report = diagnose(rules, lines)
     assert "nccl-socket-ifname" not in ids(report)
     assert report.findings[0].id == "pmix-not-used"
+
+
+def test_memory_units_and_group_ids_name_no_fabric_cause(rules):
+    # Cue words match ignoring case; GiB is no gIB plugin and gid=1000 no RoCE GID.
+    for line in (
+        "RuntimeError: worker needs 8.000000 GiB more than this node has",
+        "PermissionError: [Errno 13] Permission denied: '/data/x' (uid=1000, gid=1000)",
+    ):
+        assert ids(diagnose(rules, [line])) == {"unexplained-failure"}, line
