@@ -2462,6 +2462,32 @@ done:
 
 /* --- line numbers --------------------------------------------------------------------------- */
 
+/* The line feeds in [from, to), with memchr. */
+static Py_ssize_t line_feeds(const char *p, const char *end) {
+    Py_ssize_t seen = 0;
+    while ((p = memchr(p, '\n', end - p)) != NULL) {
+        seen++;
+        p++;
+    }
+    return seen;
+}
+
+/* Move *pos to the next start (an int of Python, ascending inside the n bytes of s), adding the line
+ * feeds passed to *seen: the shared step of count_newlines and number. -1 with an exception when the
+ * start is not an int or does not ascend inside the block. */
+static int feeds_to(const char *s, Py_ssize_t n, PyObject *start_obj, Py_ssize_t *pos, Py_ssize_t *seen) {
+    Py_ssize_t start = PyLong_AsSsize_t(start_obj);
+    if (start == -1 && PyErr_Occurred())
+        return -1;
+    if (start < *pos || start > n) {
+        PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
+        return -1;
+    }
+    *seen += line_feeds(s + *pos, s + start);
+    *pos = start;
+    return 0;
+}
+
 /* count_newlines(block, starts) -> ([\n before each start], \n in the block): diag.input.lines. */
 static PyObject *core_count_newlines(PyObject *self, PyObject *args) {
     Py_buffer buf;
@@ -2474,31 +2500,14 @@ static PyObject *core_count_newlines(PyObject *self, PyObject *args) {
     if (!out)
         goto done;
     for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t start = PyLong_AsSsize_t(PyList_GET_ITEM(starts, i));
-        if (start == -1 && PyErr_Occurred())
+        if (feeds_to(s, n, PyList_GET_ITEM(starts, i), &pos, &seen) < 0)
             goto fail;
-        if (start < pos || start > n) {
-            PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
-            goto fail;
-        }
-        const char *p = s + pos, *end = s + start;
-        while ((p = memchr(p, '\n', end - p)) != NULL) {
-            seen++;
-            p++;
-        }
-        pos = start;
         PyObject *v = PyLong_FromSsize_t(seen);
         if (!v)
             goto fail;
         PyList_SET_ITEM(out, i, v);
     }
-    {
-        const char *p = s + pos, *end = s + n;
-        while ((p = memchr(p, '\n', end - p)) != NULL) {
-            seen++;
-            p++;
-        }
-    }
+    seen += line_feeds(s + pos, s + n);
     {
         PyObject *pair = Py_BuildValue("(Nn)", out, seen);
         PyBuffer_Release(&buf);
@@ -2532,19 +2541,8 @@ static PyObject *core_number(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_TypeError, "shipped lines are (start, record)");
             goto fail;
         }
-        Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 0));
-        if (start == -1 && PyErr_Occurred())
+        if (feeds_to(s, n, PyTuple_GET_ITEM(item, 0), &pos, &seen) < 0)
             goto fail;
-        if (start < pos || start > n) {
-            PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
-            goto fail;
-        }
-        const char *p = s + pos, *end = s + start;
-        while ((p = memchr(p, '\n', end - p)) != NULL) {
-            seen++;
-            p++;
-        }
-        pos = start;
         Py_ssize_t size = PyTuple_GET_SIZE(record);
         PyObject *numbered = PyTuple_New(size), *by = PyLong_FromSsize_t(seen);
         PyObject *at = by ? PyNumber_Add(base, by) : NULL;
@@ -2562,13 +2560,7 @@ static PyObject *core_number(PyObject *self, PyObject *args) {
         }
         PyList_SET_ITEM(out, i, numbered);
     }
-    {
-        const char *p = s + pos, *end = s + n;
-        while ((p = memchr(p, '\n', end - p)) != NULL) {
-            seen++;
-            p++;
-        }
-    }
+    seen += line_feeds(s + pos, s + n);
     Py_DECREF(base);
     PyBuffer_Release(&buf);
     return Py_BuildValue("(Nn)", out, seen);
