@@ -1152,6 +1152,12 @@ typedef struct {
 typedef struct {
     PyObject_HEAD Answer *slots;
     Py_ssize_t count;
+    /* Used as the memo's key set (Scanner._memo_keys, see keys_sync): the memo dict it mirrors (a
+     * reference, so that its address is not reused), how many of its keys were taken in, and whether
+     * the set cannot stand for the memo now (then every line asks the memo). */
+    PyObject *memo;
+    Py_ssize_t tracked;
+    int off;
 } Answers;
 
 /* A 64-bit hash of the answers' keys, eight bytes at a time (multiply and fold; a key is compared in
@@ -1186,6 +1192,7 @@ static void answers_clear(Answers *a) {
 
 static void answers_dealloc(Answers *a) {
     answers_clear(a);
+    Py_CLEAR(a->memo);
     PyMem_Free(a->slots);
     Py_TYPE(a)->tp_free((PyObject *)a);
 }
@@ -1220,7 +1227,7 @@ static PyObject *answers_get(Answers *a, const Ser *ser) { /* borrowed, or NULL 
     return e->key ? e->value : NULL;
 }
 
-static int answers_put(Answers *a, const Ser *ser, PyObject *value) {
+static int answers_put(Answers *a, const Ser *ser, PyObject *value) { /* a key held keeps its value */
     if (ser->overflow)
         return 0;
     if (a->count >= ANSWERS_MAX)
@@ -1245,8 +1252,97 @@ static int answers_put(Answers *a, const Ser *ser, PyObject *value) {
 
 static PyObject *answers_len(Answers *a, PyObject *unused) { return PyLong_FromSsize_t(a->count); }
 
+/* --- the memo's key set ------------------------------------------------------------------------ */
+
+/* The bytes of a memo key (payload, level, members) as the key set holds them: the member set's hash
+ * (equal sets hash alike, whatever object holds them), the level and the payload. Keys that differ
+ * may share these bytes (sets with one hash): the set then only answers "maybe", never "no" for a
+ * key the memo holds. -1 with an exception when the member set cannot be hashed. */
+static int memo_key_ser(Ser *ser, PyObject *members, const unsigned char *lvl, Py_ssize_t lvl_len,
+                        const unsigned char *payload, Py_ssize_t plen) {
+    Py_hash_t mh = PyObject_Hash(members); /* a frozenset keeps its hash */
+    if (mh == -1 && PyErr_Occurred())
+        return -1;
+    unsigned char ll = (unsigned char)(lvl_len > 255 ? 255 : lvl_len);
+    ser->len = 0;
+    ser->overflow = lvl_len > 255;
+    ser_put(ser, &mh, sizeof mh);
+    ser_put(ser, &ll, 1);
+    ser_put(ser, lvl, lvl_len);
+    ser_put(ser, payload, plen);
+    return 0;
+}
+
+/* Take in one key of the memo: 0, or -1 with an exception. A key not in the shape digest builds, or
+ * more keys than the set holds, turn the set off until the memo changes. */
+static int keys_take(Answers *k, PyObject *key) {
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(key, 0)) ||
+        !PyBytes_Check(PyTuple_GET_ITEM(key, 1)) || k->count >= ANSWERS_MAX) {
+        k->off = 1;
+        return 0;
+    }
+    PyObject *payload = PyTuple_GET_ITEM(key, 0), *level = PyTuple_GET_ITEM(key, 1);
+    Ser ser;
+    if (memo_key_ser(&ser, PyTuple_GET_ITEM(key, 2), (const unsigned char *)PyBytes_AS_STRING(level),
+                     PyBytes_GET_SIZE(level), (const unsigned char *)PyBytes_AS_STRING(payload),
+                     PyBytes_GET_SIZE(payload)) < 0)
+        return -1;
+    k->tracked++;
+    /* a key too long for the bytes is never looked up here (its line asks the memo) */
+    return ser.overflow ? 0 : answers_put(k, &ser, Py_None);
+}
+
+/* Make the key set stand for ``memo`` (Scanner._bytes_memo, which only _resolve adds to, and which
+ * is replaced by a new dict when it turns over), so that a line whose key bytes are not in the set
+ * is a memo miss without building its key: after ``added`` was put in (or NULL), the one new key is
+ * taken in; any other change (a new generation, a key removed or replaced) takes the memo's keys in
+ * afresh. A set that is off answers "maybe" to every line. 0, or -1 with an exception. */
+static int keys_sync(Answers *k, PyObject *memo, PyObject *added) {
+    if (k->memo == memo && PyDict_GET_SIZE(memo) == k->tracked)
+        return 0;
+    if (added && k->memo == memo && !k->off && PyDict_GET_SIZE(memo) == k->tracked + 1) {
+        PyObject *held = PyDict_GetItemWithError(memo, added);
+        if (!held && PyErr_Occurred())
+            return -1;
+        if (held)
+            return keys_take(k, added);
+    }
+    answers_clear(k);
+    Py_INCREF(memo);
+    Py_XSETREF(k->memo, memo);
+    k->tracked = 0;
+    k->off = 0;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(memo, &pos, &key, &value))
+        if (keys_take(k, key) < 0)
+            return -1;
+    return 0;
+}
+
+/* 1 when the memo may hold the key of these bytes, 0 when it does not. */
+static int keys_maybe(Answers *k, const Ser *ser) { return k->off || ser->overflow || answers_get(k, ser) != NULL; }
+
+/* may_hold(key) -> bool: whether digest would ask the memo about ``key`` (payload, level, members). For
+ * the tests: every key the memo holds must be one. */
+static PyObject *keys_may_hold(Answers *k, PyObject *key) {
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(key, 0)) ||
+        !PyBytes_Check(PyTuple_GET_ITEM(key, 1))) {
+        PyErr_SetString(PyExc_TypeError, "a memo key is (payload, level, members)");
+        return NULL;
+    }
+    PyObject *payload = PyTuple_GET_ITEM(key, 0), *level = PyTuple_GET_ITEM(key, 1);
+    Ser ser;
+    if (memo_key_ser(&ser, PyTuple_GET_ITEM(key, 2), (const unsigned char *)PyBytes_AS_STRING(level),
+                     PyBytes_GET_SIZE(level), (const unsigned char *)PyBytes_AS_STRING(payload),
+                     PyBytes_GET_SIZE(payload)) < 0)
+        return NULL;
+    return PyBool_FromLong(keys_maybe(k, &ser));
+}
+
 static PyMethodDef answers_methods[] = {
     {"size", (PyCFunction)answers_len, METH_NOARGS, "How many answers are held."},
+    {"may_hold", (PyCFunction)keys_may_hold, METH_O, "Whether the memo may hold a key (the memo's key set)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2136,6 +2232,34 @@ static int fold_cache_key(PyObject *desc, PyObject *rank, long long *token, int 
     return 1;
 }
 
+/* A tuple of the n new references in items, stolen; NULL with an exception when one of them is NULL
+ * (creating it failed) or the tuple cannot be made: every reference is released then. */
+static PyObject *tuple_steal(Py_ssize_t n, PyObject **items) {
+    PyObject *t = NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!items[i])
+            goto fail;
+    if (!(t = PyTuple_New(n)))
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i, items[i]);
+    return t;
+fail:
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_XDECREF(items[i]);
+    return NULL;
+}
+
+/* The memo key (payload, level, members) of a framed line: new reference, or NULL with an exception. */
+static PyObject *memo_key(const unsigned char *raw, PCRE2_SIZE *ov, Py_ssize_t cut, Py_ssize_t size, PyObject *members) {
+    PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
+    PyObject *level_b = level_bytes((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
+    PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
+    Py_XDECREF(payload);
+    Py_XDECREF(level_b);
+    return key;
+}
+
 /* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
  *
  * lines: [(start, stop, members)] from an engine. scanner: the Scanner (its _bytes_memo, _hosts and
@@ -2150,7 +2274,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     Py_ssize_t n = buf.len;
     PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL;
     PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
-    Answers *answers = NULL;
+    Answers *answers = NULL, *keys = NULL;
     MemberIds mi = {0};
     Fold fold = {0};
     FoldCache cache = {NULL, 0, 0};
@@ -2164,10 +2288,14 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     confirmers = get_attr(scanner, "_confirmers");
     by_matches = get_attr(scanner, "_by_matches");
     answers = (Answers *)get_attr(scanner, "_answers");
+    keys = (Answers *)get_attr(scanner, "_memo_keys");
     if (!nccl || !memo || !hosts || !resolve || !confirmers || !by_matches || !PyDict_Check(memo) ||
         !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches) || !answers ||
-        !PyObject_TypeCheck((PyObject *)answers, &AnswersType))
+        !PyObject_TypeCheck((PyObject *)answers, &AnswersType) || !keys ||
+        !PyObject_TypeCheck((PyObject *)keys, &AnswersType))
         goto bad_state;
+    if (keys_sync(keys, memo, NULL) < 0)
+        goto fail;
     if (folder != Py_None && fold_init(&fold, folder) < 0)
         goto bad_state;
     if (fold.keep && !(cache.slots = PyMem_Calloc(FOLD_SLOTS, sizeof(FoldHit)))) {
@@ -2226,19 +2354,24 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_RuntimeError, "frame pattern matched without host, pid or level");
             goto fail;
         }
-        /* memo key: (payload, level, members), as digest_block builds it */
-        PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
-        PyObject *level_b = level_bytes((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
-        PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
-        Py_XDECREF(payload);
-        Py_XDECREF(level_b);
-        if (!key)
+        /* memo key: (payload, level, members), as digest_block builds it. Made only when the memo may
+         * hold it: most lines of a dense log (channel lines of other ranks, new comm pointers) miss the
+         * memo and are answered by their matches below, and the memo's key set (keys_sync) says so
+         * without a bytes object, a tuple and a SipHash of the payload. */
+        Ser kser;
+        if (memo_key_ser(&kser, members, raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10), raw + cut,
+                         size - cut) < 0)
             goto fail;
-        PyObject *known = PyDict_GetItemWithError(memo, key); /* borrowed */
+        PyObject *key = NULL, *known = NULL;
+        if (keys_maybe(keys, &kser)) {
+            if (!(key = memo_key(raw, ov, cut, size, members)))
+                goto fail;
+            known = PyDict_GetItemWithError(memo, key); /* borrowed */
+        }
         if (known) {
             Py_INCREF(known);
         } else if (PyErr_Occurred()) {
-            Py_DECREF(key);
+            Py_XDECREF(key);
             goto fail;
         } else {
             /* Not in the memo: confirmed here when PCRE2 can, and then usually known by its matches
@@ -2251,12 +2384,12 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             ser.len = 0;
             ser.overflow = 0;
             if (member_ids(&mi, members, PyList_GET_SIZE(confirmers)) < 0) {
-                Py_DECREF(key);
+                Py_XDECREF(key);
                 goto fail;
             }
             PyObject *quick = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, &ser, 0);
             if (!quick && PyErr_Occurred()) {
-                Py_DECREF(key);
+                Py_XDECREF(key);
                 goto fail;
             }
             if (quick) {
@@ -2267,7 +2400,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                 } else {
                     mkey = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, NULL, 1);
                     if (!mkey && PyErr_Occurred()) {
-                        Py_DECREF(key);
+                        Py_XDECREF(key);
                         goto fail;
                     }
                 }
@@ -2279,14 +2412,18 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                     if (answers_put(answers, &ser, known) < 0) {
                         Py_DECREF(known);
                         Py_DECREF(mkey);
-                        Py_DECREF(key);
+                        Py_XDECREF(key);
                         goto fail;
                     }
                 } else if (PyErr_Occurred()) {
                     Py_DECREF(mkey);
-                    Py_DECREF(key);
+                    Py_XDECREF(key);
                     goto fail;
                 }
+            }
+            if (!known && !key && !(key = memo_key(raw, ov, cut, size, members))) {
+                Py_XDECREF(mkey);
+                goto fail;
             }
             if (!known) {
                 known = PyObject_CallFunction(resolve, "OnO", key, size - cut, mkey ? mkey : Py_None);
@@ -2295,15 +2432,21 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                     memo = get_attr(scanner, "_bytes_memo");
                     if (!memo || !PyDict_Check(memo)) {
                         Py_XDECREF(mkey);
-                        Py_DECREF(key);
+                        Py_XDECREF(key);
                         Py_DECREF(known);
                         goto bad_state;
+                    }
+                    if (keys_sync(keys, memo, key) < 0) {
+                        Py_XDECREF(mkey);
+                        Py_XDECREF(key);
+                        Py_DECREF(known);
+                        goto fail;
                     }
                 }
             }
             Py_XDECREF(mkey);
         }
-        Py_DECREF(key);
+        Py_XDECREF(key);
         if (!known)
             goto fail;
         if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 2) {
@@ -2406,16 +2549,18 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         if (ship && !pid && !(pid = group_int(raw, ov, rc, 6)))
             goto fail_line;
         if (ship) {
-            PyObject *text = PyUnicode_DecodeASCII((const char *)raw, size, NULL);
-            PyObject *local = group_int(raw, ov, rc, 3), *task = group_int(raw, ov, rc, 1);
-            PyObject *level = group_str(raw, ov, rc, 10), *ts = group_str(raw, ov, rc, 4);
-            PyObject *record = NULL, *item = NULL;
-            if (text && local && task && level && ts)
-                record = Py_BuildValue("(iOnOOOOOOOOO)", 0, text, cut, host, pid, rank, local, task, level, ts, nccl,
-                                       PyTuple_GET_ITEM(known, 0));
-            Py_XDECREF(text), Py_XDECREF(local), Py_XDECREF(task), Py_XDECREF(level), Py_XDECREF(ts);
-            if (record)
-                item = Py_BuildValue("(nN)", start, record);
+            /* (0, text, cut, host, pid, rank, local, task, level, ts, "nccl", matches), built directly (no
+             * format string parsed per shipped line) */
+            PyObject *fields[12] = {
+                PyLong_FromLong(0), PyUnicode_DecodeASCII((const char *)raw, size, NULL), PyLong_FromSsize_t(cut),
+                Py_NewRef(host), Py_NewRef(pid), Py_NewRef(rank), group_int(raw, ov, rc, 3), group_int(raw, ov, rc, 1),
+                group_str(raw, ov, rc, 10), group_str(raw, ov, rc, 4), Py_NewRef(nccl), Py_NewRef(PyTuple_GET_ITEM(known, 0)),
+            };
+            PyObject *record = tuple_steal(12, fields), *item = NULL;
+            if (record) {
+                PyObject *pair[2] = {PyLong_FromSsize_t(start), record};
+                item = tuple_steal(2, pair);
+            }
             if (!item || PyList_Append(out, item) < 0) {
                 Py_XDECREF(item);
                 goto fail_line;
@@ -2448,6 +2593,7 @@ done:
     Py_XDECREF(confirmers);
     Py_XDECREF(by_matches);
     Py_XDECREF((PyObject *)answers);
+    Py_XDECREF((PyObject *)keys);
     Py_XDECREF(mi.members);
     Py_XDECREF(last_host_b);
     Py_XDECREF(memo);

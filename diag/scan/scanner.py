@@ -123,6 +123,9 @@ class Scanner:
         self._by_matches: dict[tuple, tuple] = {}
         self._by_groups: dict[tuple, tuple] = {}  # the fallback's: ((entry, m.groups()), ...) -> (matches, description)
         self._answers = self._core.Answers() if self._core else None  # the same answers, held in C
+        # The core's memo keys by their bytes (payload, level, member set): a repeat finds the key it
+        # would build, so the memo answers it without a new key object (diag/scan/_core.c, digest).
+        self._memo_keys = self._core.Answers() if self._core else None
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:

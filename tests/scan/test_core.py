@@ -426,3 +426,63 @@ def test_matches_ending_together_are_taken_in_expression_order_as_python_does():
     for ends, exprs in (([0, 1, 1], [0, 1, 0]), ([1, 1], [1, 0])):
         assert core.module().lines(b"\n", ends, exprs, members, {}) == lines_of_ends(b"\n", ends, exprs, members)
 
+
+
+def _repeats_and_one_offs() -> bytes:
+    """Channel lines repeated across communicators (memo hits) between channel lines of other ranks
+    and new comm pointers (memo misses), long enough for the memo to turn over."""
+    lines = []
+    for comm in range(60):
+        for rank in range(64):
+            head = f"node-{rank // 8:03d}:{1000 + rank}:{1000 + rank} [{rank % 8}] NCCL INFO"
+            lines += [
+                f"{head} Channel {comm % 2:02d}/0 : {rank}[0] -> {(rank + 8) % 64}[0] [send] via NET/IB/{rank % 8}",
+                f"{head} comm 0x{comm:x}{rank:04x} rank {rank} nranks 64 cudaDev {rank % 8} busId 1000 - Init COMPLETE",
+                f"{head} Channel {comm % 2:02d}/0 : {rank}[0] -> {comm}[0] [receive] via NET/IB/{rank % 8}",
+            ]
+    return "\n".join(lines).encode()
+
+
+@needs_core
+@pytest.mark.parametrize("memo_entries", [7, 300, 4096])
+def test_the_memo_key_set_never_hides_a_held_payload(rules, monkeypatch, memo_entries):
+    """The core asks the payload memo only where its key set (the memo's keys by their bytes) says
+    the memo may hold the line; with memos of any size turning over any number of times, the
+    records and folded counts are Python's."""
+    from diag.scan import scanner as scanner_module
+
+    monkeypatch.setattr(scanner_module, "_MEMO_ENTRIES", memo_entries)
+    blob = _repeats_and_one_offs()
+    scanner = _scanner(rules, "auto", True, monkeypatch)
+    resolved = []
+    resolve = scanner._resolve
+
+    def spy(key, size, confirmed=None):
+        resolved.append(key)
+        return resolve(key, size, confirmed)
+
+    scanner._resolve = spy
+    with_core = _digest(scanner, blob, True)
+    assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)
+    assert 0 < scanner._memo_keys.size() <= len(scanner._bytes_memo)
+    assert all(scanner._memo_keys.may_hold(key) for key in scanner._bytes_memo)
+    if memo_entries < 10:
+        assert len(resolved) > 100 * memo_entries  # the memo turned over again and again
+
+
+@needs_core
+def test_a_memo_changed_between_blocks_is_taken_in_again(rules, monkeypatch):
+    """The key set follows the memo: cleared, replaced by a new dict or refilled between two blocks,
+    the memo is asked again wherever it may hold a line (same records as a fresh scanner's)."""
+    blob = _repeats_and_one_offs()
+    reference = _scanner(rules, "auto", True, monkeypatch)
+    expected = [reference.digest_block(blob, None) for _ in range(2)]
+    scanner = _scanner(rules, "auto", True, monkeypatch)
+    first = scanner.digest_block(blob, None)
+    held = dict(scanner._bytes_memo)
+    scanner._bytes_memo.clear()
+    assert scanner.digest_block(blob, None) == expected[1]
+    scanner._bytes_memo = dict(held)  # another dict with the same keys
+    assert scanner.digest_block(blob, None) == expected[1]
+    assert held and all(scanner._memo_keys.may_hold(key) for key in scanner._bytes_memo)
+    assert first == expected[0]
