@@ -545,7 +545,18 @@ typedef struct {
     pcre2_code *code;
     pcre2_match_data *md;
     int jit, anchored;
+    int fast; /* the common NCCL prefix pattern, which frame_fast reads without PCRE2 */
 } Regex;
+
+/* diag.input.framing.COMMON_NCCL_BYTES, the pattern frame_fast is written for: a frame pattern compiled
+ * from other text is always run by PCRE2 (tests/scan/test_core.py checks that this one is the current one). */
+static const char FAST_FRAME_PATTERN[] =
+    "(?: *(?P<task>\\d{1,18}): )?(?:\\[rank(?P<rank>\\d{1,18})\\]: ?|\\[(?!rank\\d+\\])[A-Za-z_][A-Za-z_]*?"
+    "(?P<local>\\d{1,18})\\]:)?(?:\\[(?P<ts>\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d)\\] )?"
+    "(?P<host>[^\\s\\x1c-\\x1f:\\[\\]`*>]+):(?P<pid>\\d{1,18}):(?P<tid>\\d{1,18}) "
+    "(?:\\[(?P<dev>\\d{1,18})\\] )?(?:\\d+(?:\\.\\d+)? )?"
+    "(?:(?P<src>[^\\s\\x1c-\\x1f]+:(?:\\d+|[Xx]+)) (?:\\([^)\\s\\x1c-\\x1f]*\\) )?)?"
+    "(?:NCCL )?(?P<level>INFO|WARN|TRACE|CALL|ERROR) ?";
 
 static void regex_free(PyObject *capsule) {
     Regex *r = PyCapsule_GetPointer(capsule, "slurmdiag.regex");
@@ -584,6 +595,7 @@ static PyObject *core_compile(PyObject *self, PyObject *args) {
     r->code = code;
     r->md = md;
     r->anchored = anchored;
+    r->fast = anchored && (size_t)size == sizeof FAST_FRAME_PATTERN - 1 && memcmp(pattern, FAST_FRAME_PATTERN, size) == 0;
     r->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
     PyObject *capsule = PyCapsule_New(r, "slurmdiag.regex", regex_free);
     if (!capsule) {
@@ -607,6 +619,158 @@ static int regex_run(Regex *r, const unsigned char *s, Py_ssize_t n) {
 }
 
 static Regex *regex_of(PyObject *capsule) { return PyCapsule_GetPointer(capsule, "slurmdiag.regex"); }
+
+/* --- the common NCCL prefix without PCRE2 ------------------------------------------------------ */
+
+#define FRAME_GROUPS 10 /* task, rank, local, ts, host, pid, tid, dev, src, level */
+
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static int is_letter(unsigned char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+
+/* The length of the run of digits at s[p..n), when it is 1 to 18 long and followed by ``next``; else 0. */
+static Py_ssize_t digits_then(const unsigned char *s, Py_ssize_t n, Py_ssize_t p, unsigned char next) {
+    Py_ssize_t q = p;
+    while (q < n && is_digit(s[q]))
+        q++;
+    return q > p && q - p <= 18 && q < n && s[q] == next ? q - p : 0;
+}
+
+/* The bytes frame_fast reads in a host name: printable ASCII that the pattern's host class takes. */
+static unsigned char host_char[256];
+
+static void set_group(PCRE2_SIZE *ov, int g, Py_ssize_t a, Py_ssize_t b) {
+    ov[2 * g] = (PCRE2_SIZE)a;
+    ov[2 * g + 1] = (PCRE2_SIZE)b;
+}
+
+/* The anchored match of FAST_FRAME_PATTERN on an ASCII line, for the lines NCCL prints by the million
+ * ("[label]:host:pid:tid [dev] NCCL INFO ..." behind an optional srun label or torchrun rank, with an
+ * optional timestamp), in PCRE2's ovector form: 11 (1 + the last group set) with ``ov`` filled, or 0
+ * when the line is not one it reads, for PCRE2 to match. It follows the pattern's first choice at every
+ * point, and each optional group here matches in at most one way, so a line it reads to the end is
+ * matched by the backtracking engine on the same path (its first path that succeeds); wherever that path
+ * would fail and the engine backtrack (a group taken that leaves the rest unmatched), it returns 0.
+ * Hosts are read only of printable characters, so what \\s means to either engine never matters. */
+static int frame_fast(const unsigned char *s, Py_ssize_t n, PCRE2_SIZE *ov) {
+    if (!host_char['a'])
+        for (int c = '!'; c < 0x7f; c++)
+            host_char[c] = !strchr(":[]`*>", c);
+    for (int g = 0; g <= FRAME_GROUPS; g++)
+        set_group(ov, g, PCRE2_UNSET, PCRE2_UNSET);
+    Py_ssize_t p = 0, d;
+    /* (?: *(?P<task>\d{1,18}): )? */
+    {
+        Py_ssize_t q = 0;
+        while (q < n && s[q] == ' ')
+            q++;
+        if ((d = digits_then(s, n, q, ':')) && q + d + 1 < n && s[q + d + 1] == ' ') {
+            set_group(ov, 1, q, q + d);
+            p = q + d + 2;
+        }
+    }
+    /* (?:\[rank(?P<rank>\d{1,18})\]: ?|\[(?!rank\d+\])[A-Za-z_][A-Za-z_]*?(?P<local>\d{1,18})\]:)? */
+    if (p < n && s[p] == '[') {
+        int rank_word = n - p >= 5 && memcmp(s + p + 1, "rank", 4) == 0;
+        if (rank_word && (d = digits_then(s, n, p + 5, ']')) && p + 5 + d + 1 < n && s[p + 5 + d + 1] == ':') {
+            set_group(ov, 2, p + 5, p + 5 + d);
+            p += 5 + d + 2;
+            if (p < n && s[p] == ' ')
+                p++;
+        } else if (rank_word && p + 5 < n && is_digit(s[p + 5])) {
+            return 0; /* "[rank" and digits that alt 1 does not take: the lookahead decides */
+        } else {
+            Py_ssize_t q = p + 1;
+            while (q < n && is_letter(s[q]))
+                q++;
+            if (q > p + 1 && (d = digits_then(s, n, q, ']')) && q + d + 1 < n && s[q + d + 1] == ':') {
+                set_group(ov, 3, q, q + d);
+                p = q + d + 2;
+            }
+        }
+    }
+    /* (?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )? */
+    if (n - p >= 22 && s[p] == '[' && s[p + 20] == ']' && s[p + 21] == ' ') {
+        static const char form[] = "dddd-dd-dd dd:dd:dd";
+        int ok = 1;
+        for (int i = 0; i < 19 && ok; i++)
+            ok = form[i] == 'd' ? is_digit(s[p + 1 + i]) : s[p + 1 + i] == (unsigned char)form[i];
+        if (ok) {
+            set_group(ov, 4, p + 1, p + 20);
+            p += 22;
+        }
+    }
+    /* (?P<host>[^\s\x1c-\x1f:\[\]`*>]+):(?P<pid>\d{1,18}):(?P<tid>\d{1,18}) , hosts of printable characters */
+    Py_ssize_t h = p;
+    while (h < n && host_char[s[h]])
+        h++;
+    if (h == p || h >= n || s[h] != ':')
+        return 0;
+    set_group(ov, 5, p, h);
+    p = h + 1;
+    if (!(d = digits_then(s, n, p, ':')))
+        return 0;
+    set_group(ov, 6, p, p + d);
+    p += d + 1;
+    if (!(d = digits_then(s, n, p, ' ')))
+        return 0;
+    set_group(ov, 7, p, p + d);
+    p += d + 1;
+    /* (?:\[(?P<dev>\d{1,18})\] )? */
+    if (p < n && s[p] == '[' && (d = digits_then(s, n, p + 1, ']')) && p + d + 2 < n && s[p + d + 2] == ' ') {
+        set_group(ov, 8, p + 1, p + 1 + d);
+        p += d + 3;
+    }
+    /* "NCCL " and a level: neither the number group nor src (no ':' before the space) can match there */
+    if (n - p < 5 || memcmp(s + p, "NCCL ", 5) != 0)
+        return 0;
+    p += 5;
+    Py_ssize_t w = 0; /* INFO|WARN|TRACE|CALL|ERROR: no word begins another */
+    if (n - p >= 4 && (memcmp(s + p, "INFO", 4) == 0 || memcmp(s + p, "WARN", 4) == 0 || memcmp(s + p, "CALL", 4) == 0))
+        w = 4;
+    else if (n - p >= 5 && (memcmp(s + p, "TRACE", 5) == 0 || memcmp(s + p, "ERROR", 5) == 0))
+        w = 5;
+    else
+        return 0;
+    set_group(ov, 10, p, p + w);
+    p += w;
+    if (p < n && s[p] == ' ')
+        p++;
+    set_group(ov, 0, 0, p);
+    return FRAME_GROUPS + 1;
+}
+
+/* frame_fast(subject) -> the tuple core.match gives, or None where frame_fast leaves the line to PCRE2. For the tests. */
+static PyObject *core_frame_fast(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    PCRE2_SIZE ov[2 * (FRAME_GROUPS + 1)];
+    int rc = frame_fast(buf.buf, buf.len, ov);
+    PyBuffer_Release(&buf);
+    if (!rc)
+        Py_RETURN_NONE;
+    PyObject *out = PyTuple_New(FRAME_GROUPS + 2);
+    if (!out)
+        return NULL;
+    PyTuple_SET_ITEM(out, 0, PyLong_FromSize_t(G_START(ov, 0)));
+    PyTuple_SET_ITEM(out, 1, PyLong_FromSize_t(G_END(ov, 0)));
+    for (int g = 1; g <= FRAME_GROUPS; g++)
+        PyTuple_SET_ITEM(out, g + 1,
+                         G_SET(ov, g) ? Py_BuildValue("(nn)", (Py_ssize_t)G_START(ov, g), (Py_ssize_t)G_END(ov, g))
+                                      : Py_NewRef(Py_None));
+    for (int g = 0; g < FRAME_GROUPS + 2; g++)
+        if (!PyTuple_GET_ITEM(out, g)) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    return out;
+}
+
+/* frame_is_fast(capsule) -> whether digest reads this frame pattern with frame_fast. For the tests. */
+static PyObject *core_frame_is_fast(PyObject *self, PyObject *capsule) {
+    Regex *r = regex_of(capsule);
+    return r ? PyBool_FromLong(r->fast) : NULL;
+}
 
 /* match(capsule, subject) -> (start, end, span of group 1, ...) or None; unset groups are None. For the tests. */
 static PyObject *core_match(PyObject *self, PyObject *args) {
@@ -2326,8 +2490,11 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         const unsigned char *raw = s + start;
         Py_ssize_t size = stop - start;
         int rc = -1;
-        if (is_plain_ascii(raw, size))
+        PCRE2_SIZE fast_ov[2 * (FRAME_GROUPS + 1)], *ov = fast_ov;
+        if (is_plain_ascii(raw, size) && !(f->fast && (rc = frame_fast(raw, size, fast_ov)))) {
             rc = regex_run(f, raw, size);
+            ov = pcre2_get_ovector_pointer(f->md);
+        }
         if (rc < 0) {
             /* no match (or a PCRE2 failure, never seen on this pattern): the Python path reads the line */
             Py_ssize_t seen_before = fold.seen ? PySet_GET_SIZE(fold.seen) : 0;
@@ -2348,7 +2515,6 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             }
             continue;
         }
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(f->md);
         Py_ssize_t cut = (Py_ssize_t)G_END(ov, 0);
         if (cut > size || !(10 < rc) || !G_SET(ov, 5) || !G_SET(ov, 6) || !G_SET(ov, 10)) {
             PyErr_SetString(PyExc_RuntimeError, "frame pattern matched without host, pid or level");
@@ -2721,6 +2887,8 @@ static PyMethodDef methods[] = {
     {"lines", core_lines, METH_VARARGS, "Candidate lines of Hyperscan match ends (see diag.scan.core)."},
     {"compile", core_compile, METH_VARARGS, "Compile a pattern with PCRE2 (JIT): compile(pattern, anchored)."},
     {"match", core_match, METH_VARARGS, "Spans of a compiled pattern's match on a subject, or None (tests)."},
+    {"frame_fast", core_frame_fast, METH_VARARGS, "The common NCCL prefix read without PCRE2, or None (tests)."},
+    {"frame_is_fast", core_frame_is_fast, METH_O, "Whether a compiled frame pattern is read by frame_fast (tests)."},
     {"count_newlines", core_count_newlines, METH_VARARGS, "Line feeds before each start and in the block."},
     {"number", core_number, METH_VARARGS, "Shipped records numbered by the line feeds before each."},
     {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},
