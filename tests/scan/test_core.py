@@ -431,16 +431,16 @@ def test_matches_ending_together_are_taken_in_expression_order_as_python_does():
 def _repeats_and_one_offs() -> bytes:
     """Channel lines repeated across communicators (memo hits) between channel lines of other ranks
     and new comm pointers (memo misses), long enough for the memo to turn over."""
-    lines = []
-    for comm in range(60):
-        for rank in range(64):
-            head = f"node-{rank // 8:03d}:{1000 + rank}:{1000 + rank} [{rank % 8}] NCCL INFO"
-            lines += [
-                f"{head} Channel {comm % 2:02d}/0 : {rank}[0] -> {(rank + 8) % 64}[0] [send] via NET/IB/{rank % 8}",
-                f"{head} comm 0x{comm:x}{rank:04x} rank {rank} nranks 64 cudaDev {rank % 8} busId 1000 - Init COMPLETE",
-                f"{head} Channel {comm % 2:02d}/0 : {rank}[0] -> {comm}[0] [receive] via NET/IB/{rank % 8}",
-            ]
-    return "\n".join(lines).encode()
+    return "\n".join(
+        f"node-{r // 8:03d}:{1000 + r}:{1000 + r} [{r % 8}] NCCL INFO {body}"
+        for c in range(60)
+        for r in range(64)
+        for body in (
+            f"Channel {c % 2:02d}/0 : {r}[0] -> {(r + 8) % 64}[0] [send] via NET/IB/{r % 8}",
+            f"comm 0x{c:x}{r:04x} rank {r} nranks 64 cudaDev {r % 8} busId 1000 - Init COMPLETE",
+            f"Channel {c % 2:02d}/0 : {r}[0] -> {c}[0] [receive] via NET/IB/{r % 8}",
+        )
+    ).encode()
 
 
 @needs_core
