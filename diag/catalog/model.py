@@ -71,11 +71,15 @@ class Signature:
     def match(self, payload: str, level: str | None):
         if self.levels and level not in self.levels:
             return None
+        return self.searcher()(payload)
+
+    def searcher(self):
+        """The compiled pattern's ``search``, compiled on first use (the scanner keeps it per member set)."""
         compiled = self.compiled
         if compiled is None:
             compiled = compile_signature(self.pattern)
             object.__setattr__(self, "compiled", compiled)  # a cache, not a change of meaning
-        return compiled.search(payload)
+        return compiled.search
 
 
 def compile_signature(pattern: str):

@@ -545,7 +545,18 @@ typedef struct {
     pcre2_code *code;
     pcre2_match_data *md;
     int jit, anchored;
+    int fast; /* the common NCCL prefix pattern, which frame_fast reads without PCRE2 */
 } Regex;
+
+/* diag.input.framing.COMMON_NCCL_BYTES, the pattern frame_fast is written for: a frame pattern compiled
+ * from other text is always run by PCRE2 (tests/scan/test_core.py checks that this one is the current one). */
+static const char FAST_FRAME_PATTERN[] =
+    "(?: *(?P<task>\\d{1,18}): )?(?:\\[rank(?P<rank>\\d{1,18})\\]: ?|\\[(?!rank\\d+\\])[A-Za-z_][A-Za-z_]*?"
+    "(?P<local>\\d{1,18})\\]:)?(?:\\[(?P<ts>\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d)\\] )?"
+    "(?P<host>[^\\s\\x1c-\\x1f:\\[\\]`*>]+):(?P<pid>\\d{1,18}):(?P<tid>\\d{1,18}) "
+    "(?:\\[(?P<dev>\\d{1,18})\\] )?(?:\\d+(?:\\.\\d+)? )?"
+    "(?:(?P<src>[^\\s\\x1c-\\x1f]+:(?:\\d+|[Xx]+)) (?:\\([^)\\s\\x1c-\\x1f]*\\) )?)?"
+    "(?:NCCL )?(?P<level>INFO|WARN|TRACE|CALL|ERROR) ?";
 
 static void regex_free(PyObject *capsule) {
     Regex *r = PyCapsule_GetPointer(capsule, "slurmdiag.regex");
@@ -584,6 +595,7 @@ static PyObject *core_compile(PyObject *self, PyObject *args) {
     r->code = code;
     r->md = md;
     r->anchored = anchored;
+    r->fast = anchored && (size_t)size == sizeof FAST_FRAME_PATTERN - 1 && memcmp(pattern, FAST_FRAME_PATTERN, size) == 0;
     r->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
     PyObject *capsule = PyCapsule_New(r, "slurmdiag.regex", regex_free);
     if (!capsule) {
@@ -607,6 +619,158 @@ static int regex_run(Regex *r, const unsigned char *s, Py_ssize_t n) {
 }
 
 static Regex *regex_of(PyObject *capsule) { return PyCapsule_GetPointer(capsule, "slurmdiag.regex"); }
+
+/* --- the common NCCL prefix without PCRE2 ------------------------------------------------------ */
+
+#define FRAME_GROUPS 10 /* task, rank, local, ts, host, pid, tid, dev, src, level */
+
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static int is_letter(unsigned char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+
+/* The length of the run of digits at s[p..n), when it is 1 to 18 long and followed by ``next``; else 0. */
+static Py_ssize_t digits_then(const unsigned char *s, Py_ssize_t n, Py_ssize_t p, unsigned char next) {
+    Py_ssize_t q = p;
+    while (q < n && is_digit(s[q]))
+        q++;
+    return q > p && q - p <= 18 && q < n && s[q] == next ? q - p : 0;
+}
+
+/* The bytes frame_fast reads in a host name: printable ASCII that the pattern's host class takes. */
+static unsigned char host_char[256];
+
+static void set_group(PCRE2_SIZE *ov, int g, Py_ssize_t a, Py_ssize_t b) {
+    ov[2 * g] = (PCRE2_SIZE)a;
+    ov[2 * g + 1] = (PCRE2_SIZE)b;
+}
+
+/* The anchored match of FAST_FRAME_PATTERN on an ASCII line, for the lines NCCL prints by the million
+ * ("[label]:host:pid:tid [dev] NCCL INFO ..." behind an optional srun label or torchrun rank, with an
+ * optional timestamp), in PCRE2's ovector form: 11 (1 + the last group set) with ``ov`` filled, or 0
+ * when the line is not one it reads, for PCRE2 to match. It follows the pattern's first choice at every
+ * point, and each optional group here matches in at most one way, so a line it reads to the end is
+ * matched by the backtracking engine on the same path (its first path that succeeds); wherever that path
+ * would fail and the engine backtrack (a group taken that leaves the rest unmatched), it returns 0.
+ * Hosts are read only of printable characters, so what \\s means to either engine never matters. */
+static int frame_fast(const unsigned char *s, Py_ssize_t n, PCRE2_SIZE *ov) {
+    if (!host_char['a'])
+        for (int c = '!'; c < 0x7f; c++)
+            host_char[c] = !strchr(":[]`*>", c);
+    for (int g = 0; g <= FRAME_GROUPS; g++)
+        set_group(ov, g, PCRE2_UNSET, PCRE2_UNSET);
+    Py_ssize_t p = 0, d;
+    /* (?: *(?P<task>\d{1,18}): )? */
+    {
+        Py_ssize_t q = 0;
+        while (q < n && s[q] == ' ')
+            q++;
+        if ((d = digits_then(s, n, q, ':')) && q + d + 1 < n && s[q + d + 1] == ' ') {
+            set_group(ov, 1, q, q + d);
+            p = q + d + 2;
+        }
+    }
+    /* (?:\[rank(?P<rank>\d{1,18})\]: ?|\[(?!rank\d+\])[A-Za-z_][A-Za-z_]*?(?P<local>\d{1,18})\]:)? */
+    if (p < n && s[p] == '[') {
+        int rank_word = n - p >= 5 && memcmp(s + p + 1, "rank", 4) == 0;
+        if (rank_word && (d = digits_then(s, n, p + 5, ']')) && p + 5 + d + 1 < n && s[p + 5 + d + 1] == ':') {
+            set_group(ov, 2, p + 5, p + 5 + d);
+            p += 5 + d + 2;
+            if (p < n && s[p] == ' ')
+                p++;
+        } else if (rank_word && p + 5 < n && is_digit(s[p + 5])) {
+            return 0; /* "[rank" and digits that alt 1 does not take: the lookahead decides */
+        } else {
+            Py_ssize_t q = p + 1;
+            while (q < n && is_letter(s[q]))
+                q++;
+            if (q > p + 1 && (d = digits_then(s, n, q, ']')) && q + d + 1 < n && s[q + d + 1] == ':') {
+                set_group(ov, 3, q, q + d);
+                p = q + d + 2;
+            }
+        }
+    }
+    /* (?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )? */
+    if (n - p >= 22 && s[p] == '[' && s[p + 20] == ']' && s[p + 21] == ' ') {
+        static const char form[] = "dddd-dd-dd dd:dd:dd";
+        int ok = 1;
+        for (int i = 0; i < 19 && ok; i++)
+            ok = form[i] == 'd' ? is_digit(s[p + 1 + i]) : s[p + 1 + i] == (unsigned char)form[i];
+        if (ok) {
+            set_group(ov, 4, p + 1, p + 20);
+            p += 22;
+        }
+    }
+    /* (?P<host>[^\s\x1c-\x1f:\[\]`*>]+):(?P<pid>\d{1,18}):(?P<tid>\d{1,18}) , hosts of printable characters */
+    Py_ssize_t h = p;
+    while (h < n && host_char[s[h]])
+        h++;
+    if (h == p || h >= n || s[h] != ':')
+        return 0;
+    set_group(ov, 5, p, h);
+    p = h + 1;
+    if (!(d = digits_then(s, n, p, ':')))
+        return 0;
+    set_group(ov, 6, p, p + d);
+    p += d + 1;
+    if (!(d = digits_then(s, n, p, ' ')))
+        return 0;
+    set_group(ov, 7, p, p + d);
+    p += d + 1;
+    /* (?:\[(?P<dev>\d{1,18})\] )? */
+    if (p < n && s[p] == '[' && (d = digits_then(s, n, p + 1, ']')) && p + d + 2 < n && s[p + d + 2] == ' ') {
+        set_group(ov, 8, p + 1, p + 1 + d);
+        p += d + 3;
+    }
+    /* "NCCL " and a level: neither the number group nor src (no ':' before the space) can match there */
+    if (n - p < 5 || memcmp(s + p, "NCCL ", 5) != 0)
+        return 0;
+    p += 5;
+    Py_ssize_t w = 0; /* INFO|WARN|TRACE|CALL|ERROR: no word begins another */
+    if (n - p >= 4 && (memcmp(s + p, "INFO", 4) == 0 || memcmp(s + p, "WARN", 4) == 0 || memcmp(s + p, "CALL", 4) == 0))
+        w = 4;
+    else if (n - p >= 5 && (memcmp(s + p, "TRACE", 5) == 0 || memcmp(s + p, "ERROR", 5) == 0))
+        w = 5;
+    else
+        return 0;
+    set_group(ov, 10, p, p + w);
+    p += w;
+    if (p < n && s[p] == ' ')
+        p++;
+    set_group(ov, 0, 0, p);
+    return FRAME_GROUPS + 1;
+}
+
+/* frame_fast(subject) -> the tuple core.match gives, or None where frame_fast leaves the line to PCRE2. For the tests. */
+static PyObject *core_frame_fast(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    PCRE2_SIZE ov[2 * (FRAME_GROUPS + 1)];
+    int rc = frame_fast(buf.buf, buf.len, ov);
+    PyBuffer_Release(&buf);
+    if (!rc)
+        Py_RETURN_NONE;
+    PyObject *out = PyTuple_New(FRAME_GROUPS + 2);
+    if (!out)
+        return NULL;
+    PyTuple_SET_ITEM(out, 0, PyLong_FromSize_t(G_START(ov, 0)));
+    PyTuple_SET_ITEM(out, 1, PyLong_FromSize_t(G_END(ov, 0)));
+    for (int g = 1; g <= FRAME_GROUPS; g++)
+        PyTuple_SET_ITEM(out, g + 1,
+                         G_SET(ov, g) ? Py_BuildValue("(nn)", (Py_ssize_t)G_START(ov, g), (Py_ssize_t)G_END(ov, g))
+                                      : Py_NewRef(Py_None));
+    for (int g = 0; g < FRAME_GROUPS + 2; g++)
+        if (!PyTuple_GET_ITEM(out, g)) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    return out;
+}
+
+/* frame_is_fast(capsule) -> whether digest reads this frame pattern with frame_fast. For the tests. */
+static PyObject *core_frame_is_fast(PyObject *self, PyObject *capsule) {
+    Regex *r = regex_of(capsule);
+    return r ? PyBool_FromLong(r->fast) : NULL;
+}
 
 /* match(capsule, subject) -> (start, end, span of group 1, ...) or None; unset groups are None. For the tests. */
 static PyObject *core_match(PyObject *self, PyObject *args) {
@@ -1152,6 +1316,12 @@ typedef struct {
 typedef struct {
     PyObject_HEAD Answer *slots;
     Py_ssize_t count;
+    /* Used as the memo's key set (Scanner._memo_keys, see keys_sync): the memo dict it mirrors (a
+     * reference, so that its address is not reused), how many of its keys were taken in, and whether
+     * the set cannot stand for the memo now (then every line asks the memo). */
+    PyObject *memo;
+    Py_ssize_t tracked;
+    int off;
 } Answers;
 
 /* A 64-bit hash of the answers' keys, eight bytes at a time (multiply and fold; a key is compared in
@@ -1186,6 +1356,7 @@ static void answers_clear(Answers *a) {
 
 static void answers_dealloc(Answers *a) {
     answers_clear(a);
+    Py_CLEAR(a->memo);
     PyMem_Free(a->slots);
     Py_TYPE(a)->tp_free((PyObject *)a);
 }
@@ -1220,7 +1391,7 @@ static PyObject *answers_get(Answers *a, const Ser *ser) { /* borrowed, or NULL 
     return e->key ? e->value : NULL;
 }
 
-static int answers_put(Answers *a, const Ser *ser, PyObject *value) {
+static int answers_put(Answers *a, const Ser *ser, PyObject *value) { /* a key held keeps its value */
     if (ser->overflow)
         return 0;
     if (a->count >= ANSWERS_MAX)
@@ -1245,8 +1416,97 @@ static int answers_put(Answers *a, const Ser *ser, PyObject *value) {
 
 static PyObject *answers_len(Answers *a, PyObject *unused) { return PyLong_FromSsize_t(a->count); }
 
+/* --- the memo's key set ------------------------------------------------------------------------ */
+
+/* The bytes of a memo key (payload, level, members) as the key set holds them: the member set's hash
+ * (equal sets hash alike, whatever object holds them), the level and the payload. Keys that differ
+ * may share these bytes (sets with one hash): the set then only answers "maybe", never "no" for a
+ * key the memo holds. -1 with an exception when the member set cannot be hashed. */
+static int memo_key_ser(Ser *ser, PyObject *members, const unsigned char *lvl, Py_ssize_t lvl_len,
+                        const unsigned char *payload, Py_ssize_t plen) {
+    Py_hash_t mh = PyObject_Hash(members); /* a frozenset keeps its hash */
+    if (mh == -1 && PyErr_Occurred())
+        return -1;
+    unsigned char ll = (unsigned char)(lvl_len > 255 ? 255 : lvl_len);
+    ser->len = 0;
+    ser->overflow = lvl_len > 255;
+    ser_put(ser, &mh, sizeof mh);
+    ser_put(ser, &ll, 1);
+    ser_put(ser, lvl, lvl_len);
+    ser_put(ser, payload, plen);
+    return 0;
+}
+
+/* Take in one key of the memo: 0, or -1 with an exception. A key not in the shape digest builds, or
+ * more keys than the set holds, turn the set off until the memo changes. */
+static int keys_take(Answers *k, PyObject *key) {
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(key, 0)) ||
+        !PyBytes_Check(PyTuple_GET_ITEM(key, 1)) || k->count >= ANSWERS_MAX) {
+        k->off = 1;
+        return 0;
+    }
+    PyObject *payload = PyTuple_GET_ITEM(key, 0), *level = PyTuple_GET_ITEM(key, 1);
+    Ser ser;
+    if (memo_key_ser(&ser, PyTuple_GET_ITEM(key, 2), (const unsigned char *)PyBytes_AS_STRING(level),
+                     PyBytes_GET_SIZE(level), (const unsigned char *)PyBytes_AS_STRING(payload),
+                     PyBytes_GET_SIZE(payload)) < 0)
+        return -1;
+    k->tracked++;
+    /* a key too long for the bytes is never looked up here (its line asks the memo) */
+    return ser.overflow ? 0 : answers_put(k, &ser, Py_None);
+}
+
+/* Make the key set stand for ``memo`` (Scanner._bytes_memo, which only _resolve adds to, and which
+ * is replaced by a new dict when it turns over), so that a line whose key bytes are not in the set
+ * is a memo miss without building its key: after ``added`` was put in (or NULL), the one new key is
+ * taken in; any other change (a new generation, a key removed or replaced) takes the memo's keys in
+ * afresh. A set that is off answers "maybe" to every line. 0, or -1 with an exception. */
+static int keys_sync(Answers *k, PyObject *memo, PyObject *added) {
+    if (k->memo == memo && PyDict_GET_SIZE(memo) == k->tracked)
+        return 0;
+    if (added && k->memo == memo && !k->off && PyDict_GET_SIZE(memo) == k->tracked + 1) {
+        PyObject *held = PyDict_GetItemWithError(memo, added);
+        if (!held && PyErr_Occurred())
+            return -1;
+        if (held)
+            return keys_take(k, added);
+    }
+    answers_clear(k);
+    Py_INCREF(memo);
+    Py_XSETREF(k->memo, memo);
+    k->tracked = 0;
+    k->off = 0;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(memo, &pos, &key, &value))
+        if (keys_take(k, key) < 0)
+            return -1;
+    return 0;
+}
+
+/* 1 when the memo may hold the key of these bytes, 0 when it does not. */
+static int keys_maybe(Answers *k, const Ser *ser) { return k->off || ser->overflow || answers_get(k, ser) != NULL; }
+
+/* may_hold(key) -> bool: whether digest would ask the memo about ``key`` (payload, level, members). For
+ * the tests: every key the memo holds must be one. */
+static PyObject *keys_may_hold(Answers *k, PyObject *key) {
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(key, 0)) ||
+        !PyBytes_Check(PyTuple_GET_ITEM(key, 1))) {
+        PyErr_SetString(PyExc_TypeError, "a memo key is (payload, level, members)");
+        return NULL;
+    }
+    PyObject *payload = PyTuple_GET_ITEM(key, 0), *level = PyTuple_GET_ITEM(key, 1);
+    Ser ser;
+    if (memo_key_ser(&ser, PyTuple_GET_ITEM(key, 2), (const unsigned char *)PyBytes_AS_STRING(level),
+                     PyBytes_GET_SIZE(level), (const unsigned char *)PyBytes_AS_STRING(payload),
+                     PyBytes_GET_SIZE(payload)) < 0)
+        return NULL;
+    return PyBool_FromLong(keys_maybe(k, &ser));
+}
+
 static PyMethodDef answers_methods[] = {
     {"size", (PyCFunction)answers_len, METH_NOARGS, "How many answers are held."},
+    {"may_hold", (PyCFunction)keys_may_hold, METH_O, "Whether the memo may hold a key (the memo's key set)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2136,6 +2396,34 @@ static int fold_cache_key(PyObject *desc, PyObject *rank, long long *token, int 
     return 1;
 }
 
+/* A tuple of the n new references in items, stolen; NULL with an exception when one of them is NULL
+ * (creating it failed) or the tuple cannot be made: every reference is released then. */
+static PyObject *tuple_steal(Py_ssize_t n, PyObject **items) {
+    PyObject *t = NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!items[i])
+            goto fail;
+    if (!(t = PyTuple_New(n)))
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i, items[i]);
+    return t;
+fail:
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_XDECREF(items[i]);
+    return NULL;
+}
+
+/* The memo key (payload, level, members) of a framed line: new reference, or NULL with an exception. */
+static PyObject *memo_key(const unsigned char *raw, PCRE2_SIZE *ov, Py_ssize_t cut, Py_ssize_t size, PyObject *members) {
+    PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
+    PyObject *level_b = level_bytes((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
+    PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
+    Py_XDECREF(payload);
+    Py_XDECREF(level_b);
+    return key;
+}
+
 /* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
  *
  * lines: [(start, stop, members)] from an engine. scanner: the Scanner (its _bytes_memo, _hosts and
@@ -2150,7 +2438,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     Py_ssize_t n = buf.len;
     PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL;
     PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
-    Answers *answers = NULL;
+    Answers *answers = NULL, *keys = NULL;
     MemberIds mi = {0};
     Fold fold = {0};
     FoldCache cache = {NULL, 0, 0};
@@ -2164,10 +2452,14 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
     confirmers = get_attr(scanner, "_confirmers");
     by_matches = get_attr(scanner, "_by_matches");
     answers = (Answers *)get_attr(scanner, "_answers");
+    keys = (Answers *)get_attr(scanner, "_memo_keys");
     if (!nccl || !memo || !hosts || !resolve || !confirmers || !by_matches || !PyDict_Check(memo) ||
         !PyDict_Check(hosts) || !PyList_Check(confirmers) || !PyDict_Check(by_matches) || !answers ||
-        !PyObject_TypeCheck((PyObject *)answers, &AnswersType))
+        !PyObject_TypeCheck((PyObject *)answers, &AnswersType) || !keys ||
+        !PyObject_TypeCheck((PyObject *)keys, &AnswersType))
         goto bad_state;
+    if (keys_sync(keys, memo, NULL) < 0)
+        goto fail;
     if (folder != Py_None && fold_init(&fold, folder) < 0)
         goto bad_state;
     if (fold.keep && !(cache.slots = PyMem_Calloc(FOLD_SLOTS, sizeof(FoldHit)))) {
@@ -2198,8 +2490,11 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         const unsigned char *raw = s + start;
         Py_ssize_t size = stop - start;
         int rc = -1;
-        if (is_plain_ascii(raw, size))
+        PCRE2_SIZE fast_ov[2 * (FRAME_GROUPS + 1)], *ov = fast_ov;
+        if (is_plain_ascii(raw, size) && !(f->fast && (rc = frame_fast(raw, size, fast_ov)))) {
             rc = regex_run(f, raw, size);
+            ov = pcre2_get_ovector_pointer(f->md);
+        }
         if (rc < 0) {
             /* no match (or a PCRE2 failure, never seen on this pattern): the Python path reads the line */
             Py_ssize_t seen_before = fold.seen ? PySet_GET_SIZE(fold.seen) : 0;
@@ -2220,25 +2515,29 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             }
             continue;
         }
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(f->md);
         Py_ssize_t cut = (Py_ssize_t)G_END(ov, 0);
         if (cut > size || !(10 < rc) || !G_SET(ov, 5) || !G_SET(ov, 6) || !G_SET(ov, 10)) {
             PyErr_SetString(PyExc_RuntimeError, "frame pattern matched without host, pid or level");
             goto fail;
         }
-        /* memo key: (payload, level, members), as digest_block builds it */
-        PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
-        PyObject *level_b = level_bytes((const char *)raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10));
-        PyObject *key = (payload && level_b) ? PyTuple_Pack(3, payload, level_b, members) : NULL;
-        Py_XDECREF(payload);
-        Py_XDECREF(level_b);
-        if (!key)
+        /* memo key: (payload, level, members), as digest_block builds it. Made only when the memo may
+         * hold it: most lines of a dense log (channel lines of other ranks, new comm pointers) miss the
+         * memo and are answered by their matches below, and the memo's key set (keys_sync) says so
+         * without a bytes object, a tuple and a SipHash of the payload. */
+        Ser kser;
+        if (memo_key_ser(&kser, members, raw + G_START(ov, 10), G_END(ov, 10) - G_START(ov, 10), raw + cut,
+                         size - cut) < 0)
             goto fail;
-        PyObject *known = PyDict_GetItemWithError(memo, key); /* borrowed */
+        PyObject *key = NULL, *known = NULL;
+        if (keys_maybe(keys, &kser)) {
+            if (!(key = memo_key(raw, ov, cut, size, members)))
+                goto fail;
+            known = PyDict_GetItemWithError(memo, key); /* borrowed */
+        }
         if (known) {
             Py_INCREF(known);
         } else if (PyErr_Occurred()) {
-            Py_DECREF(key);
+            Py_XDECREF(key);
             goto fail;
         } else {
             /* Not in the memo: confirmed here when PCRE2 can, and then usually known by its matches
@@ -2251,12 +2550,12 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             ser.len = 0;
             ser.overflow = 0;
             if (member_ids(&mi, members, PyList_GET_SIZE(confirmers)) < 0) {
-                Py_DECREF(key);
+                Py_XDECREF(key);
                 goto fail;
             }
             PyObject *quick = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, &ser, 0);
             if (!quick && PyErr_Occurred()) {
-                Py_DECREF(key);
+                Py_XDECREF(key);
                 goto fail;
             }
             if (quick) {
@@ -2267,7 +2566,7 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                 } else {
                     mkey = confirm(confirmers, &mi, raw + cut, size - cut, lvl, lvl_len, NULL, 1);
                     if (!mkey && PyErr_Occurred()) {
-                        Py_DECREF(key);
+                        Py_XDECREF(key);
                         goto fail;
                     }
                 }
@@ -2279,14 +2578,18 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                     if (answers_put(answers, &ser, known) < 0) {
                         Py_DECREF(known);
                         Py_DECREF(mkey);
-                        Py_DECREF(key);
+                        Py_XDECREF(key);
                         goto fail;
                     }
                 } else if (PyErr_Occurred()) {
                     Py_DECREF(mkey);
-                    Py_DECREF(key);
+                    Py_XDECREF(key);
                     goto fail;
                 }
+            }
+            if (!known && !key && !(key = memo_key(raw, ov, cut, size, members))) {
+                Py_XDECREF(mkey);
+                goto fail;
             }
             if (!known) {
                 known = PyObject_CallFunction(resolve, "OnO", key, size - cut, mkey ? mkey : Py_None);
@@ -2295,15 +2598,21 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
                     memo = get_attr(scanner, "_bytes_memo");
                     if (!memo || !PyDict_Check(memo)) {
                         Py_XDECREF(mkey);
-                        Py_DECREF(key);
+                        Py_XDECREF(key);
                         Py_DECREF(known);
                         goto bad_state;
+                    }
+                    if (keys_sync(keys, memo, key) < 0) {
+                        Py_XDECREF(mkey);
+                        Py_XDECREF(key);
+                        Py_DECREF(known);
+                        goto fail;
                     }
                 }
             }
             Py_XDECREF(mkey);
         }
-        Py_DECREF(key);
+        Py_XDECREF(key);
         if (!known)
             goto fail;
         if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 2) {
@@ -2406,16 +2715,18 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         if (ship && !pid && !(pid = group_int(raw, ov, rc, 6)))
             goto fail_line;
         if (ship) {
-            PyObject *text = PyUnicode_DecodeASCII((const char *)raw, size, NULL);
-            PyObject *local = group_int(raw, ov, rc, 3), *task = group_int(raw, ov, rc, 1);
-            PyObject *level = group_str(raw, ov, rc, 10), *ts = group_str(raw, ov, rc, 4);
-            PyObject *record = NULL, *item = NULL;
-            if (text && local && task && level && ts)
-                record = Py_BuildValue("(iOnOOOOOOOOO)", 0, text, cut, host, pid, rank, local, task, level, ts, nccl,
-                                       PyTuple_GET_ITEM(known, 0));
-            Py_XDECREF(text), Py_XDECREF(local), Py_XDECREF(task), Py_XDECREF(level), Py_XDECREF(ts);
-            if (record)
-                item = Py_BuildValue("(nN)", start, record);
+            /* (0, text, cut, host, pid, rank, local, task, level, ts, "nccl", matches), built directly (no
+             * format string parsed per shipped line) */
+            PyObject *fields[12] = {
+                PyLong_FromLong(0), PyUnicode_DecodeASCII((const char *)raw, size, NULL), PyLong_FromSsize_t(cut),
+                Py_NewRef(host), Py_NewRef(pid), Py_NewRef(rank), group_int(raw, ov, rc, 3), group_int(raw, ov, rc, 1),
+                group_str(raw, ov, rc, 10), group_str(raw, ov, rc, 4), Py_NewRef(nccl), Py_NewRef(PyTuple_GET_ITEM(known, 0)),
+            };
+            PyObject *record = tuple_steal(12, fields), *item = NULL;
+            if (record) {
+                PyObject *pair[2] = {PyLong_FromSsize_t(start), record};
+                item = tuple_steal(2, pair);
+            }
             if (!item || PyList_Append(out, item) < 0) {
                 Py_XDECREF(item);
                 goto fail_line;
@@ -2448,6 +2759,7 @@ done:
     Py_XDECREF(confirmers);
     Py_XDECREF(by_matches);
     Py_XDECREF((PyObject *)answers);
+    Py_XDECREF((PyObject *)keys);
     Py_XDECREF(mi.members);
     Py_XDECREF(last_host_b);
     Py_XDECREF(memo);
@@ -2462,6 +2774,32 @@ done:
 
 /* --- line numbers --------------------------------------------------------------------------- */
 
+/* The line feeds in [from, to), with memchr. */
+static Py_ssize_t line_feeds(const char *p, const char *end) {
+    Py_ssize_t seen = 0;
+    while ((p = memchr(p, '\n', end - p)) != NULL) {
+        seen++;
+        p++;
+    }
+    return seen;
+}
+
+/* Move *pos to the next start (an int of Python, ascending inside the n bytes of s), adding the line
+ * feeds passed to *seen: the shared step of count_newlines and number. -1 with an exception when the
+ * start is not an int or does not ascend inside the block. */
+static int feeds_to(const char *s, Py_ssize_t n, PyObject *start_obj, Py_ssize_t *pos, Py_ssize_t *seen) {
+    Py_ssize_t start = PyLong_AsSsize_t(start_obj);
+    if (start == -1 && PyErr_Occurred())
+        return -1;
+    if (start < *pos || start > n) {
+        PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
+        return -1;
+    }
+    *seen += line_feeds(s + *pos, s + start);
+    *pos = start;
+    return 0;
+}
+
 /* count_newlines(block, starts) -> ([\n before each start], \n in the block): diag.input.lines. */
 static PyObject *core_count_newlines(PyObject *self, PyObject *args) {
     Py_buffer buf;
@@ -2474,31 +2812,14 @@ static PyObject *core_count_newlines(PyObject *self, PyObject *args) {
     if (!out)
         goto done;
     for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t start = PyLong_AsSsize_t(PyList_GET_ITEM(starts, i));
-        if (start == -1 && PyErr_Occurred())
+        if (feeds_to(s, n, PyList_GET_ITEM(starts, i), &pos, &seen) < 0)
             goto fail;
-        if (start < pos || start > n) {
-            PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
-            goto fail;
-        }
-        const char *p = s + pos, *end = s + start;
-        while ((p = memchr(p, '\n', end - p)) != NULL) {
-            seen++;
-            p++;
-        }
-        pos = start;
         PyObject *v = PyLong_FromSsize_t(seen);
         if (!v)
             goto fail;
         PyList_SET_ITEM(out, i, v);
     }
-    {
-        const char *p = s + pos, *end = s + n;
-        while ((p = memchr(p, '\n', end - p)) != NULL) {
-            seen++;
-            p++;
-        }
-    }
+    seen += line_feeds(s + pos, s + n);
     {
         PyObject *pair = Py_BuildValue("(Nn)", out, seen);
         PyBuffer_Release(&buf);
@@ -2532,19 +2853,8 @@ static PyObject *core_number(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_TypeError, "shipped lines are (start, record)");
             goto fail;
         }
-        Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 0));
-        if (start == -1 && PyErr_Occurred())
+        if (feeds_to(s, n, PyTuple_GET_ITEM(item, 0), &pos, &seen) < 0)
             goto fail;
-        if (start < pos || start > n) {
-            PyErr_SetString(PyExc_ValueError, "starts must ascend inside the block");
-            goto fail;
-        }
-        const char *p = s + pos, *end = s + start;
-        while ((p = memchr(p, '\n', end - p)) != NULL) {
-            seen++;
-            p++;
-        }
-        pos = start;
         Py_ssize_t size = PyTuple_GET_SIZE(record);
         PyObject *numbered = PyTuple_New(size), *by = PyLong_FromSsize_t(seen);
         PyObject *at = by ? PyNumber_Add(base, by) : NULL;
@@ -2562,13 +2872,7 @@ static PyObject *core_number(PyObject *self, PyObject *args) {
         }
         PyList_SET_ITEM(out, i, numbered);
     }
-    {
-        const char *p = s + pos, *end = s + n;
-        while ((p = memchr(p, '\n', end - p)) != NULL) {
-            seen++;
-            p++;
-        }
-    }
+    seen += line_feeds(s + pos, s + n);
     Py_DECREF(base);
     PyBuffer_Release(&buf);
     return Py_BuildValue("(Nn)", out, seen);
@@ -2583,6 +2887,8 @@ static PyMethodDef methods[] = {
     {"lines", core_lines, METH_VARARGS, "Candidate lines of Hyperscan match ends (see diag.scan.core)."},
     {"compile", core_compile, METH_VARARGS, "Compile a pattern with PCRE2 (JIT): compile(pattern, anchored)."},
     {"match", core_match, METH_VARARGS, "Spans of a compiled pattern's match on a subject, or None (tests)."},
+    {"frame_fast", core_frame_fast, METH_VARARGS, "The common NCCL prefix read without PCRE2, or None (tests)."},
+    {"frame_is_fast", core_frame_is_fast, METH_O, "Whether a compiled frame pattern is read by frame_fast (tests)."},
     {"count_newlines", core_count_newlines, METH_VARARGS, "Line feeds before each start and in the block."},
     {"number", core_number, METH_VARARGS, "Shipped records numbered by the line feeds before each."},
     {"digest", core_digest, METH_VARARGS, "Scanner.digest_block over a block's candidate lines."},

@@ -112,7 +112,7 @@ class Scanner:
         self._bytes_memo: dict[tuple, tuple] = {}  # (payload, level, members) -> (matches, fold description)
         self._old_memo: dict[tuple, tuple] = {}
         self._hosts: dict[bytes, str] = {}
-        self._member_order: dict[Set[int], tuple] = {}  # members -> ((entry, its signature's match), ...) in entry order
+        self._member_order: dict[Set[int], tuple] = {}  # members -> ((entry, its levels, its search), ...) in entry order
         self._describe = self.folder().describe
         self.sampler = Sampler(engine, self, FACTS_OWNER) if sample_errors else None
         self._core = core.module()  # the compiled per-candidate loop (diag.scan.core), or None
@@ -123,6 +123,9 @@ class Scanner:
         self._by_matches: dict[tuple, tuple] = {}
         self._by_groups: dict[tuple, tuple] = {}  # the fallback's: ((entry, m.groups()), ...) -> (matches, description)
         self._answers = self._core.Answers() if self._core else None  # the same answers, held in C
+        # The core's memo keys by their bytes (payload, level, member set): a repeat finds the key it
+        # would build, so the memo answers it without a new key object (diag/scan/_core.c, digest).
+        self._memo_keys = self._core.Answers() if self._core else None
 
     # --- the whole scan --------------------------------------------------------------------
     def scan(self, sources: Iterable[Source]) -> ScanResult:
@@ -310,8 +313,10 @@ class Scanner:
         if order is None:
             order = self._order_members(members)
         found = []
-        for i, match in order:
-            m = match(payload, level)
+        for i, levels, search in order:  # Signature.match without its call
+            if levels and level not in levels:
+                continue
+            m = search(payload)
             if m is not None:
                 found.append((i, m))
         groups = tuple([(i, m.groups()) for i, m in found])  # a match's groups decide its groupdict
@@ -326,10 +331,14 @@ class Scanner:
         return known
 
     def _order_members(self, members: Set[int]) -> tuple:
-        """((entry, its signature's match), ...) of ``members`` in entry order, remembered per set."""
+        """((entry, its signature's levels, its compiled search), ...) of ``members`` in entry order, remembered
+        per set: Signature.match's steps, without a call per signature."""
         if len(self._member_order) >= _MEMO_ENTRIES:
             self._member_order.clear()
-        order = self._member_order[members] = tuple((i, self.entries[i][1].match) for i in sorted(members))
+        entries = self.entries
+        order = self._member_order[members] = tuple(
+            (i, entries[i][1].levels, entries[i][1].searcher()) for i in sorted(members)
+        )
         return order
 
     def _prepare_confirmers(self, members: Set[int]) -> None:
@@ -377,8 +386,10 @@ class Scanner:
         if order is None:
             order = self._order_members(members)
         found = []
-        for i, match in order:
-            m = match(payload, level)
+        for i, levels, search in order:  # Signature.match without its call
+            if levels and level not in levels:
+                continue
+            m = search(payload)
             if m is not None:
                 found.append((i, m.groupdict()))
         return tuple(found)

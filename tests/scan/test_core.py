@@ -426,3 +426,120 @@ def test_matches_ending_together_are_taken_in_expression_order_as_python_does():
     for ends, exprs in (([0, 1, 1], [0, 1, 0]), ([1, 1], [1, 0])):
         assert core.module().lines(b"\n", ends, exprs, members, {}) == lines_of_ends(b"\n", ends, exprs, members)
 
+
+
+def _repeats_and_one_offs() -> bytes:
+    """Channel lines repeated across communicators (memo hits) between channel lines of other ranks
+    and new comm pointers (memo misses), long enough for the memo to turn over."""
+    return "\n".join(
+        f"node-{r // 8:03d}:{1000 + r}:{1000 + r} [{r % 8}] NCCL INFO {body}"
+        for c in range(60)
+        for r in range(64)
+        for body in (
+            f"Channel {c % 2:02d}/0 : {r}[0] -> {(r + 8) % 64}[0] [send] via NET/IB/{r % 8}",
+            f"comm 0x{c:x}{r:04x} rank {r} nranks 64 cudaDev {r % 8} busId 1000 - Init COMPLETE",
+            f"Channel {c % 2:02d}/0 : {r}[0] -> {c}[0] [receive] via NET/IB/{r % 8}",
+        )
+    ).encode()
+
+
+@needs_core
+@pytest.mark.parametrize("memo_entries", [7, 300, 4096])
+def test_the_memo_key_set_never_hides_a_held_payload(rules, monkeypatch, memo_entries):
+    """The core asks the payload memo only where its key set (the memo's keys by their bytes) says
+    the memo may hold the line; with memos of any size turning over any number of times, the
+    records and folded counts are Python's."""
+    from diag.scan import scanner as scanner_module
+
+    monkeypatch.setattr(scanner_module, "_MEMO_ENTRIES", memo_entries)
+    blob = _repeats_and_one_offs()
+    scanner = _scanner(rules, "auto", True, monkeypatch)
+    resolved = []
+    resolve = scanner._resolve
+
+    def spy(key, size, confirmed=None):
+        resolved.append(key)
+        return resolve(key, size, confirmed)
+
+    scanner._resolve = spy
+    with_core = _digest(scanner, blob, True)
+    assert with_core == _digest(_scanner(rules, "auto", False, monkeypatch), blob, True)
+    assert 0 < scanner._memo_keys.size() <= len(scanner._bytes_memo)
+    assert all(scanner._memo_keys.may_hold(key) for key in scanner._bytes_memo)
+    if memo_entries < 10:
+        assert len(resolved) > 100 * memo_entries  # the memo turned over again and again
+
+
+@needs_core
+def test_a_memo_changed_between_blocks_is_taken_in_again(rules, monkeypatch):
+    """The key set follows the memo: cleared, replaced by a new dict or refilled between two blocks,
+    the memo is asked again wherever it may hold a line (same records as a fresh scanner's)."""
+    blob = _repeats_and_one_offs()
+    reference = _scanner(rules, "auto", True, monkeypatch)
+    expected = [reference.digest_block(blob, None) for _ in range(2)]
+    scanner = _scanner(rules, "auto", True, monkeypatch)
+    first = scanner.digest_block(blob, None)
+    held = dict(scanner._bytes_memo)
+    scanner._bytes_memo.clear()
+    assert scanner.digest_block(blob, None) == expected[1]
+    scanner._bytes_memo = dict(held)  # another dict with the same keys
+    assert scanner.digest_block(blob, None) == expected[1]
+    assert held and all(scanner._memo_keys.may_hold(key) for key in scanner._bytes_memo)
+    assert first == expected[0]
+
+
+# Parts of the prefix stack, right and slightly wrong, for frame_fast (the common prefix read without PCRE2).
+_TASKS = ["", " 3: ", "12: ", "  7: ", "3:", "1234567890123456789: ", " x: "]
+_LABELS = ["", "[rank3]:", "[rank3]: ", "[default4]:", "[default4]: ", "[rank1234567890123456789]:", "[rankx3]:",
+           "[rank]:", "[a1234567890123456789]:", "[_9]:", "[rank3]", "[d4]"]  # fmt: skip
+_STAMPS = ["", "[2026-01-01 10:00:00] ", "[2026-01-01 10:00:00]", "[2026-1-01 10:00:00] "]
+_HOSTS = ["node-001", "n", "a.b-c_d", "node\x01x", "no de", "node>", "node*1", "", "h:1"]
+_IDS = ["12345", "1", "123456789012345678", "1234567890123456789", "", "x"]
+_DEVS = ["", "[3] ", "[3]", "[1234567890123456789] ", "[] "]
+_HEADS = ["NCCL INFO ", "NCCL INFO", "NCCL WARN ", "NCCL TRACE ", "NCCL CALL ", "NCCL ERROR ", "NCCL  INFO ", "INFO ",
+          "NCCL info ", "init.cc:12 NCCL WARN ", "12.5 NCCL INFO ", "NCCL INFOx", "NCCL "]  # fmt: skip
+
+
+@needs_core
+def test_the_frame_pattern_is_the_one_read_without_pcre2():
+    """digest reads the common prefix without PCRE2 only for the pattern frame_fast was written for: a
+    change of diag.input.framing's pattern must come with a change of frame_fast (or PCRE2 runs)."""
+    assert core.module().frame_is_fast(core.compile_frame(core.module()))
+    assert not core.module().frame_is_fast(core.module().compile(COMMON_NCCL_BYTES.pattern + b"x", True))
+    assert all(core.module().frame_fast(line.encode()) for line in PIECES[:7])  # the NCCL INFO lines
+
+
+@needs_core
+@settings(max_examples=1500, deadline=None)
+@given(parts=st.tuples(*(st.sampled_from(p) for p in (_TASKS, _LABELS, _STAMPS, _HOSTS, _IDS, _IDS, _DEVS, _HEADS))),
+       tail=st.text(alphabet=st.characters(max_codepoint=127), max_size=12),
+       cut=st.integers(0, 120), junk=st.text(alphabet=st.characters(max_codepoint=127), max_size=2))  # fmt: skip
+def test_the_common_prefix_read_without_pcre2_is_pcre2s_match(parts, tail, cut, junk):
+    """Wherever frame_fast reads a line (it may leave any line to PCRE2), it gives PCRE2's match and
+    Python's, every group's span included: prefix stacks right and slightly wrong, cut or spliced anywhere."""
+    task, label, stamp, host, pid, tid, dev, head = parts
+    line = f"{task}{label}{stamp}{host}:{pid}:{tid} {dev}{head}{tail}"
+    for text in (line, line[:cut] + junk + line[cut:], line[:cut]):
+        raw = text.encode("ascii")
+        fast = core.module().frame_fast(raw)
+        if fast is not None:
+            m = COMMON_NCCL_BYTES.match(raw)
+            assert m is not None
+            assert fast == core.module().match(core.compile_frame(core.module()), raw)
+            assert fast == (0, m.end(), *(None if m.span(g) == (-1, -1) else m.span(g) for g in range(1, 11)))
+
+
+@needs_core
+def test_every_corpus_line_read_without_pcre2_is_pcre2s_match():
+    from ..conftest import case_logs, corpus_cases
+
+    frame, read = core.compile_frame(core.module()), 0
+    for case in corpus_cases():
+        for path in case_logs(case):
+            with open(path, "rb") as fh:
+                for raw in fh.read().splitlines():
+                    fast = core.module().frame_fast(raw) if raw.isascii() and b"\x1b" not in raw else None
+                    if fast is not None:
+                        read += 1
+                        assert fast == core.module().match(frame, raw), raw
+    assert read > 1000
