@@ -102,37 +102,28 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"what": f"{plugin} could not be used."},
             )
         ]
+    nets = ", ".join(sorted({n for h in facts.hosts.values() for n in h.nets}) or ["its built-in transport"])
+    tcp = f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}" if fell_back else ""
+    severity = ctx.between_nodes_severity(rule.severity, assumed) if fell_back else "warning"
     if failed := [n for n in failed_nets if n not in ("IB", "Socket")]:
         # NCCL 2.19+ loads the plugin, then says its init failed and moves on to its built-in networks.
-        nets = sorted({n for h in facts.hosts.values() for n in h.nets}) or ["its built-in transport"]
-        detail = f"The net plugin {failed[0]} loaded but failed to initialize, so NCCL used {', '.join(nets)}"
-        if fell_back:
-            detail += f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}"
+        detail = f"The net plugin {failed[0]} loaded but failed to initialize, so NCCL used {nets}{tcp}"
         return [
             ctx.make_finding(
                 rule, ["failed_ib", "loaded"], detail=detail + ".", assumed=assumed, confidence=0.75 if fell_back else 0.55,
-                severity=ctx.between_nodes_severity(rule.severity, assumed) if fell_back else "warning",
-                values={"what": f"the net plugin {failed[0]} could not start."},
+                severity=severity, values={"what": f"the net plugin {failed[0]} could not start."},
             )
         ]  # fmt: skip
     expected = plugin_env or missing
     if expected and ctx.stats(rule, ["not_found"]) and not ctx.stats(rule, ["loaded"]):
-        name = (plugin_env or missing)[0]
-        nets = sorted({n for h in facts.hosts.values() for n in h.nets}) or ["its built-in transport"]
-        detail = f"A net plugin was asked for ({name}), but NCCL could not find it and used {', '.join(nets)} instead"
-        if fell_back:
-            detail += f"; inter-node traffic went over TCP sockets on {hosts_text(socket_hosts)}"
+        name = expected[0]
+        detail = f"A net plugin was asked for ({name}), but NCCL could not find it and used {nets} instead{tcp}"
         return [
             ctx.make_finding(
-                rule,
-                ["not_found", "plugin_env"],
-                detail=detail + ".",
-                severity=ctx.between_nodes_severity(rule.severity, assumed) if fell_back else "warning",
-                confidence=0.8 if fell_back else 0.6,
-                assumed=assumed,
-                values={"what": f"NCCL_NET_PLUGIN={name} was not found."},
+                rule, ["not_found", "plugin_env"], detail=detail + ".", severity=severity,
+                confidence=0.8 if fell_back else 0.6, assumed=assumed, values={"what": f"NCCL_NET_PLUGIN={name} was not found."},
             )
-        ]
+        ]  # fmt: skip
     return _plugin_on_some_nodes(rule, ctx) or _plugin_override(rule, ctx)
 
 
