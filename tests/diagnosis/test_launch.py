@@ -438,6 +438,34 @@ def test_pmixs_shared_memory_data_store_lock_error_names_the_hash_store(rules):
         assert failed.severity == "error" and "PMIX_MCA_gds=hash" in failed.detail
 
 
+def test_pmixs_shared_memory_data_store_that_cannot_attach_or_make_its_directory_names_the_hash_store(rules):
+    attach = [
+        "The gds/shmem2 component attempted to attach to a shared-memory segment at a",
+        "particular base address, but was given a different one. Your job will now likely",
+        "abort.",
+    ]
+    finding = top(diagnose(rules, attach), "pmix-runtime-error")
+    assert "PMIX_MCA_gds=hash" in finding.detail
+    session = (
+        '[node017:48213] session init: can not create session directory '
+        '"/var/spool/slurmd/pmix.4812733.0/pmix_dstor_ds21_48213": Permission denied'
+    )
+    finding = top(diagnose(rules, [session, TASK_FAILED]), "pmix-runtime-error")
+    assert "/var/spool/slurmd/pmix.4812733.0" in finding.detail and "Permission denied" in finding.detail
+
+
+def test_deepspeeds_launcher_refusing_its_hostfile_or_ranks_is_a_layout_mismatch(rules):
+    for line, says in (
+        ("ValueError: Hostname 'node021' not found in hostfile", "node021"),
+        ("ValueError: Num nodes is >1 but no extra nodes available via hostfile", "no extra nodes"),
+        ("ValueError: MPICH requires same number of devices per node", "same number of GPUs"),
+        ("AssertionError: MPI rank 0 does not match torch rank 9", "rank 9"),
+    ):
+        finding = top(diagnose(rules, [line]), "world-size-mismatch")
+        assert says in finding.detail, (line, finding.detail)
+    assert "world-size-mismatch" not in ids(diagnose(rules, ["Reading hostfile /job/hostfile: node017 slots=8"]))
+
+
 def test_forms_a_paste_keeps_of_the_store_and_of_lightnings_layout_check(rules):
     resolve = diagnose(rules, ["    store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)",
                                "ValueError: host not found: Name or service not known"])  # fmt: skip

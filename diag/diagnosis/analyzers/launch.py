@@ -58,6 +58,24 @@ def _ends_its_log(ctx: Context, evidence: list) -> bool:
     return any(ev.line >= lines.get(ev.path, 0) for ev in evidence)
 
 
+def _data_store_failed(rule: Rule, ctx: Context) -> list[Finding]:
+    """PMIx's shared-memory data store (gds/shmem2, gds/ds12-ds21) failed to map its segment or to
+    make its directory: the hash store (PMIX_MCA_gds=hash) needs neither."""
+    names = [n for n, _ in ctx.stats(rule, ["gds_attach", "dstore_session"])]
+    if not names:
+        return []
+    if "dstore_session" in names:
+        g = ctx.samples(rule, ["dstore_session"])[0][1]
+        what = f"could not create its directory {g['path']} ({g['reason']})"
+    else:
+        what = "was mapped at another address than the PMIx server's and cannot be used"
+    detail = (
+        f"PMIx's shared-memory data store {what}: set PMIX_MCA_gds=hash to use the hash store instead, or give "
+        "the tasks a session directory they can write (mpi.conf PMIxCliTmpDirBase, or SLURM_PMIX_TMPDIR)"
+    )
+    return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.7)]
+
+
 def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
@@ -107,6 +125,9 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if cray:
         return cray
     locks = [f for f in ctx.captures(rule, "file", ["pmix_error"]) if f.rsplit("/", 1)[-1].startswith("gds_ds")]
+    store = _data_store_failed(rule, ctx)
+    if store:
+        return store
     if locks:
         # NCCL's troubleshooting guide (PMIx data store selection): a known bug of PMIx's shared-memory
         # data store in older Open MPI/PMIx stacks, avoided by the hash store.
@@ -508,6 +529,13 @@ LAYOUT_SENTENCES: tuple = (
         "the {launcher} launcher started {a} processes but torch.distributed sees a world of {b}: "
         "the two launchers disagree on the layout (processes per node, hosts)",
     ),
+    (
+        ["launchers_disagree_rank"],
+        "the MPI launcher gave a process rank {a} but torch.distributed rank {b}: the two launchers disagree on "
+        "the layout",
+    ),
+    (["deepspeed_hostfile"], "DeepSpeed's launcher refused its hostfile: {msg}"),
+    ([], fixed_sentence("deepspeed_mpich", "DeepSpeed's MPICH launcher needs the same number of GPUs on every node")),
     (["layout_needs"], "the parallel layout in the config needs {a} processes, but {b} were started"),
     ([], _not_divisible),
     (["batch_world"], "the DeepSpeed batch sizes were set for another number of processes ({a} != {b})"),
