@@ -182,6 +182,20 @@ def test_asked_for_plugin_missing_is_a_warning_but_the_default_probe_is_nothing(
     assert "nccl-net-plugin" not in ids(diagnose(rules, default + ib_node("slinky-0")))
 
 
+def test_a_plugin_without_the_last_api_an_old_nccl_tries_is_unused_but_a_newer_api_missing_is_not(rules):
+    def probe(*apis: int) -> list[str]:
+        return [f"node017:2231:2231 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v{a} symbol." for a in apis]
+
+    socket = ["node017:2231:2231 [0] NCCL INFO Using network Socket"]
+    for lines in (probe(2), probe(3) + socket, probe(5, 4)):
+        finding = found(diagnose(rules, lines), "nccl-net-plugin")
+        assert "ncclNetPlugin_v" in finding.detail, lines
+    v4_or_v5 = probe(6, 5) + ["node017:2231:2231 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin symbol (v4 or v5)."]
+    assert "older NCCL" in found(diagnose(rules, v4_or_v5), "nccl-net-plugin").detail
+    # 2.12 tries v5, then loads the plugin's v4: it works.
+    assert "cannot be used" not in " ".join(f.detail for f in diagnose(rules, probe(5)).findings)
+
+
 # ---------------------------------------------------------------------------------------- roce_gid
 MODIFY_QP = (
     "[2025-05-02 08:11:02] {h}:5511:5602 [3] misc/ibvwrap.cc:196 NCCL WARN Call to ibv_modify_qp failed with 22 "

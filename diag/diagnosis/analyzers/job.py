@@ -449,7 +449,9 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             failed[host] = None
     for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed", "ume_banner"]):
         failed[host] = None
-    for expr in ctx.captures(rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory"]):
+    for expr in ctx.captures(
+        rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory", "not_ready"]
+    ):
         for host in expand(expr):
             failed[host] = None
     parts = []
@@ -472,6 +474,8 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         who = "it" if failed else "a node of the job"
         when = f" at {since}" if since else ""
         parts.append(f"Slurm's controller marked {who} Not responding{when}: its slurmd stopped answering")
+    if ctx.stats(rule, ["not_ready"]):
+        parts.append("the allocated nodes never became ready (they did not boot or resume in time: ResumeTimeout)")
     if ctx.stats(rule, ["prolog_failure"]):
         parts.append("the node's Prolog failed as the job started there: Slurm drains such a node and revokes the allocation")
     if ctx.stats(rule, ["launch_failed_held"]):

@@ -113,13 +113,22 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
                 rule, ["component_missing"], detail=detail + ".", severity="warning", confidence=0.65, assumed=assumed
             )
         ]
-    daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "daemon_failed_early"])]
+    daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "daemon_failed_early", "hydra_connect"])]
     if daemons and not ctx.stats(rule, [s.name for s in rule.signatures if s.name not in daemons and not s.fact]):
         # mpirun ends the whole job when it loses a daemon: fatal even when the excerpt shows nothing else.
         detail = (
             "Open MPI's launcher lost (or could not start) the daemon of a node: the TCP connection to it broke "
             "(firewall, wrong interface, the node went down) or the daemon died"
         )
+        if "hydra_connect" in daemons:
+            g = ctx.samples(rule, ["hydra_connect"])[0][1]
+            server = g.get("host") or g.get("server") or "mpiexec's host"
+            why = f" ({g['why']})" if g.get("why") else ""
+            detail = (
+                f"Hydra's PMI proxy could not reach mpiexec's PMI server on {server}{why}: a firewall between the "
+                "nodes, or a host name that resolves to an address the other nodes cannot reach (-iface / "
+                "I_MPI_HYDRA_IFACE picks the network)"
+            )
         return [ctx.make_finding(rule, daemons, detail=detail + ".", confidence=0.7)]
     cray = _cray_pmi(rule, ctx)
     if cray:
@@ -481,7 +490,10 @@ def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
 
 def _not_divisible(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
     for _ev, g in ctx.samples(rule, ["not_divisible"])[:1]:
-        return f"{g['a']} processes were started, which the parallel layout ({g['by'].rstrip('.')}) does not divide"
+        by = g["by"].rstrip(".")
+        if g.get("what", "").startswith("data"):
+            return f"the data-parallel size the started processes give ({g['a']}) does not divide by {by}"
+        return f"{g['a']} processes were started, which the parallel layout ({by}) does not divide"
     return None
 
 
@@ -535,7 +547,19 @@ LAYOUT_SENTENCES: tuple = (
         "the layout",
     ),
     (["deepspeed_hostfile"], "DeepSpeed's launcher refused its hostfile: {msg}"),
-    ([], fixed_sentence("deepspeed_mpich", "DeepSpeed's MPICH launcher needs the same number of GPUs on every node")),
+    (["deepspeed_slot", "deepspeed_node_rank"], "DeepSpeed's launcher could not place the processes: {msg}"),
+    (["deepspeed_mpich"], "DeepSpeed's {mpi} launcher needs the same number of GPUs on every node"),
+    (
+        ["device_mesh"],
+        "the device mesh needs the same GPU count on every node, but {a} ranks are not a whole number of nodes "
+        "of {b} GPUs",
+    ),
+    (["batch_dp"], "the global batch ({gbs}) does not divide by the micro batch ({mbs}) times a data-parallel size of {dp}"),
+    (["bare_divisible"], "a parallel group size does not divide: {a} is not divisible by {b}"),
+    (["accelerate_parallelism"], "the parallelism config needs {a} processes but {b} were started"),
+    (["tf_slurm_resolver"], "TensorFlow's Slurm cluster resolver found the step smaller than asked: {msg}"),
+    (["slurm_layout", "slurm_alloc_failure", "slurm_unable", "sbatch_refused"], "Slurm refused the layout asked for: {msg}"),
+    (["ompi_ppr", "ompi_filled"], "Open MPI could not map the processes onto the allocation: {msg}"),
     (["layout_needs"], "the parallel layout in the config needs {a} processes, but {b} were started"),
     ([], _not_divisible),
     (["batch_world"], "the DeepSpeed batch sizes were set for another number of processes ({a} != {b})"),

@@ -64,14 +64,18 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"what": "SHARP (CollNet) could not start."},
             )
         ]
+    # The last API version an NCCL of 2.4-2.12 tries missing: that NCCL cannot use the plugin at all.
+    too_old = sorted({int(a) for a in ctx.captures(rule, "api", ["version_probe"]) if int(a) <= 4})
     broken = ctx.stats(rule, BROKEN_PLUGIN)
-    if broken:
+    if broken or too_old:
         names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
         why = ctx.captures(rule, "dlerror", ["broken"])
         plugin = f"The net plugin {names[0]}" if names else "The net plugin NCCL found"
         detail = f"{plugin} exists but cannot be used"
         if ctx.stats(rule, ["symbol_missing"]):
             detail += " (it is built for an older NCCL: no ncclNetPlugin_v5+ symbol)"
+        elif too_old:
+            detail += f" (it is built for another NCCL: no ncclNetPlugin_v{too_old[0]} symbol, the API this NCCL needs)"
         elif unpack := ctx.samples(rule, ["unpack_incompatible"]):
             g = unpack[0][1]
             detail = (
@@ -94,7 +98,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(
                 rule,
-                BROKEN_PLUGIN,
+                [*BROKEN_PLUGIN, "version_probe"] if too_old else BROKEN_PLUGIN,
                 detail=detail + ".",
                 severity=ctx.between_nodes_severity(rule.severity, assumed) if severe else "warning",
                 confidence=confidence,
