@@ -70,6 +70,24 @@ def nccl_tests(busbw: float, wrong: int = 0) -> list[str]:
     ]
 
 
+def test_a_watchdog_stuck_after_the_processes_reached_their_exit_is_a_teardown_warning(rules):
+    exit_warning = (
+        "[rank0]:[W205 18:00:34.953145631 ProcessGroupNCCL.cpp:1538] Warning: WARNING: destroy_process_group() was "
+        "not called before program exit, which can leak resources."
+    )
+    stuck = (
+        "[rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870] [PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP) "
+        "Rank 4] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring "
+        "enqueued collectives."
+    )
+    finding = found(diagnose(rules, [exit_warning, stuck]), "nccl-timeout")
+    assert finding.severity == "warning" and "destroy_process_group" in finding.detail
+    # Stuck before the exit, or after a failure: the watchdog hung while the work was still going.
+    assert found(diagnose(rules, [stuck, exit_warning]), "nccl-timeout").severity == "error"
+    crashed = ["RuntimeError: CUDA error: an illegal memory access was encountered", exit_warning, stuck]
+    assert found(diagnose(rules, crashed), "nccl-timeout").severity != "warning"
+
+
 def test_low_busbw_at_the_largest_size_is_an_error(rules):
     assert found(diagnose(rules, nccl_tests(120.5)), "busbw-low").severity == "error"
 

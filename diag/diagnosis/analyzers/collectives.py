@@ -55,6 +55,8 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     cols = facts.collectives
     reporters = {r: c for r, c in cols.items() if c.kind}
     if not reporters:
+        if at_exit := _stuck_at_exit(rule, ctx, names):
+            return at_exit
         stuck = sorted({ev.rank for ev, _ in ctx.samples(rule, names) if ev.rank is not None})
         detail = "The PyTorch NCCL watchdog itself was blocked (an NCCL/CUDA call hung)"
         if stuck:
@@ -127,6 +129,30 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             rule, names, detail=detail + ".", ranks=shown, hosts=hosts or None, values=values, evidence=evidence
         )
     ]
+
+
+def _stuck_at_exit(rule: Rule, ctx: Context, names: list[str]) -> list[Finding]:
+    """The watchdog stuck only after the processes reached their end (ProcessGroupNCCL's exit warning
+    came first) and nothing failed before: the process groups were torn down unordered at interpreter
+    exit, after the work was done; not a collective that timed out."""
+    stuck = ctx.samples(rule, ["watchdog_stuck"])
+    exits = ctx.samples(rule, ["exit_without_destroy"])
+    if not stuck or not exits or ctx.stats(rule, [n for n in names if n != "watchdog_stuck"]) or ctx.job_failed():
+        return []
+    if min(ev.order for ev, _ in exits) > min(ev.order for ev, _ in stuck):
+        return []
+    detail = (
+        "The PyTorch NCCL watchdog got stuck after the processes had reached their end (\"destroy_process_group() "
+        "was not called before program exit\" came first) and nothing failed before it: the process groups were "
+        "torn down unordered at exit, after the work was done. Call torch.distributed.destroy_process_group() at "
+        "the end of the program"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["watchdog_stuck", "exit_without_destroy"], detail=detail + ".", severity="warning", confidence=0.5,
+            values={"culprits": "the teardown at exit"},
+        )
+    ]  # fmt: skip
 
 
 def _work_timeout(rule: Rule, ctx: Context) -> list[Finding]:

@@ -605,11 +605,13 @@ def _preempted_elsewhere(rule: Rule, ctx: Context, chosen: set[str]) -> list[Fin
         parts.append("the provider took the instance or pod back (spot/preemptible capacity or a higher priority)")
     if "k8s_preempted" in chosen:
         parts.append("Kubernetes' scheduler (or Kueue) preempted the pod for a workload of higher priority")
+    if "batch_preempted" in chosen:
+        parts.append("the batch scheduler (PBS, LSF) preempted the job for a higher-priority one")
     names = [
         n
         for n in (
             "state_preempted", "cloud_preempted", "spot_interruption", "termination_notice", "k8s_preempted",
-            "node_shutdown", "node_termination", "spot_itn", "ray_node_preempted",
+            "node_shutdown", "node_termination", "spot_itn", "ray_node_preempted", "batch_preempted",
         )
         if n in chosen
     ]  # fmt: skip
