@@ -298,3 +298,20 @@ def test_a_rank_told_of_another_ranks_timeout_is_a_timeout_not_its_own_fault(rul
 def test_horovods_stall_shutdown_is_a_collective_timeout(rules):
     line = 'One or more rank (marked by "!") is stalled for longer than 1200 seconds. Will shutdown.'
     assert "after 1200 s" in top(diagnose(rules, [line]), "nccl-timeout").detail
+
+
+def test_older_and_newer_pytorch_words_for_a_collective_timeout(rules):
+    for line in (
+        "[I ProcessGroupNCCL.cpp:287] [Rank 3] Watchdog caught collective operation timeout for work: "
+        "WorkNCCL(OpType=ALLREDUCE, TensorShape=[262144], Timeout(ms)=1800000) ran for 1800324 milliseconds",
+        "RuntimeError: NCCL Operation Timed Out",
+        "[rank2]:[E1206 18:44:17.120398812 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 2] Received "
+        "a dump signal due to a collective timeout from  rank 0 and we will try our best to dump the debug info.",
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for "
+        "recv operation to complete",
+        "RuntimeError: Application timeout caused pair closure",
+    ):
+        report = diagnose(rules, [line])
+        assert report.findings[0].id == "nccl-timeout", (line, ids(report))
+    dump = "Rank 2] Received a dump signal due to a collective timeout from  rank 0 and we will try our best"
+    assert "rank 0 was the first" in found(diagnose(rules, [dump]), "nccl-timeout").detail

@@ -187,3 +187,24 @@ def test_a_cuda_error_code_the_runtime_cannot_name_points_at_the_gpu_when_the_jo
 def test_nccls_failed_device_allocation_is_gpu_memory(rules):
     line = "node017:81234:81350 [2] include/alloc.h:161 NCCL WARN Failed to CUDA malloc 4194304 bytes"
     top(diagnose(rules, [line]), "cuda-oom")
+
+
+def test_dcgm_health_words_name_the_gpu_fault_but_a_cleared_recovery_action_is_none(rules):
+    for line, says in (
+        ("Detected XID 79 for GPU 5", "Xid 79"),
+        ("GPU 6's NvLink link 11 is currently down", "NvLink link 11"),
+        ("Detected fatal NvSwitch SXID 22010", "SXID 22010"),
+    ):
+        assert says in top(diagnose(rules, [line]), "gpu-xid").detail
+    cleared = "NVRM: Xid (PCI:0000:9d:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)"
+    assert "gpu-xid" not in ids(diagnose(rules, [cleared]))
+    needed = "NVRM: Xid (PCI:0000:9d:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)"
+    assert top(diagnose(rules, [needed]), "gpu-xid").severity == "critical"
+
+
+def test_vllm_finding_the_gpu_partly_taken_at_start_is_gpu_memory(rules):
+    line = (
+        "ValueError: Free memory on device (3.27/79.19 GiB) on startup is less than desired GPU memory utilization "
+        "(0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    )
+    assert "3.27 of 79.19 GiB" in top(diagnose(rules, [line]), "cuda-oom").detail

@@ -777,3 +777,41 @@ def test_kubernetes_failures_in_their_controllers_words_are_failures(rules):
         assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
     disk = "  Warning  Evicted  1m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi."
     assert "persistent volume" in top(diagnose(rules, [disk]), "unexplained-failure").detail
+
+
+def test_slurmd_and_slurmstepd_older_words_for_a_memory_kill(rules):
+    for line in (
+        "slurmd[4411]: Job 4812733 exceeded memory limit (274877906944>268435456000), cancelling it",
+        "slurmstepd: task 3 (48211) Out Of Memory (OOM)",
+    ):
+        assert top(diagnose(rules, [line]), "job-oom").severity == "error", line
+
+
+def test_seff_summaries_name_how_the_job_ended(rules):
+    for state, cause in (("TIMEOUT", "job-time-limit"), ("PREEMPTED", "preempted"), ("BOOT_FAIL", "node-failure")):
+        lines = ["Job ID: 4812733", "Cluster: hpc1", "User/Group: alice/ml", f"State: {state} (exit code 0)"]
+        assert top(diagnose(rules, lines), cause), state
+    assert not diagnose(rules, ["State: COMPLETED (exit code 0)"]).findings
+
+
+def test_other_batch_systems_preempting_the_job(rules):
+    pbs = ["11/06/2019 14:54:53  S    Job Rerun at request of Scheduler@pbs02", "11/06/2019 14:54:53  L    Simulation: preempting job"]
+    assert top(diagnose(rules, pbs), "preempted")
+    assert top(diagnose(rules, ["TERM_PREEMPT: job killed after preemption."]), "preempted")
+
+
+def test_launchers_own_words_for_a_step_that_never_fully_started_or_a_process_that_ended_badly(rules):
+    for line in (
+        "srun: StepId=4812733.0 aborted before step completely launched.",
+        "[mpiexec@node017] HYDT_bscu_wait_for_completion (lib/tools/bootstrap/utils/bscu_wait.c:110): one of the "
+        "processes terminated badly; aborting",
+        "ERROR: Unexpected segmentation fault encountered in worker.",
+    ):
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
+
+
+def test_srun_losing_a_node_or_waiting_for_nodes_that_never_booted_is_a_node_failure(rules):
+    assert top(diagnose(rules, ["srun: error: Aborting, can not test connection to node 5."]), "node-failure")
+    assert "never became ready" in top(
+        diagnose(rules, ["srun: error: Nodes node[017-020] are still not ready"]), "node-failure"
+    ).detail

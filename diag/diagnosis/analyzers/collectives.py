@@ -50,15 +50,22 @@ def debug_verbose(rule: Rule, ctx: Context) -> list[Finding]:
 def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     names = ["watchdog", "async_exception", "heartbeat", "watchdog_stuck", "comm_aborted"]
-    if not ctx.stats(rule, names):
+    # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line.
+    told = ["op_timed_out", "dump_signal", "pg_status"]
+    if not ctx.stats(rule, names + told):
         return _work_timeout(rule, ctx) or _store_timeout(rule, ctx)
     cols = facts.collectives
     reporters = {r: c for r, c in cols.items() if c.kind}
     if not reporters:
+        names = names + told
         if at_exit := _stuck_at_exit(rule, ctx, names):
             return at_exit
         stuck = sorted({ev.rank for ev, _ in ctx.samples(rule, names) if ev.rank is not None})
         detail = "The PyTorch NCCL watchdog itself was blocked (an NCCL/CUDA call hung)"
+        if not ctx.stats(rule, ["heartbeat", "watchdog_stuck"]):
+            detail = "A collective timed out or failed (PyTorch's watchdog said so; its own timeout line is not here)"
+            if src := ctx.captures(rule, "from", ["dump_signal"]):
+                detail += f"; rank {src[0]} was the first to report the timeout"
         if stuck:
             detail += f" on rank {', '.join(map(str, stuck[:8]))}"
         return [ctx.make_finding(rule, names, detail=detail + ".", values={"culprits": "the ranks named"})]
@@ -237,6 +244,9 @@ def _other_collective_waits(rule: Rule, ctx: Context) -> list[Finding]:
     for _ev, g in ctx.samples(rule, ["gloo_timeout"])[:1]:
         detail = f"A Gloo collective waited {int(g['ms']) / 60000:g} min for a peer's {g['op']} and gave up"
         return [ctx.make_finding(rule, ["gloo_timeout"], detail=detail + ".", confidence=0.6)]
+    if ctx.stats(rule, ["gloo_closure"]):
+        detail = "A Gloo collective ran out of time waiting for a peer and closed its connection"
+        return [ctx.make_finding(rule, ["gloo_closure"], detail=detail + ".", confidence=0.55)]
     if ctx.stats(rule, ["horovod_stall", "horovod_shutdown"]):
         detail = "Horovod's stall inspector: some ranks submitted a collective the others never reached"
         if secs := ctx.captures(rule, "secs", ["horovod_shutdown"]):

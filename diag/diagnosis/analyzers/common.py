@@ -57,6 +57,10 @@ TIMEOUT_CASCADE = (
     "SignalException",
     "NCCL error",
     "Connection reset by peer",
+    "operation to complete",  # Gloo's "Timed out waiting <ms>ms for recv operation to complete"
+    "timeout caused pair closure",
+    "NCCL Operation Timed Out",
+    "collective operation timeout",
 )
 
 

@@ -40,14 +40,20 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
         return _launch_failure_only(rule, ctx)
     xids: dict[int, list[str]] = {}
     order: list[int] = []
-    for ev, g in ctx.samples(rule, ["xid", "xid_device_plugin"]):
+    for ev, g in ctx.samples(rule, ["xid", "xid_device_plugin", "dcgm_health"]):
+        if not g.get("xid"):
+            continue
         n = int(g["xid"])
+        if n == 154 and "to 0x0 (None)" in g.get("text", ""):
+            continue  # the recovery action cleared again: the GPU was reset and is usable
         host = ctx.host_for(ev)
         if n not in xids:
             xids[n] = []
             order.append(n)
         if host and host not in xids[n]:
             xids[n].append(host)
+    if chosen <= {"xid"} and not xids:
+        return []
     if "off_bus" in chosen and 79 not in xids:
         xids[79] = []
         order.append(79)
@@ -87,6 +93,10 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
         classes.add("hardware")
     if "handle_unknown" in chosen and "gpu_lost" not in chosen:
         parts.append("nvidia-smi cannot reach the GPU (Unknown Error): it dropped out, usually off the bus [hardware]")
+        classes.add("hardware")
+    dcgm = [g["what"] for _, g in ctx.samples(rule, ["dcgm_health", "dcgm_sxid"]) if not g.get("xid")]
+    if dcgm:
+        parts.append(f"DCGM's health check: {dcgm[0]} [hardware]")
         classes.add("hardware")
     if "reset_required" in chosen:
         parts.append("the driver says the GPU needs a reset (NV_ERR_RESET_REQUIRED): drain it and reset it [hardware]")
@@ -171,6 +181,12 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
             detail += "; the request alone is larger than the GPU"
     elif "nccl_oom" in chosen or "nccl_calloc" in chosen:
         detail = f"{who}: NCCL could not allocate its buffers: the GPU was already full when the communicator started"
+    elif "vllm_free_memory" in chosen:
+        g = ctx.samples(rule, ["vllm_free_memory"])[0][1]
+        detail = (
+            f"{who}: only {g['free']} of {g['total']} GiB of the GPU was free when vLLM started: another process "
+            "(or another rank placed on the same GPU) holds the rest"
+        )
     elif "kv_cache" in chosen:
         detail = f"{who}: the model's weights left no GPU memory for vLLM's KV cache"
     elif chosen & {"kv_cache_len", "kv_cache_need"}:

@@ -60,6 +60,9 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "mpich_fatal",
                 "mpich_exit_string",
                 "mpich_bad_termination",
+                "hydra_terminated",
+                "step_aborted_launch",
+                "dataloader_segfault",
                 "ompi_daemon_died",
                 "nccl_tests_failure",
                 "nccl_warn",
@@ -237,7 +240,8 @@ def failure_before_cancel(ctx: Context) -> bool:
         "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
         "nccl_error", "nccl_error_quoted", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
         "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
-        "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found",
+        "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found", "hydra_terminated",
+        "dataloader_segfault",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):
         return True
@@ -365,8 +369,8 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         )
     if "oom_kill_event" in names:
         parts.append(f"the kernel's cgroup OOM killer fired in StepId={', '.join(steps[:3]) or '?'}")
-    if "task_oom" in names:
-        tasks = ctx.captures(rule, "task", ["task_oom"])
+    if names & {"task_oom", "stepd_task_oom"}:
+        tasks = ctx.captures(rule, "task", ["task_oom", "stepd_task_oom"])
         parts.append(f"srun reports task(s) {', '.join(tasks[:6])} Out Of Memory")
     kernel = ["kernel_oom", "kernel_killed", "kernel_oom_summary"]
     if names & set(kernel):
