@@ -1180,3 +1180,53 @@ def test_a_net_plugin_that_loaded_and_failed_to_initialize_is_the_plugin(rules):
     ]
     report = diagnose(rules, lines)
     assert top(report) == "nccl-net-plugin" and "Libfabric loaded but failed" in found(report, "nccl-net-plugin").detail
+
+
+def test_nccl_ib_hca_without_equals_is_a_prefix_that_also_takes_longer_names(rules):
+    lines = [
+        "node017:2231:2231 [0] NCCL INFO NCCL_IB_HCA set to mlx5_1",
+        "node017:2231:2231 [0] NCCL INFO NET/IB : Using [0]mlx5_1:1/IB [1]mlx5_10:1/IB [2]mlx5_11:1/IB [RO]; OOB ib0:192.168.40.17<0>",
+    ]
+    finding = found(diagnose(rules, lines), "nccl-ib-hca-wrong")
+    assert finding.severity == "warning" and "mlx5_10, mlx5_11" in finding.detail and "==mlx5_1" in finding.detail
+    exact = [lines[0].replace("to mlx5_1", "to =mlx5_1"), lines[1]]
+    listed = [lines[0].replace("to mlx5_1", "to mlx5_1,mlx5_10,mlx5_11"), lines[1]]
+    for ok in (exact, listed):
+        assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, ok))
+
+
+def test_gpudirect_off_in_the_aws_plugins_and_open_mpis_words(rules):
+    ofi = "ip-10-0-12-34:48211:48330 [0] platform_config_endpoint:478 NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge"
+    assert "p4d.24xlarge" in found(diagnose(rules, [ofi]), "gdr-disabled").detail
+    ompi = [
+        "You requested to run with CUDA GPU Direct RDMA support but this OFED",
+        "installation does not have that support.  Contact Mellanox to figure",
+    ]
+    assert "OFED" in found(diagnose(rules, ompi), "gdr-disabled").detail
+
+
+def test_the_aws_plugin_over_libfabrics_tcp_provider_is_tcp_between_nodes(rules):
+    lines = [
+        "ip-10-0-12-34:48211:48211 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)",
+        "ip-10-0-12-34:48211:48211 [0] NCCL INFO Using network AWS Libfabric",
+    ]
+    assert "tcp provider" in found(diagnose(rules, lines), "nccl-tcp-fallback").detail
+    efa = [lines[0].replace("is tcp (found 1 nics)", "is efa (found 4 nics)"), lines[1]]
+    assert "nccl-tcp-fallback" not in ids(diagnose(rules, efa))
+
+
+def test_open_mpi_told_a_gid_index_past_the_table(rules):
+    box = [
+        "Open MPI tried to use a GID index that was too large for an",
+        "OpenFabrics device (i.e., the GID index does not exist on this",
+        "  Requested GID index:     5 (specified by the btl_openib_gid_index MCA param)",
+    ]
+    assert "GID index 5" in found(diagnose(rules, box), "roce-gid-index").detail
+
+
+def test_nccl_2_28s_gin_completion_error_is_a_link_fault(rules):
+    line = (
+        "node017:2231:2290 [0] transport/net_ib.cc:3189 NCCL WARN NET/IB/GIN: Got completion from peer "
+        "10.20.1.13<50432> with status=12 opcode=1 len=0 vendor err 129 (Send) hca mlx5_3"
+    )
+    assert "ib-link-fault" in ids(diagnose(rules, [line]))

@@ -17,6 +17,8 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
     spans, assumed = ctx.spans_nodes()
     if not spans:
         return []
+    if ofi := _ofi_over_tcp(rule, ctx, assumed):
+        return ofi
     socket_hosts = [h.host for h in facts.hosts.values() if h.uses_socket()]
     plugin = any(external_net(h.nets) for h in facts.hosts.values())
     # "NET/IB : No device found." means NCCL goes on to its socket transport, unless an external
@@ -76,6 +78,27 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
             rule, detail=detail, severity="info", confidence=0.5, hosts=socket_hosts or None, assumed=assumed
         )
     ]
+
+
+def _ofi_over_tcp(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
+    """aws-ofi-nccl chose libfabric's TCP provider: NCCL says it uses the plugin, but the plugin has no
+    EFA device and its traffic goes over TCP."""
+    samples = ctx.samples(rule, ["ofi_tcp"])
+    if not samples:
+        return []
+    hosts = sorted({h for ev, _ in samples if (h := ctx.host_for(ev))})
+    detail = (
+        f"The aws-ofi-nccl plugin chose libfabric's {samples[0][1]['prov']} provider"
+        f"{' on ' + hosts_text(hosts) if hosts else ''}: it found no EFA device, so the traffic NCCL hands it goes "
+        "over TCP (FI_PROVIDER=efa makes this fail at start instead of running slowly)"
+    )
+    severity = ctx.between_nodes_severity(rule.severity, assumed)
+    return [
+        ctx.make_finding(
+            rule, ["ofi_tcp"], detail=detail + ".", hosts=hosts or None, severity=severity, assumed=assumed,
+            confidence=0.8,
+        )
+    ]  # fmt: skip
 
 
 def _net_forced(ctx: Context) -> bool:

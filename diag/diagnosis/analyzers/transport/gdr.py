@@ -25,7 +25,8 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     no_gdr = {h.host for h in facts.hosts.values() if h.plain_ib_channels and not h.gdr_channels}
     ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
     explicit = ctx.samples(
-        rule, ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "disabled_gpu_v23", "peermem_missing", "ucx_gdr"]
+        rule,
+        ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "disabled_gpu_v23", "peermem_missing", "ucx_gdr", "ofi_gdr", "ompi_gdr"],
     )
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
@@ -46,6 +47,10 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         dev = re.search(r"([\w.-]+): " + UCX_GDR, ucx[0])
         on = f" on {dev.group(1)}" if dev else ""
         parts.append(f"UCX could not enable it{on} (no nv_peer_mem/nvidia-peermem and no dmabuf)")
+    for _ev, g in ctx.samples(rule, ["ofi_gdr"])[:1]:
+        parts.append(f'the aws-ofi-nccl plugin says "{g["why"]}"')
+    if ctx.stats(rule, ["ompi_gdr"]):
+        parts.append("Open MPI: this OFED installation has no GPUDirect RDMA support")
     if said_disabled:
         ev, g = said_disabled[0]
         why = f" ({g['why']})" if g.get("why") else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.context import Context, hosts_text, pick_evidence
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
 
@@ -33,7 +33,12 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         if "NCCL_IB_HCA" in h.env and (h.ib_no_device or (not h.hcas and h.uses_socket())) and h.host not in unopenable
     ]
     if not bad_hosts:
-        return _hca_set_by_script(rule, ctx, unopenable) or _hca_off_fabric(rule, ctx) or _mixed_links(rule, ctx)
+        return (
+            _hca_set_by_script(rule, ctx, unopenable)
+            or _hca_off_fabric(rule, ctx)
+            or _mixed_links(rule, ctx)
+            or _prefix_matched(rule, ctx)
+        )
     values = sorted({facts.hosts[h].env["NCCL_IB_HCA"] for h in bad_hosts})
     seen_elsewhere = sorted({hca for h in facts.hosts.values() for hca in h.hcas})
     detail = f"NCCL_IB_HCA={' / '.join(values)} matched no usable HCA on {hosts_text(bad_hosts)}"
@@ -157,6 +162,38 @@ def mixed_links(ctx: Context) -> bool:
 
 
 UNREACHABLE_QP_ERRORS = ("Connection timed out", "Network is unreachable", "No route to host")
+
+
+def _prefix_matched(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL_IB_HCA without a leading '=' matches device names by prefix: "mlx5_1" also takes mlx5_10 and
+    mlx5_11, which NCCL then uses without a word (NCCL's environment variable documentation)."""
+    extra: dict[str, list[str]] = {}
+    value = ""
+    for h in ctx.facts.hosts.values():
+        filt = h.env.get("NCCL_IB_HCA", "")
+        if not filt or filt[0] in "=^":
+            continue
+        names = {e.split(":")[0] for e in filt.split(",") if e}
+        for dev in dict.fromkeys(hca.split(":")[0] for hca in h.hcas):
+            if dev not in names and any(dev.startswith(n) for n in names):
+                extra.setdefault(h.host, []).append(dev)
+                value = filt
+    if not extra:
+        return []
+    hosts = sorted(extra, key=natural_key)
+    devs = sorted({d for ds in extra.values() for d in ds}, key=natural_key)
+    detail = (
+        f"NCCL_IB_HCA={value} matches device names by prefix, so NCCL also uses {', '.join(devs)} on "
+        f"{hosts_text(hosts)}, which the setting did not name; NCCL_IB_HCA=={value} (a leading '=') matches the "
+        "names exactly"
+    )
+    evidence = [ev for ev, _ in ctx.samples(rule, ["hca_set", "hca_assign"]) if ctx.host_for(ev) in (*hosts, None)]
+    return [
+        ctx.make_finding(
+            rule, ["hca_set", "hca_assign"], detail=detail + ".", hosts=hosts, severity="warning", confidence=0.6,
+            values={"value": value}, evidence=pick_evidence(evidence) or None,
+        )
+    ]  # fmt: skip
 
 
 def hca_filter_values(ctx: Context) -> list[str]:

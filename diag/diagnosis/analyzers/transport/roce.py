@@ -13,7 +13,7 @@ from diag.report import Finding
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread", "gid_empty"]
     if not ctx.stats(rule, names):
-        return _ucx_gid(rule, ctx) or _link_local_completions(rule, ctx) or _retry_exceeded(rule, ctx)
+        return _ucx_gid(rule, ctx) or _ompi_gid(rule, ctx) or _link_local_completions(rule, ctx) or _retry_exceeded(rule, ctx)
     facts = ctx.facts
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
@@ -139,6 +139,18 @@ def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_create_ah"]
+
+
+def _ompi_gid(rule: Rule, ctx: Context) -> list[Finding]:
+    """Open MPI's openib BTL told to use a GID index the port does not have."""
+    if not ctx.stats(rule, ["ompi_gid_too_large"]):
+        return []
+    gid = ctx.captures(rule, "gid", ["ompi_gid_requested"])
+    detail = (
+        f"Open MPI was told to use GID index {gid[0] if gid else '<n>'} (btl_openib_gid_index), which this port's "
+        "GID table does not have: pick an index `show_gids` lists with the RoCE v2 address"
+    )
+    return [ctx.make_finding(rule, ["ompi_gid_too_large", "ompi_gid_requested"], detail=detail + ".", confidence=0.8)]
 
 
 # --------------------------------------------------------------------------------------- GDR disabled
