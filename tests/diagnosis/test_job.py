@@ -815,3 +815,14 @@ def test_srun_losing_a_node_or_waiting_for_nodes_that_never_booted_is_a_node_fai
     assert "never became ready" in top(
         diagnose(rules, ["srun: error: Nodes node[017-020] are still not ready"]), "node-failure"
     ).detail
+
+
+def test_an_interactive_shells_killed_is_a_weak_host_oom_that_says_what_it_assumed(rules):
+    for lines in (
+        ["Loading checkpoint shards:  50%|#####   | 4/8 [02:10<02:22, 35.73s/it]Killed"],
+        ["Loading checkpoint shards:  50%|#####   | 4/8 [02:10<02:22, 35.73s/it]", "Killed"],
+        ["zsh: killed     python train.py"],
+    ):
+        finding = top(diagnose(rules, lines), "job-oom")
+        assert finding.assumed and finding.confidence < 0.5, lines
+    assert "job-oom" not in ids(diagnose(rules, ["Killed: 3 stale lock files removed"]))

@@ -409,7 +409,8 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         # Signs from inside the job only: SIGKILL and ENOMEM have other senders, so say what was assumed.
         if "shell_killed" in names:
             pids = ctx.captures(rule, "pid", ["shell_killed"])
-            parts.append(f"the job script's shell reports process {', '.join(pids[:3])} Killed (SIGKILL)")
+            which = f"process {', '.join(pids[:3])}" if pids else "a command"
+            parts.append(f"the shell reports {which} Killed (SIGKILL)")
         if "enomem" in names:
             parts.append("a process could not get host memory ([Errno 12] Cannot allocate memory)")
         confidence = 0.75 if len(names) > 1 else 0.55
