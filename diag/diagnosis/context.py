@@ -116,7 +116,7 @@ class Context:
         if rule is None:
             return []
         failed = self.stats(rule, [s.name for s in rule.signatures if not s.fact])
-        for error, notice in (("stepd_error", "stepd_notice"), ("sbatch_error", "sbatch_notice")):
+        for error, notice in (("stepd_error", "stepd_notice"), ("sbatch_error", "sbatch_notice"), ("slurm_error", "srun_notice")):
             # Every such error line is a notice printed on runs that go on (pyxis' ignored options, an
             # sbatch option value it ignores before submitting): no failure of the job.
             failed = [(n, st) for n, st in failed if n != error or st.count != self.count(rule.id, [notice])]

@@ -69,7 +69,7 @@ def error_lines(ctx: Context) -> list[Evidence]:
     if rule is not None:
         known |= ignored_exception_lines(rule, ctx)  # printed and ignored: the program went on
         # Error-level notices of runs that go on (slurmstepd's, sbatch's ignored values) name no cause.
-        known |= {(ev.path, ev.line) for ev, _ in ctx.samples(rule, ["stepd_notice", "sbatch_notice"])}
+        known |= {(ev.path, ev.line) for ev, _ in ctx.samples(rule, ["stepd_notice", "sbatch_notice", "srun_notice"])}
         for ev, _ in ctx.samples(rule, CONTENT_SIGNATURES):
             found.setdefault((ev.path, ev.line), ev)
     for ev in ctx.scan.error_sample.evidence():

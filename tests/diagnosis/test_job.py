@@ -826,3 +826,18 @@ def test_an_interactive_shells_killed_is_a_weak_host_oom_that_says_what_it_assum
         finding = top(diagnose(rules, lines), "job-oom")
         assert finding.assumed and finding.confidence < 0.5, lines
     assert "job-oom" not in ids(diagnose(rules, ["Killed: 3 stale lock files removed"]))
+
+
+def test_slurms_error_level_notices_of_runs_that_go_on_are_no_failure(rules):
+    for line in (
+        "srun: error: Ignoring --core-spec value for a job step within an existing job. Set specialized cores at job "
+        "allocation time.",
+        "srun: error: --begin is ignored because nodes are already allocated.",
+        "sbatch: error: Currently unable to load job state information, retrying: Socket timed out on send/recv "
+        "operation",
+        "slurmstepd: error: _get_joules_task: can't get info from slurmd",
+        "slurmstepd: error: Cannot get cgroup accounting data for 3",
+    ):
+        assert not [f for f in diagnose(rules, [line]).findings if f.severity in ("error", "critical")], line
+    # The same tools' errors that end a step stay failures.
+    assert top(diagnose(rules, ["srun: error: Unable to create step for job 77: Job/step already completing or completed"]), "unexplained-failure")

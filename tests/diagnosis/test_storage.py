@@ -685,3 +685,8 @@ def test_cpps_filesystem_error_names_the_missing_path_in_brackets(rules):
         "1:   what():  filesystem error: cannot open file: No such file or directory [/tmp/ckpt/model.bin]",
     ]
     assert "/tmp/ckpt/model.bin" in top(diagnose(rules, lines), "node-local-path").detail
+
+
+def test_a_node_without_the_pyxis_spank_plugin_runs_the_task_without_its_container(rules):
+    finding = found(diagnose(rules, ['slurmstepd: warning: no SPANK plugin found to process option "pyxis"']), "container-runtime-error")
+    assert "plugstack.conf" in finding.detail

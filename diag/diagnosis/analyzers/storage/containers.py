@@ -205,6 +205,11 @@ SENTENCES: tuple = (
         "(ENROOT_RUNTIME_PATH, ENROOT_CACHE_PATH, ENROOT_DATA_PATH) must be creatable by the job's user",
     ),
     (["hook_failed"], "the enroot hook {hook} failed (exit {code})"),
+    (
+        ["spank_missing"],
+        "slurmstepd on this node has no pyxis SPANK plugin (its plugstack.conf lacks it), so the task ran on the "
+        "host without its container",
+    ),
     (["nvidia_cli"], "nvidia-container-cli: {what}: {reason}"),
     (
         [],
