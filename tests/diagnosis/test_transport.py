@@ -1230,3 +1230,17 @@ def test_nccl_2_28s_gin_completion_error_is_a_link_fault(rules):
         "10.20.1.13<50432> with status=12 opcode=1 len=0 vendor err 129 (Send) hca mlx5_3"
     )
     assert "ib-link-fault" in ids(diagnose(rules, [line]))
+
+
+def test_a_plugin_that_cannot_load_the_verbs_library_is_the_missing_verbs_library_not_a_missing_plugin(rules):
+    lines = [
+        "node017:2231:2231 [0] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)",
+        "node017:2231:2231 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libibverbs.so.1: cannot open shared "
+        "object file: No such file or directory : when loading libnccl-net.so",
+        "node017:2231:2231 [0] NCCL INFO NET/Plugin: Using internal network plugin.",
+        "node017:2231:2231 [0] NCCL INFO Failed to open libibverbs.so[.1]",
+        "node017:2231:2231 [0] NCCL INFO Using network Socket",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "ib-verbs-library-missing", ids(report)
+    assert "nccl-net-plugin" not in ids(report)

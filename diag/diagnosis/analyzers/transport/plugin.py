@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or
 from diag.diagnosis.analyzers.transport.common import SYSTEM_ERROR_EXPLAINED_BY, external_net
@@ -13,16 +15,25 @@ DEFAULT_PLUGIN_NAMES = {"libnccl-net.so", ""}
 
 # ----------------------------------------------------------------------------------------- net plugin
 # A plugin that is there but cannot be used (built for another NCCL, or missing a library it needs).
+# The plugin could not load because the image lacks the verbs user space (ib-verbs-library-missing's cause).
+_VERBS_LIBS = re.compile(r"\b(?:libibverbs|librdmacm|libmlx5)\.so")
+
 BROKEN_PLUGIN = ["symbol_missing", "unsupported", "broken", "unpack_incompatible", "dep_missing"]
 
 
 def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     plugin_env = ctx.captures(rule, "plugin", ["plugin_env"]) + facts.env_values("NCCL_NET_PLUGIN")
+    # "Plugin load returned 2 : libibverbs.so.1: cannot open ... : when loading libnccl-net.so" (2.19-2.21)
+    # names a library the plugin needs, not the plugin: the plugin is the one after "when loading".
+    dependency = {
+        g["plugin_e"] for ev, g in ctx.samples(rule, ["not_found"]) if g.get("plugin_e") and "when loading" in ev.text
+    }
     missing = [
         v
         for g in ("plugin_a", "plugin_b", "plugin_c", "plugin_d", "plugin_e")
         for v in ctx.captures(rule, g, ["not_found"])
+        if v not in dependency
     ]
     missing = sorted({n.strip().rstrip(".") for v in missing for n in v.split()} - DEFAULT_PLUGIN_NAMES)
     net_env = ctx.captures(rule, "value", ["net_env"]) + facts.env_values("NCCL_NET")
@@ -70,6 +81,9 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
     if broken or too_old:
         names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
         why = ctx.captures(rule, "dlerror", ["broken"])
+        said = " ".join(why + ctx.captures(rule, "dep", ["dep_missing"]) + [ev.text for ev, _ in ctx.samples(rule, ["not_found"])])
+        if _VERBS_LIBS.search(said) and ctx.count("ib-verbs-library-missing"):
+            return []  # the verbs libraries are missing from the image: NCCL's own IB cannot load either
         plugin = f"The net plugin {names[0]}" if names else "The net plugin NCCL found"
         detail = f"{plugin} exists but cannot be used"
         if ctx.stats(rule, ["symbol_missing"]):
