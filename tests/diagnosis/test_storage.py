@@ -690,3 +690,13 @@ def test_cpps_filesystem_error_names_the_missing_path_in_brackets(rules):
 def test_a_node_without_the_pyxis_spank_plugin_runs_the_task_without_its_container(rules):
     finding = found(diagnose(rules, ['slurmstepd: warning: no SPANK plugin found to process option "pyxis"']), "container-runtime-error")
     assert "plugstack.conf" in finding.detail
+
+
+def test_docker_and_apptainer_without_their_gpu_support(rules):
+    docker = 'docker: Error response from daemon: could not select device driver "nvidia" with capabilities: [[gpu compute utility]].'
+    assert top(diagnose(rules, [docker]), "container-runtime-error").severity == "error"
+    nv = "WARNING: Could not find any nv libraries on this host!"
+    assert top(diagnose(rules, [nv]), "container-runtime-error").severity == "warning"
+    failed = [nv, "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU"]
+    assert top(diagnose(rules, failed), "container-runtime-error").severity == "error"
+    assert "setuid" in top(diagnose(rules, ["FATAL:   nvidia-container-cli not allowed in setuid mode"]), "container-runtime-error").detail

@@ -206,6 +206,15 @@ SENTENCES: tuple = (
     ),
     (["hook_failed"], "the enroot hook {hook} failed (exit {code})"),
     (
+        ["apptainer_nvccli"],
+        "Apptainer's --nvccli does not work on a setuid installation: use --nv, or run Apptainer unprivileged",
+    ),
+    (
+        ["apptainer_nv"],
+        "Apptainer --nv found no NVIDIA driver files on this host (no driver on the node, or nvliblist.conf "
+        "missing), so the container has no GPU",
+    ),
+    (
         ["spank_missing"],
         "slurmstepd on this node has no pyxis SPANK plugin (its plugstack.conf lacks it), so the task ran on the "
         "host without its container",
@@ -302,6 +311,11 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("the container failed to start; enroot's log above says why")
     reason = "; ".join(parts)
     detail = "The container could not start: " + reason + "."
+    if chosen <= {"apptainer_nv"}:
+        # A warning: the container starts, without GPUs; what fails after it is the program's own error.
+        detail = "The container started without GPUs: " + reason + "."
+        severity = None if ctx.job_failed() else "warning"
+        return [ctx.make_finding(rule, names, detail=detail, severity=severity, confidence=0.6)]
     hosts = sorted({h for ev, _ in ctx.samples(rule, names) if (h := ctx.host_for(ev))})
     if not hosts and "no_pyxis" not in chosen and ctx.facts.slurm_task_hosts:
         hosts = sorted(ctx.facts.slurm_task_hosts)
