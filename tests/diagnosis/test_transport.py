@@ -1244,3 +1244,11 @@ def test_a_plugin_that_cannot_load_the_verbs_library_is_the_missing_verbs_librar
     report = diagnose(rules, lines)
     assert report.findings[0].id == "ib-verbs-library-missing", ids(report)
     assert "nccl-net-plugin" not in ids(report)
+
+
+def test_kubernetes_rdma_device_plugins_that_found_no_device(rules):
+    for line in (
+        "2026/12/05 09:14:02 Warning: no Rdma Devices were found for resource rdma_shared_device_a",
+        "W1205 09:14:02.512311       1 pciNetDevice.go:74] RDMA resources for 0000:3b:00.2 not found. Are RDMA modules loaded?",
+    ):
+        assert "RDMA device plugin" in found(diagnose(rules, [line]), "ib-devices-not-mounted").detail

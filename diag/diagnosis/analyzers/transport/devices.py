@@ -100,6 +100,15 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             "or the host has no RDMA driver loaded (ibv_devices lists none)"
         )
         return [ctx.make_finding(rule, ["gloo_no_device"], detail=detail + ".", confidence=0.55)]
+    if ctx.stats(rule, ["k8s_rdma_none", "k8s_sriov_rdma_none"]):
+        res = ctx.captures(rule, "res", ["k8s_rdma_none"])
+        detail = (
+            "Kubernetes' RDMA device plugin found no RDMA device on the node"
+            + (f" for resource {res[0]}" if res else "")
+            + " (the RDMA kernel modules are not loaded, or its selectors match no NIC): pods asking for it get no "
+            "/dev/infiniband"
+        )
+        return [ctx.make_finding(rule, ["k8s_rdma_none", "k8s_sriov_rdma_none"], detail=detail + ".", confidence=0.55)]
     if mpi := _mpi_ofi_no_device(rule, ctx):
         return mpi
     if ctx.stats(rule, ["ofi_no_provider"]) and not ctx.count("ib-verbs-library-missing"):
