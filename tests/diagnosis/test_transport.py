@@ -1252,3 +1252,15 @@ def test_kubernetes_rdma_device_plugins_that_found_no_device(rules):
         "W1205 09:14:02.512311       1 pciNetDevice.go:74] RDMA resources for 0000:3b:00.2 not found. Are RDMA modules loaded?",
     ):
         assert "RDMA device plugin" in found(diagnose(rules, [line]), "ib-devices-not-mounted").detail
+
+
+def test_other_words_for_a_dev_shm_that_is_missing_or_too_small(rules):
+    stat = "node017:2231:2231 [0] init.cc:734 NCCL WARN Call to stat failed: No such file or directory"
+    assert "no /dev/shm" in found(diagnose(rules, [stat]), "shm-too-small").detail
+    ompi = (
+        "It appears as if there is not enough space for /dev/shm/sm_segment.node017.1000.4f2e0001.0 (the "
+        "shared-memory backing"
+    )
+    assert "/dev/shm/sm_segment" in found(diagnose(rules, [ompi]), "shm-too-small").detail
+    banner = "NOTE: The SHMEM allocation limit is set to the default of 64MB.  This may be"
+    assert found(diagnose(rules, [banner]), "shm-too-small").severity == "warning"

@@ -99,6 +99,19 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
             f"sizeLimit of {g['limit']}; raise sizeLimit to what NCCL and the DataLoader workers of a node need"
         )
         return [ctx.make_finding(rule, ["k8s_shm_evicted"], detail=detail + ".", confidence=0.8)]
+    if ctx.stats(rule, ["shm_stat"]):
+        detail = "NCCL found no /dev/shm where it runs (its stat of /dev/shm failed): the container or sandbox has none"
+        return [ctx.make_finding(rule, ["shm_stat"], detail=detail + ".", confidence=0.7)]
+    for _ev, g in ctx.samples(rule, ["ompi_shm_space"])[:1]:
+        detail = f"Open MPI's shared-memory backing file {g['path']} did not fit in /dev/shm"
+        return [ctx.make_finding(rule, ["ompi_shm_space"], detail=detail + ".", confidence=0.75)]
+    if ctx.stats(rule, ["ngc_shm_banner"]):
+        detail = (
+            "The NGC container started with docker's default 64 MB /dev/shm (its banner says so): too small for "
+            "NCCL's shared-memory transport and DataLoader workers once a node runs several ranks"
+        )
+        # Only a hint: every NGC container started without --shm-size says it, failing or not.
+        return [ctx.make_finding(rule, ["ngc_shm_banner"], detail=detail + ".", severity="warning", confidence=0.4)]
     ray = ctx.samples(rule, ["ray_object_store"])
     if ray:
         size = int(ray[0][1]["size"])
