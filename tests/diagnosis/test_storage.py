@@ -700,3 +700,15 @@ def test_docker_and_apptainer_without_their_gpu_support(rules):
     failed = [nv, "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU"]
     assert top(diagnose(rules, failed), "container-runtime-error").severity == "error"
     assert "setuid" in top(diagnose(rules, ["FATAL:   nvidia-container-cli not allowed in setuid mode"]), "container-runtime-error").detail
+
+
+def test_ngc_banners_and_cdi_devices_a_node_does_not_have(rules):
+    no_driver = "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available."
+    assert top(diagnose(rules, [no_driver]), "container-runtime-error").severity == "warning"
+    old = [
+        "ERROR: This container was built for NVIDIA Driver Release 560.35 or later, but",
+        "       version 535.183.01 was detected and compatibility mode is UNAVAILABLE.",
+    ]
+    assert "560.35" in top(diagnose(rules, old), "container-runtime-error").detail
+    cdi = "FATAL:   while setting up CDI devices: while setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all"
+    assert "nvidia.com/gpu=all" in top(diagnose(rules, [cdi]), "container-runtime-error").detail

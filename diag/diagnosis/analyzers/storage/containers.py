@@ -210,6 +210,21 @@ SENTENCES: tuple = (
         "Apptainer's --nvccli does not work on a setuid installation: use --nv, or run Apptainer unprivileged",
     ),
     (
+        ["ngc_driver_old"],
+        "the image needs NVIDIA driver {want} or later and the node's driver is older, with no CUDA forward "
+        "compatibility for this GPU: use an image built for the node's driver, or update the driver",
+    ),
+    (
+        ["cdi_unresolvable"],
+        "the CDI devices asked for ({devs}) are not in the node's CDI specification (nvidia-ctk cdi generate "
+        "writes it, /etc/cdi or /var/run/cdi)",
+    ),
+    (
+        ["ngc_no_driver"],
+        "the NGC image found no NVIDIA driver: the container was started without the GPUs (docker --gpus, "
+        "apptainer --nv, pyxis/enroot's NVIDIA hook)",
+    ),
+    (
         ["apptainer_nv"],
         "Apptainer --nv found no NVIDIA driver files on this host (no driver on the node, or nvliblist.conf "
         "missing), so the container has no GPU",
@@ -311,7 +326,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("the container failed to start; enroot's log above says why")
     reason = "; ".join(parts)
     detail = "The container could not start: " + reason + "."
-    if chosen <= {"apptainer_nv"}:
+    if chosen <= {"apptainer_nv", "ngc_no_driver"}:
         # A warning: the container starts, without GPUs; what fails after it is the program's own error.
         detail = "The container started without GPUs: " + reason + "."
         severity = None if ctx.job_failed() else "warning"
