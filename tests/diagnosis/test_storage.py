@@ -712,3 +712,15 @@ def test_ngc_banners_and_cdi_devices_a_node_does_not_have(rules):
     assert "560.35" in top(diagnose(rules, old), "container-runtime-error").detail
     cdi = "FATAL:   while setting up CDI devices: while setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all"
     assert "nvidia.com/gpu=all" in top(diagnose(rules, [cdi]), "container-runtime-error").detail
+
+
+def test_any_frameworks_exception_that_says_a_node_local_path_is_missing(rules):
+    for line in (
+        "FileNotFoundError: can't find model states file at '/tmp/ds_ckpt/global_step2000/mp_rank_00_model_states.pt'",
+        "megatron.core.dist_checkpointing.core.CheckpointingException: Object shard "
+        "/tmp/megatron_ckpt/iter_0002000/rng_state/shard_0.0.9_1.1.16.pt not found",
+    ):
+        assert top(diagnose(rules, [line]), "node-local-path").severity == "error", line
+    # The same words about a path on a shared file system are a wrong path or a missing mount, not this.
+    shared = "megatron.core.dist_checkpointing.core.CheckpointingException: Object shard /lustre/proj/ckpt/shard_0.pt not found"
+    assert "node-local-path" not in ids(diagnose(rules, [shared]))

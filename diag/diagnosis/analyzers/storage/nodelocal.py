@@ -54,6 +54,8 @@ _MISSING_PATHS = [
     "composer_missing",
     "composer_not_found",
     "nemo_file_missing",
+    "exc_missing_path",
+    "exc_missing_path_other",
 ]
 # The image's and the node's own files: missing ones are an environment problem, not storage layout.
 _SYSTEM_PREFIXES = ("/etc/", "/usr/", "/sys/", "/proc/", "/dev/", "/bin/", "/sbin/", "/lib", "/var/", "/run/", "/boot/")
@@ -102,7 +104,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     failed = ctx.job_failed()
     shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS + _NOTICE_FORMS)} if not failed else set()
     for ev, g in ctx.samples(rule, _MISSING_PATHS):
-        path = _clean_path(g.get("path") or g.get("pbs") or "")
+        path = _clean_path(g.get("path") or g.get("path2") or g.get("pbs") or "")
         if not path or any(word in ev.text for word in _CONTAINER_WORDS):
             continue
         if ev in shell or "cannot remove" in ev.text:
