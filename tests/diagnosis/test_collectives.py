@@ -315,3 +315,20 @@ def test_older_and_newer_pytorch_words_for_a_collective_timeout(rules):
         assert report.findings[0].id == "nccl-timeout", (line, ids(report))
     dump = "Rank 2] Received a dump signal due to a collective timeout from  rank 0 and we will try our best"
     assert "rank 0 was the first" in found(diagnose(rules, [dump]), "nccl-timeout").detail
+
+
+def test_a_watchdog_line_wrapped_after_its_colon_behind_a_runners_prefix_is_still_a_timeout(rules):
+    lines = []
+    for rank in (14, 12):
+        lines += [
+            f"dinov2-giant-nodes.cn-d004 [stderr] [rank{rank}]:[E909 09:55:29.307629539 ProcessGroupNCCL.cpp:607] "
+            f"[Rank {rank}] Watchdog caught collective operation timeout: ",
+            "WorkNCCL(SeqNum=2070, OpType=REDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600034 "
+            "milliseconds before timing out.",
+        ]
+    finding = top(diagnose(rules, lines), "nccl-timeout")
+    assert finding.severity == "error" and 14 in finding.ranks
+    # Behind a prefix the framing does not know, the wrapped head alone still says it.
+    bare = [line.split("[stderr] ", 1)[-1].replace(f"[rank{r}]:", "") for line, r in zip(lines, (14, 14, 12, 12))]
+    unknown = ["runner.cn-d004 [stderr] " + line if "Watchdog" in line else line for line in bare]
+    assert top(diagnose(rules, unknown), "nccl-timeout").severity == "error"

@@ -653,3 +653,17 @@ def test_mpi_hello_worlds_each_rank_0_of_1_are_singletons(rules):
     for greeting in ("Hello world from processor n{n}, rank 0 out of 1 processors", "Hello from 0 (comm size: 1)"):
         lines = [greeting.format(n=n) for n in range(4)]
         top(diagnose(rules, lines), "pmix-not-used")
+
+
+def test_a_pmix_client_that_could_not_reach_its_server_is_a_runtime_error_not_a_launch_without_pmi(rules):
+    lines = [
+        "[nia1907.scinet.local:174781] PMIX ERROR: PMIX TEMPORARILY UNAVAILABLE in file ptl_tcp.c at line 688",
+        "[nia1907.scinet.local:174781] OPAL ERROR: Unreachable in file pmix2x_client.c at line 112",
+        "*** An error occurred in MPI_Init_thread",
+        "*** on a NULL communicator",
+    ]
+    finding = top(diagnose(rules, lines), "pmix-runtime-error")
+    assert finding.severity == "error"
+    assert "pmix-not-used" not in ids(diagnose(rules, lines))
+    # Without the client's transport error, the same "Unreachable" is a launch without PMI.
+    assert top(diagnose(rules, lines[1:]), "pmix-not-used")

@@ -51,7 +51,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     names = ["watchdog", "async_exception", "heartbeat", "watchdog_stuck", "comm_aborted"]
     # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line.
-    told = ["op_timed_out", "dump_signal", "pg_status"]
+    told = ["op_timed_out", "dump_signal", "pg_status", "watchdog_cut"]
     if not ctx.stats(rule, names + told):
         return _work_timeout(rule, ctx) or _store_timeout(rule, ctx)
     cols = facts.collectives
@@ -64,6 +64,8 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
         detail = "The PyTorch NCCL watchdog itself was blocked (an NCCL/CUDA call hung)"
         if not ctx.stats(rule, ["heartbeat", "watchdog_stuck"]):
             detail = "A collective timed out or failed (PyTorch's watchdog said so; its own timeout line is not here)"
+            if ctx.stats(rule, ["watchdog_cut"]):
+                detail = "A collective timed out (PyTorch's watchdog caught it; its line is wrapped, the collective on the next)"
             if src := ctx.captures(rule, "from", ["dump_signal"]):
                 detail += f"; rank {src[0]} was the first to report the timeout"
         if stuck:

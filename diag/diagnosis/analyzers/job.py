@@ -61,6 +61,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "mpich_exit_string",
                 "mpich_bad_termination",
                 "hydra_terminated",
+                "mpi_errhandler",
                 "step_aborted_launch",
                 "dataloader_segfault",
                 "ompi_daemon_died",
@@ -240,7 +241,7 @@ def failure_before_cancel(ctx: Context) -> bool:
         "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
         "nccl_error", "nccl_error_quoted", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
         "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
-        "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found", "hydra_terminated",
+        "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found", "hydra_terminated", "mpi_errhandler",
         "dataloader_segfault",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):

@@ -20,6 +20,8 @@ ALONE = ["alone_of_one", "alone_out_of", "alone_comm_size"]
 
 def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
     found = ctx.stats(rule)
+    if found and _client_reached_for_a_server(ctx):
+        return []  # the MPI library's "Unreachable" after its PMIx client failed to reach a server it was given
     if found and {n for n, _ in found} <= _SINGLETON_WARNINGS:
         if sum(st.count for _, st in found) < 2 and not ctx.job_failed():
             # One process alone may be a singleton on purpose, and output after the line shows it
@@ -56,6 +58,15 @@ def _ends_its_log(ctx: Context, evidence: list) -> bool:
     fence, a blank line or a bare prompt after it do not count)."""
     lines = ctx.last_lines()
     return any(ev.line >= lines.get(ev.path, 0) for ev in evidence)
+
+
+def _client_reached_for_a_server(ctx: Context) -> bool:
+    """PMIx's client logged an error in its transport to the server (ptl_tcp / ptl_usock): it had a server
+    address to connect to, so the launcher did start a PMIx server; what failed is reaching it
+    (pmix-runtime-error), not a launch without PMI."""
+    runtime = ctx.rules.get("pmix-runtime-error")
+    files = ctx.captures(runtime, "file", ["pmix_error"]) if runtime else []
+    return any(f.rsplit("/", 1)[-1].startswith("ptl_") for f in files)
 
 
 def _data_store_failed(rule: Rule, ctx: Context) -> list[Finding]:
