@@ -841,3 +841,10 @@ def test_slurms_error_level_notices_of_runs_that_go_on_are_no_failure(rules):
         assert not [f for f in diagnose(rules, [line]).findings if f.severity in ("error", "critical")], line
     # The same tools' errors that end a step stay failures.
     assert top(diagnose(rules, ["srun: error: Unable to create step for job 77: Job/step already completing or completed"]), "unexplained-failure")
+
+
+def test_python_that_cannot_open_its_script_failed(rules):
+    local = "/usr/bin/python: can't open file '/tmp/alice/train.py': [Errno 2] No such file or directory"
+    assert top(diagnose(rules, [local]), "node-local-path").severity == "error"
+    shared = "/opt/conda/bin/python3: can't open file '/lustre/proj/alice/train.py': [Errno 2] No such file or directory"
+    assert top(diagnose(rules, [shared]), "unexplained-failure").severity == "error"
