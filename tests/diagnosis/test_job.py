@@ -847,4 +847,5 @@ def test_python_that_cannot_open_its_script_failed(rules):
     local = "/usr/bin/python: can't open file '/tmp/alice/train.py': [Errno 2] No such file or directory"
     assert top(diagnose(rules, [local]), "node-local-path").severity == "error"
     shared = "/opt/conda/bin/python3: can't open file '/lustre/proj/alice/train.py': [Errno 2] No such file or directory"
-    assert top(diagnose(rules, [shared]), "unexplained-failure").severity == "error"
+    report = diagnose(rules, [shared])
+    assert report.findings[0].severity == "error" and "node-local-path" not in ids(report)
