@@ -142,7 +142,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 confidence=0.8 if fell_back else 0.6, assumed=assumed, values={"what": f"NCCL_NET_PLUGIN={name} was not found."},
             )
         ]  # fmt: skip
-    return _plugin_on_some_nodes(rule, ctx) or _plugin_override(rule, ctx)
+    return _plugin_on_some_nodes(rule, ctx) or _plugin_override(rule, ctx) or _ofi_warned(rule, ctx)
 
 
 def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Finding]:
@@ -176,6 +176,29 @@ def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Findi
             values={"what": "The aws-ofi-nccl plugin found no usable libfabric provider."},
         )
     ]
+
+
+def _ofi_warned(rule: Rule, ctx: Context) -> list[Finding]:
+    """A WARN of aws-ofi-nccl that no rule knows: the plugin met a state it does not handle. A suspect
+    only where nothing else (GDR, the EFA device, a link) is named."""
+    warned = ctx.samples(rule, ["ofi_warn"])
+    others = ("gdr-disabled", "ib-devices-not-mounted", "ib-link-fault", "nccl-tcp-fallback", "ib-verbs-library-missing")
+    if not warned or any(ctx.count(r) for r in others):
+        return []
+    why = warned[0][1]["why"]
+    hosts = sorted({h for ev, _ in warned if (h := ctx.host_for(ev))}, key=natural_key)
+    detail = (
+        f'The aws-ofi-nccl net plugin warned "NET/OFI {why[:120]}": a state it does not handle (often a plugin or '
+        "libfabric version that does not match this NCCL or the instance's EFA setup)"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["ofi_warn"], detail=detail + ".", hosts=hosts or None, confidence=0.4,
+            severity=None if ctx.job_failed() else "warning",
+            assumed=["the warning is why the job failed: nothing else in the logs says what did"],
+            values={"what": "The aws-ofi-nccl plugin met a state it does not handle."},
+        )
+    ]  # fmt: skip
 
 
 def _plugin_on_some_nodes(rule: Rule, ctx: Context) -> list[Finding]:
