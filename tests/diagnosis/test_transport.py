@@ -1268,7 +1268,9 @@ def test_other_words_for_a_dev_shm_that_is_missing_or_too_small(rules):
 
 def test_an_aws_ofi_warn_no_rule_knows_is_a_weak_plugin_suspect(rules):
     warn = "ip-10-1-2-3:51:51 [0] NCCL WARN NET/OFI Unexpected group size 0"
-    finding = top(diagnose(rules, [warn]), "nccl-net-plugin")
+    report = diagnose(rules, [warn])
+    finding = found(report, "nccl-net-plugin")
+    assert top(report) == "nccl-net-plugin"
     assert finding.severity == "warning" and finding.assumed and "Unexpected group size 0" in finding.detail
     # A GDR warning of the same plugin is gdr-disabled's, not a plugin suspect.
     gdr = "ip-10-1-2-3:51:51 [0] NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge"
