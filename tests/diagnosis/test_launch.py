@@ -667,3 +667,26 @@ def test_a_pmix_client_that_could_not_reach_its_server_is_a_runtime_error_not_a_
     assert "pmix-not-used" not in ids(diagnose(rules, lines))
     # Without the client's transport error, the same "Unreachable" is a launch without PMI.
     assert top(diagnose(rules, lines[1:]), "pmix-not-used")
+
+
+def test_mpich_error_stacks_name_their_cause_on_the_last_line(rules):
+    def stack(last: str) -> list[str]:
+        return [
+            "Abort(1091471): Fatal error in internal_Init: Other MPI error, error stack:",
+            "internal_Init(48306).: MPI_Init(argc=0x7ffc1b2e5a1c, argv=0x7ffc1b2e5a10) failed",
+            "MPII_Init_thread(203): ",
+            last,
+        ]
+
+    kind = stack("pmix_init(80)........: PMIx_Init failed (launcher not compatible with PMIx client)")
+    assert top(diagnose(rules, kind), "pmix-not-used")
+    pmi1 = ["[unset]: launcher not compatible with PMI1 client", *stack("pmi1_init(18)........: PMI_Init returned -1")]
+    assert top(diagnose(rules, pmi1), "pmix-not-used")
+    fence = stack("pmix_barrier_local(333)..: PMIx_Fence returned -24")
+    assert top(diagnose(rules, fence), "pmix-runtime-error").severity == "error"
+    getinfo = stack("MPIDI_OFI_find_provider(176): OFI call getinfo failed")
+    assert top(diagnose(rules, getinfo), "ib-devices-not-mounted")
+    mvapich = ["[node017:mpi_rank_0][rdma_open_hca] No HCAs found on the system.", "Fatal error in MPI_Init: Other MPI error, error stack:"]
+    assert "MVAPICH2" in top(diagnose(rules, mvapich), "ib-devices-not-mounted").detail
+    abort = "Abort(1) on node 7 (rank 7 in comm 0): application called MPI_Abort(MPI_COMM_WORLD, 1) - process 7"
+    assert top(diagnose(rules, [abort]), "unexplained-failure").severity == "error"

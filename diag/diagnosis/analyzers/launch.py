@@ -90,6 +90,9 @@ def _data_store_failed(rule: Rule, ctx: Context) -> list[Finding]:
 def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return []
+    mpich = {"mpich_pmi_failed", "mpich_pmi_connect"}
+    if {n for n, _ in ctx.stats(rule)} <= mpich and ctx.count("pmix-not-used"):
+        return []  # MPICH's PMI calls failing after it said the launcher speaks another PMI: that mismatch is the cause
     frameworks = ctx.captures(rule, "framework", ["component_missing"])
     only_box = not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"])
     went_on = any(int(size) > 1 for size in ctx.captures(rule, "size", ["ranks_report"]))

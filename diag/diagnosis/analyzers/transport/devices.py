@@ -248,13 +248,27 @@ def _ucx_no_verbs(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, ["ucx_no_usable"], detail=detail + ".", confidence=0.5, evidence=[asked[0][0]])]
 
 
+def _mpi_no_hca(rule: Rule, ctx: Context) -> list[Finding]:
+    """MVAPICH2 or MPICH's UCX netmod stopped in MPI_Init finding no RDMA device."""
+    names = ["mpi_ucx_no_device", "mpi_no_hca"]
+    if not ctx.stats(rule, names):
+        return []
+    who = "MVAPICH2" if ctx.stats(rule, ["mpi_no_hca"]) else "MPICH's UCX transport"
+    detail = (
+        f"MPI_Init failed: {who} found no RDMA device where the rank ran: in a container the devices were not "
+        "passed in (/dev/infiniband), the host has no RDMA driver loaded, or MV2_IBA_HCA / UCX_NET_DEVICES names "
+        "none this node has (ibv_devinfo in the job lists what it sees)"
+    )
+    return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.6)]
+
+
 def _mpi_ofi_no_device(rule: Rule, ctx: Context) -> list[Finding]:
     """MPICH or Intel MPI stopped in MPI_Init because libfabric offered no provider (FI_ENODATA): no RDMA
     device is visible to it, or FI_PROVIDER / I_MPI_OFI_PROVIDER asks for one that has no device here.
     Both are checked the same way (`fi_info -l` in the container), and the finding names both."""
-    names = ["mpi_ofi_enodata", "mpi_ofi_no_provider"]
+    names = ["mpi_ofi_enodata", "mpi_ofi_no_provider", "mpi_ofi_getinfo_stack"]
     if not ctx.stats(rule, names):
-        return []
+        return _mpi_no_hca(rule, ctx)
     providers = ctx.captures(rule, "provider", ["mpi_ofi_provider_env"])
     asked = f" (the job asks for {', '.join(providers[:3])})" if providers else ""
     detail = (
