@@ -849,3 +849,18 @@ def test_python_that_cannot_open_its_script_failed(rules):
     shared = "/opt/conda/bin/python3: can't open file '/lustre/proj/alice/train.py': [Errno 2] No such file or directory"
     report = diagnose(rules, [shared])
     assert report.findings[0].severity == "error" and "node-local-path" not in ids(report)
+
+
+def test_other_batch_systems_words_for_time_memory_node_and_preemption(rules):
+    for line, cause in (
+        ("12/05/2026 14:22:10  M    walltime 3618 exceeded limit 3600", "job-time-limit"),
+        ("3600.012s: job.exception fA3bCdEf2kP type=timeout severity=0 resource allocation expired", "job-time-limit"),
+        ("12/05/2026 14:22:10  M    mem 537919488kb exceeded limit 536870912kb", "job-oom"),
+        ("\tJob has gone over cgroup memory limit of 65536 megabytes. Peak usage: 66012 megabytes.", "job-oom"),
+        ("12/05/2026 14:22:10  S    Job requeued, execution node node018 down", "node-failure"),
+        ("812.331s: job.exception fA3bCdEf2kP type=node-failure severity=2 node failure on gpu-a12 (shell rank 3)", "node-failure"),
+        ("x4406c6s7b0n0: shepherd died from signal 9", "node-failure"),
+        ("12/05/2026 14:22:10  L    Job preempted by requeuing", "preempted"),
+    ):
+        report = diagnose(rules, [line])
+        assert report.findings and report.findings[0].id == cause, (line, ids(report))

@@ -306,6 +306,8 @@ def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
         return "LSF killed the job at its run time limit (TERM_RUNLIMIT)"
     if "sge_wallclock" in chosen:
         return "Grid Engine killed the job at its hard wall-clock limit (h_rt)"
+    for _ev, g in ctx.samples(rule, ["batch_time_limit", "flux_timeout"])[:1]:
+        return f"the batch system ended the job at its time limit ({g['what']})"
     return "Slurm's record says the job ended in state TIMEOUT: it reached its time limit"
 
 
@@ -458,8 +460,12 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             failed[host] = None
     for host in ctx.captures(rule, "host", ["task_launch_failed", "kill_task_failed", "ume_banner"]):
         failed[host] = None
+    for ev, _g in ctx.samples(rule, ["pals_shepherd"]):
+        if host := ctx.host_for(ev):
+            failed[host] = None
+    batch = ["pbs_node_down", "pbs_mom_lost", "flux_node_failure", "pals_shepherd"]
     for expr in ctx.captures(
-        rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory", "not_ready"]
+        rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory", "not_ready", *batch]
     ):
         for host in expand(expr):
             failed[host] = None
@@ -498,6 +504,8 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("Slurm shows the node DOWN or not responding")
     if ctx.stats(rule, ["state_node_fail"]):
         parts.append("Slurm's record says the job ended in state NODE_FAIL")
+    if ctx.stats(rule, [*batch, "pbs_sister_lost"]):
+        parts.append("the batch system (PBS, Flux, HPE PALS) lost a node of the job and ended or requeued it")
     if ctx.stats(rule, ["pbs_node_failure", "mom_unreachable"]):
         parts.append("the batch server lost the node (its MOM did not answer) and ended the job for node failure")
     if ctx.stats(rule, ["low_real_memory", "reason_low_memory"]):
