@@ -246,9 +246,9 @@ def _other_collective_waits(rule: Rule, ctx: Context) -> list[Finding]:
     for _ev, g in ctx.samples(rule, ["gloo_timeout"])[:1]:
         detail = f"A Gloo collective waited {int(g['ms']) / 60000:g} min for a peer's {g['op']} and gave up"
         return [ctx.make_finding(rule, ["gloo_timeout"], detail=detail + ".", confidence=0.6)]
-    if ctx.stats(rule, ["gloo_closure"]):
+    if ctx.stats(rule, ["gloo_closure", "gloo_read_timeout"]):
         detail = "A Gloo collective ran out of time waiting for a peer and closed its connection"
-        return [ctx.make_finding(rule, ["gloo_closure"], detail=detail + ".", confidence=0.55)]
+        return [ctx.make_finding(rule, ["gloo_closure", "gloo_read_timeout"], detail=detail + ".", confidence=0.55)]
     if ctx.stats(rule, ["horovod_stall", "horovod_shutdown"]):
         detail = "Horovod's stall inspector: some ranks submitted a collective the others never reached"
         if secs := ctx.captures(rule, "secs", ["horovod_shutdown"]):

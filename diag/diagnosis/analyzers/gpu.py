@@ -94,7 +94,11 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     if "handle_unknown" in chosen and "gpu_lost" not in chosen:
         parts.append("nvidia-smi cannot reach the GPU (Unknown Error): it dropped out, usually off the bus [hardware]")
         classes.add("hardware")
-    dcgm = [g["what"] for _, g in ctx.samples(rule, ["dcgm_health", "dcgm_sxid"]) if not g.get("xid")]
+    dcgm = [
+        g["what"]
+        for _, g in ctx.samples(rule, ["dcgm_health", "dcgm_sxid", "dcgm_off_bus", "dcgm_nvlink", "dcgm_retired"])
+        if not g.get("xid")
+    ]
     if dcgm:
         parts.append(f"DCGM's health check: {dcgm[0]} [hardware]")
         classes.add("hardware")

@@ -397,6 +397,8 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("Kubernetes killed the container at its memory limit (OOMKilled)")
     if "kernel_invoked" in names and not names & set(kernel):
         parts.append(f"{', '.join(ctx.captures(rule, 'comm', ['kernel_invoked'])[:3])} invoked the kernel's OOM killer")
+    for _ev, g in ctx.samples(rule, ["batch_memory_limit", "condor_memory"])[:1]:
+        parts.append(f"the batch system ended the job at its memory limit ({g['what']})")
     if "sacct_state" in names and not parts:
         parts.append("Slurm recorded the job as OUT_OF_MEMORY")
     for _ev, groups in ctx.samples(rule, ["host_alloc"])[:1]:
