@@ -274,3 +274,11 @@ def test_a_node_registering_with_less_memory_than_configured_is_a_lost_node(rule
     ]
     finding = found(diagnose(rules, lines), "node-failure")
     assert finding.hosts == ["hb120v2-2"] and "Low RealMemory" in finding.detail
+
+
+def test_mvapich2s_fatal_port_event_is_a_link_fault(rules):
+    line = (
+        "[node017:mpi_rank_3][async_thread] src/mpid/ch3/channels/mrail/src/gen2/ibv_channel_manager.c:1376: "
+        "Got FATAL event port error on port 1"
+    )
+    assert "port error" in found(diagnose(rules, [line]), "ib-link-fault").detail

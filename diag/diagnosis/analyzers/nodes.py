@@ -148,7 +148,7 @@ def port_faults(rule: Rule, ctx: Context) -> list[tuple]:
     """The asynchronous events of ``rule`` (ib-link-fault) that report a fault of the port or device."""
     events = ctx.samples(rule, PORT_EVENTS)
     faults = [(ev, g) for ev, g in events if any(f in g.get("event", "") for f in FAULT_EVENTS)]
-    return faults + [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text and (ev, g) not in faults]
+    return faults + [(ev, g) for ev, g in events if ev.text and "fatal event" in ev.text.lower() and (ev, g) not in faults]
 
 
 def link_fault(rule: Rule, ctx: Context) -> list[Finding]:

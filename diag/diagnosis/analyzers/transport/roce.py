@@ -222,7 +222,7 @@ def link_local_completions(ctx: Context) -> list:
     ]
 
 
-PORT_EVENTS = ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async"]
+PORT_EVENTS = ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async", "mvapich_async"]
 RETRY_EXCEEDED = "12"  # IBV_WC_RETRY_EXC_ERR: the peer's NIC never acknowledged
 
 
