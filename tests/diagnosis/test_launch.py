@@ -690,3 +690,12 @@ def test_mpich_error_stacks_name_their_cause_on_the_last_line(rules):
     assert "MVAPICH2" in top(diagnose(rules, mvapich), "ib-devices-not-mounted").detail
     abort = "Abort(1) on node 7 (rank 7 in comm 0): application called MPI_Abort(MPI_COMM_WORLD, 1) - process 7"
     assert top(diagnose(rules, [abort]), "unexplained-failure").severity == "error"
+
+
+def test_hydras_error_printer_lines_are_failures(rules):
+    for line in (
+        "[proxy:0:1@node018] HYDU_create_process (lib/utils/launch.c:73): execvp error on file python3 (No such file or directory)",
+        "[mpiexec@node017] HYDT_bscd_pbs_query_node_list (lib/tools/bootstrap/external/pbs_query_node_list.c:22): No PBS nodefile found",
+    ):
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
+    assert not diagnose(rules, ["[mpiexec@node017] Launch arguments: /usr/bin/hydra_bstrap_proxy --upstream-host node017"]).findings
