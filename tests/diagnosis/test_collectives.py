@@ -332,3 +332,16 @@ def test_a_watchdog_line_wrapped_after_its_colon_behind_a_runners_prefix_is_stil
     bare = [line.split("[stderr] ", 1)[-1].replace(f"[rank{r}]:", "") for line, r in zip(lines, (14, 14, 12, 12))]
     unknown = ["runner.cn-d004 [stderr] " + line if "Watchdog" in line else line for line in bare]
     assert top(diagnose(rules, unknown), "nccl-timeout").severity == "error"
+
+
+def test_a_watchdog_without_a_heartbeat_and_xlas_collective_termination_are_timeouts(rules):
+    heartbeat = (
+        "[rank3]:[E1206 18:44:16.994981286 ProcessGroupNCCL.cpp:1316] [PG 0 Rank 3] First PG on this rank that "
+        "detected no heartbeat of its watchdog."
+    )
+    assert top(diagnose(rules, [heartbeat]), "nccl-timeout")
+    xla = (
+        "E0915 03:25:02.160012     395 rendezvous.cc:128] Termination timeout for `first call to collective operation "
+        "42; run_id=2012504188` of 600 seconds exceeded. Exiting to ensure a consistent program state."
+    )
+    assert top(diagnose(rules, [xla]), "nccl-timeout").severity == "error"

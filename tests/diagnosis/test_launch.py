@@ -699,3 +699,11 @@ def test_hydras_error_printer_lines_are_failures(rules):
     ):
         assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
     assert not diagnose(rules, ["[mpiexec@node017] Launch arguments: /usr/bin/hydra_bstrap_proxy --upstream-host node017"]).findings
+
+
+def test_mvapich2_and_pals_words_for_a_rank_that_failed(rules):
+    for line in (
+        "[node018:mpispawn_1][child_handler] MPI process (rank: 12, pid: 48213) exited with status 1",
+        "x4502c0s1b0n0: rank 3 exited with code 1",
+    ):
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
