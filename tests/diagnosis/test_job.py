@@ -864,3 +864,9 @@ def test_other_batch_systems_words_for_time_memory_node_and_preemption(rules):
     ):
         report = diagnose(rules, [line])
         assert report.findings and report.findings[0].id == cause, (line, ids(report))
+
+
+def test_other_schedulers_cancels_are_a_cancel_not_a_failure(rules):
+    for line in ("TERM_OWNER: job killed by owner.", "\tvia condor_rm (by user alice)", "14.207s: job.exception fA3bCdEf2kP type=cancel severity=0 "):
+        finding = top(diagnose(rules, [line]), "job-cancelled")
+        assert finding.severity == "info" and "scancel" not in finding.detail, line

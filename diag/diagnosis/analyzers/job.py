@@ -657,8 +657,10 @@ def job_cancelled(rule: Rule, ctx: Context) -> list[Finding]:
     how = f" with SIGNAL {', '.join(signals)}" if signals else ""
     how += f" by user id {', '.join(uids)}" if uids else ""
     when = f" at {times[0]}" if times else ""
+    who = f"Job {', '.join(dict.fromkeys(jobs[:3]))}" if jobs else "The job"
+    by = "ran scancel" if ctx.stats(rule, ["cancelled", "record_cancelled"]) else "cancelled it (bkill, condor_rm, flux cancel)"
     detail = (
-        f"Job {', '.join(dict.fromkeys(jobs[:3])) or '?'} was cancelled{how}{when} with no reason given and no failure before it: "
-        "a user or admin ran scancel. Nothing failed; the terminated tasks are its consequences."
+        f"{who} was cancelled{how}{when} with no reason given and no failure before it: a user or admin {by}. "
+        "Nothing failed; the terminated tasks are its consequences."
     )
     return [ctx.make_finding(rule, detail=detail, hosts=[])]
