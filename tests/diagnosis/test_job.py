@@ -870,3 +870,11 @@ def test_other_schedulers_cancels_are_a_cancel_not_a_failure(rules):
     for line in ("TERM_OWNER: job killed by owner.", "\tvia condor_rm (by user alice)", "14.207s: job.exception fA3bCdEf2kP type=cancel severity=0 "):
         finding = top(diagnose(rules, [line]), "job-cancelled")
         assert finding.severity == "info" and "scancel" not in finding.detail, line
+
+
+def test_a_task_launch_a_nodes_slurmd_refused_is_no_node_failure_but_an_unreachable_node_is(rules):
+    refused = "srun: error: Task launch for StepId=3372350.2 failed on node nid007281: Unable to satisfy cpu bind request"
+    report = diagnose(rules, [refused])
+    assert "node-failure" not in ids(report) and report.findings[0].id == "unexplained-failure"
+    lost = "srun: error: Task launch for StepId=3372350.2 failed on node nid007281: Communication connection failure"
+    assert "nid007281" in top(diagnose(rules, [lost]), "node-failure").hosts

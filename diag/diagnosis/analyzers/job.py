@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, failure_is_timeout_cascade, first_or
@@ -450,6 +452,12 @@ RAY_NODE_LOST = ["ray_health_check", "ray_node_died_error", "ray_raylet_died", "
 
 
 # A provider or scheduler taking the node back: the node's "death" that Ray or Kubernetes reports next is that.
+# A task launch that failed because the node could not be reached, not because its slurmd refused it.
+_LOST_NODE = re.compile(
+    r"(?i)communication connection failure|connection (?:refused|reset)|no route to host|not responding|"
+    r"zero bytes were transmitted|node (?:is )?down|host is down"
+)
+
 TAKEN_BACK = ["cloud_preempted", "spot_interruption", "termination_notice", "node_shutdown", "node_termination",
               "spot_itn", "ray_node_preempted"]  # fmt: skip
 
@@ -457,6 +465,12 @@ TAKEN_BACK = ["cloud_preempted", "spot_interruption", "termination_notice", "nod
 def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return _peer_gone(rule, ctx)
+    if {n for n, _ in ctx.stats(rule)} == {"task_launch_failed"} and not any(
+        _LOST_NODE.search(r) for r in ctx.captures(rule, "reason", ["task_launch_failed"])
+    ):
+        # slurmd on that node answered and refused the launch (a CPU binding, an expired credential, a
+        # munge key it does not share): the node is up; unexplained-failure says why it refused.
+        return []
     soft_only = {n for n, _ in ctx.stats(rule)} <= {*K8S_NODE_LOST, *RAY_NODE_LOST, "ray_node_dead", "ray_node_died"}
     if soft_only and taken_back(ctx) & set(TAKEN_BACK):
         return []  # the node died of its preemption, which preempted reports
