@@ -707,3 +707,12 @@ def test_mvapich2_and_pals_words_for_a_rank_that_failed(rules):
         "x4502c0s1b0n0: rank 3 exited with code 1",
     ):
         assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
+
+
+def test_cray_mpichs_abort_header_is_a_failure(rules):
+    line = (
+        "MPICH ERROR [Rank 0] [job id 410301.1] [Thu Feb 13 12:42:18 2025] [nid005414] - Abort(-1) (rank 0 in comm 0): "
+        "MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL library is not linked"
+    )
+    finding = top(diagnose(rules, [line]), "unexplained-failure")
+    assert finding.severity == "error" and "GTL library" in finding.detail
