@@ -126,6 +126,9 @@ COMMON = {"Error", "error", "failed", "Exception", "Using", "set to", "onnect", 
 ACCEPTED_WEAK = {
     "unexplained-failure/exception",
     "unexplained-failure/exception_other",
+    # Exception lines that name a missing path: the same shape as unexplained-failure's exception lines.
+    "node-local-path/exc_missing_path",
+    "node-local-path/exc_missing_path_other",
     "node-local-path/written",
     "node-local-path/written_shm",
     "node-local-path/written_dir",

@@ -49,7 +49,7 @@ def debug_verbose(rule: Rule, ctx: Context) -> list[Finding]:
 # ------------------------------------------------------------------------------------ collective timeout
 def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    names = ["watchdog", "async_exception", "heartbeat", "watchdog_stuck", "comm_aborted"]
+    names = ["watchdog", "async_exception", "heartbeat", "heartbeat_missing", "watchdog_stuck", "comm_aborted"]
     # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line.
     told = ["op_timed_out", "dump_signal", "pg_status", "watchdog_cut", "xla_termination"]
     if not ctx.stats(rule, names + told):
@@ -62,7 +62,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             return at_exit
         stuck = sorted({ev.rank for ev, _ in ctx.samples(rule, names) if ev.rank is not None})
         detail = "The PyTorch NCCL watchdog itself was blocked (an NCCL/CUDA call hung)"
-        if not ctx.stats(rule, ["heartbeat", "watchdog_stuck"]):
+        if not ctx.stats(rule, ["heartbeat", "heartbeat_missing", "watchdog_stuck"]):
             detail = "A collective timed out or failed (PyTorch's watchdog said so; its own timeout line is not here)"
             if ctx.stats(rule, ["watchdog_cut"]):
                 detail = "A collective timed out (PyTorch's watchdog caught it; its line is wrapped, the collective on the next)"

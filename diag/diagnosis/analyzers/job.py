@@ -65,6 +65,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "hydra_terminated",
                 "mpi_errhandler",
                 "hydra_error",
+                "hydra_error_proxy",
                 "mvapich_spawn",
                 "pals_exit",
                 "pals_signal",
@@ -251,7 +252,7 @@ def failure_before_cancel(ctx: Context) -> bool:
         "nccl_error", "nccl_error_quoted", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
         "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
         "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found", "hydra_terminated", "mpi_errhandler",
-        "python_no_script", "mpich_abort", "hydra_error", "cray_mpich_abort",
+        "python_no_script", "mpich_abort", "hydra_error", "hydra_error_proxy", "cray_mpich_abort",
         "dataloader_segfault",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):
