@@ -182,7 +182,8 @@ class Context:
         )
         task_list = sorted({ev.task for ev in evidence if ev.task is not None})
         merged.setdefault("hosts", _join(host_list) if host_list else "the nodes of this job")
-        count = sum(st.count for _, st in chosen)
+        # A finding that rests on another rule's lines (names=[] and the evidence given) counts those lines.
+        count = sum(st.count for _, st in chosen) or (len(evidence) if not chosen else 0)
         if detail is None:
             # What the first line says, without its prefixes, and how widespread it is.
             first = frame(evidence[0].text).payload.strip() if evidence else rule.title

@@ -81,22 +81,23 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 def _ofi_over_tcp(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
-    """aws-ofi-nccl chose libfabric's TCP provider: NCCL says it uses the plugin, but the plugin has no
-    EFA device and its traffic goes over TCP."""
-    samples = ctx.samples(rule, ["ofi_tcp"])
+    """aws-ofi-nccl chose libfabric's TCP provider (ib-devices-not-mounted's ofi_tcp_provider line, the root
+    it folds under): NCCL says it uses the plugin, but the plugin has no EFA device and its traffic goes over TCP."""
+    devices = ctx.rules.get("ib-devices-not-mounted")
+    samples = ctx.samples(devices, ["ofi_tcp_provider"]) if devices else []
     if not samples:
         return []
     hosts = sorted({h for ev, _ in samples if (h := ctx.host_for(ev))})
     detail = (
-        f"The aws-ofi-nccl plugin chose libfabric's {samples[0][1]['prov']} provider"
+        f"The aws-ofi-nccl plugin chose libfabric's {samples[0][1]['provider']} provider"
         f"{' on ' + hosts_text(hosts) if hosts else ''}: it found no EFA device, so the traffic NCCL hands it goes "
         "over TCP (FI_PROVIDER=efa makes this fail at start instead of running slowly)"
     )
     severity = ctx.between_nodes_severity(rule.severity, assumed)
     return [
         ctx.make_finding(
-            rule, ["ofi_tcp"], detail=detail + ".", hosts=hosts or None, severity=severity, assumed=assumed,
-            confidence=0.8,
+            rule, [], detail=detail + ".", hosts=hosts or None, severity=severity, assumed=assumed,
+            confidence=0.8, evidence=pick_evidence(ev for ev, _ in samples),
         )
     ]  # fmt: skip
 
