@@ -716,3 +716,41 @@ def test_cray_mpichs_abort_header_is_a_failure(rules):
     )
     finding = top(diagnose(rules, [line]), "unexplained-failure")
     assert finding.severity == "error" and "GTL library" in finding.detail
+
+
+def test_an_mpich_rank_holding_a_dead_pmi_fd_was_not_started_by_a_pmi_launcher(rules):
+    # An MPI program run directly from inside another MPI job inherits PMI_FD but not the connection.
+    lines = [
+        "[cli_1]: write_line error; fd=16 buf=:cmd=init pmi_version=1 pmi_subversion=1",
+        ":",
+        "system msg for write_line failure : Bad file descriptor",
+        "Fatal error in MPI_Init: Other MPI error, error stack:",
+        "MPID_Init(2144)......: PMI_Init returned -1",
+    ]
+    top(diagnose(rules, lines), "pmix-not-used")
+    assert "pmix-runtime-error" not in ids(diagnose(rules, lines))
+    # The same write failing on a live connection (the server went away) is no launch without PMI.
+    broken_pipe = [lines[0], ":", "system msg for write_line failure : Broken pipe", *lines[3:]]
+    top(diagnose(rules, broken_pipe), "pmix-runtime-error")
+
+
+def test_open_mpis_pmix_client_error_with_its_source_path_is_read_like_the_bare_file_name(rules):
+    path = "../../../../../openmpi-4.0.1/opal/mca/pmix/pmix3x/pmix3x_client.c"
+    lines = [f"[n0:11554] OPAL ERROR: Unreachable in file {path} at line 112", "*** An error occurred in MPI_Init"]
+    top(diagnose(rules, lines), "pmix-not-used")
+    # After PMIx_Init ran out of resources (its data store) the client had a server: a run-time error.
+    client = "/opt/openmpi-4.0.3/opal/mca/pmix/pmix3x/pmix/src/client/pmix_client.c"
+    resource = [f"[n0:41004] PMIX ERROR: OUT-OF-RESOURCE in file {client} at line 231", lines[0].replace("Unreachable", "Error")]
+    top(diagnose(rules, resource), "pmix-runtime-error")
+
+
+def test_open_mpis_pmix_component_linked_against_another_libpmix(rules):
+    lines = ["openmpi/mca_pmix_pmix3x.so: undefined symbol: pmix_value_load"]
+    finding = top(diagnose(rules, lines), "pmix-runtime-error")
+    assert "two MPI or PMIx installations" in finding.detail and finding.severity == "error"
+    ignored = [
+        "[n01:1] mca_base_component_repository_open: unable to open mca_pmix_ext3x: /opt/ompi/lib/openmpi/"
+        "mca_pmix_ext3x.so: undefined symbol: pmix_value_xfer (ignored)",
+        "Hello from rank 1 out of 4 processors",
+    ]
+    assert found(diagnose(rules, ignored), "pmix-runtime-error").severity == "warning"

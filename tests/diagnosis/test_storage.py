@@ -724,3 +724,17 @@ def test_any_frameworks_exception_that_says_a_node_local_path_is_missing(rules):
     # The same words about a path on a shared file system are a wrong path or a missing mount, not this.
     shared = "megatron.core.dist_checkpointing.core.CheckpointingException: Object shard /lustre/proj/ckpt/shard_0.pt not found"
     assert "node-local-path" not in ids(diagnose(rules, [shared]))
+
+
+def test_a_node_that_cannot_mount_the_shared_file_system_for_want_of_its_client(rules):
+    lines = [
+        '  Warning  FailedMount  32s (x8 over 96s)  kubelet  MountVolume.SetUp failed for volume "nfs-root" : '
+        "mount failed: exit status 32",
+        "Output: mount: /var/lib/kubelet/pods/0c1d/volumes/kubernetes.io~nfs/nfs-root: bad option; for several "
+        "filesystems (e.g. nfs, cifs) you might need a /sbin/mount.<type> helper program.",
+    ]
+    finding = top(diagnose(rules, lines), "shared-storage-missing")
+    assert finding.severity == "error" and "could not mount" in finding.detail
+    # A volume of another kind the kubelet could not set up is no file system mount.
+    configmap = ['Warning FailedMount 12s kubelet MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found']
+    assert "shared-storage-missing" not in ids(diagnose(rules, configmap))

@@ -11,7 +11,7 @@ from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
 
 # Printed by every rank of an MPI started without a PMI server, but also by one process run on its own.
-_SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi"}
+_SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi", "mpich_dead_pmi_fd"}
 
 
 # A program's greeting saying it is rank 0 of a world of 1, in the words of common MPI examples.
@@ -65,8 +65,15 @@ def _client_reached_for_a_server(ctx: Context) -> bool:
     address to connect to, so the launcher did start a PMIx server; what failed is reaching it
     (pmix-runtime-error), not a launch without PMI."""
     runtime = ctx.rules.get("pmix-runtime-error")
-    files = ctx.captures(runtime, "file", ["pmix_error"]) if runtime else []
-    return any(f.rsplit("/", 1)[-1].startswith("ptl_") for f in files)
+    if runtime is None:
+        return False
+    if any(f.rsplit("/", 1)[-1].startswith("ptl_") for f in ctx.captures(runtime, "file", ["pmix_error"])):
+        return True
+    # PMIx_Init itself failing for want of resources (its data store) also had a server to ask.
+    return any(
+        g["file"].endswith("pmix_client.c") and "RESOURCE" in g["status"]
+        for _ev, g in ctx.samples(runtime, ["pmix_error"])
+    )
 
 
 def _data_store_failed(rule: Rule, ctx: Context) -> list[Finding]:
@@ -151,6 +158,17 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     store = _data_store_failed(rule, ctx)
     if store:
         return store
+    if ctx.stats(rule, ["pmix_symbol"]):
+        ev, g = ctx.samples(rule, ["pmix_symbol"])[0]
+        detail = (
+            f"Open MPI's PMIx component {g['component']} was loaded against another libpmix than the one it was "
+            f"built with (undefined symbol {g['symbol']}): two MPI or PMIx installations are on the library path "
+            "(LD_LIBRARY_PATH, a container's MPI beside the host's); use one stack and its own libpmix"
+        )
+        # mca_base_component_repository_open goes on without a component it marks "(ignored)"; the
+        # ranks may then run with another one.
+        severity = "warning" if "(ignored)" in ev.text and not ctx.job_failed() else None
+        return [ctx.make_finding(rule, ["pmix_symbol"], detail=detail + ".", severity=severity, confidence=0.7)]
     if locks:
         # NCCL's troubleshooting guide (PMIx data store selection): a known bug of PMIx's shared-memory
         # data store in older Open MPI/PMIx stacks, avoided by the hash store.

@@ -102,7 +102,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         ):
             if needle in texts:
                 kinds.append(meaning)
-    if whys := ctx.captures(rule, "why", ["mount_failed"]):
+    if whys := ctx.captures(rule, "why", ["mount_failed", "mount_refused", "kubelet_mount"]):
         kinds.append(f"the node could not mount it ({whys[0][:120]})")
     if partial and absent:
         others = sorted(known - failing, key=natural_key) if known - failing else []
@@ -112,7 +112,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         kinds.append("missing where this excerpt's process ran, on a file system every node should mount")
     # Only the client's own complaint (NFS not responding, a Lustre eviction), no call that failed:
     # often transient, so less certain than a path the job could not use.
-    client_only = all(not p.startswith("/") for _, p in chosen_pairs)
+    client_only = all(not p.startswith("/") for _, p in chosen_pairs) and not whys  # a failed mount is no passing complaint
     detail = f"{', '.join(paths[:3])}: {'; '.join(kinds)}"
     evidence = pick_evidence(ev for ev, _ in chosen_pairs)
     return [
