@@ -878,3 +878,9 @@ def test_a_task_launch_a_nodes_slurmd_refused_is_no_node_failure_but_an_unreacha
     assert "node-failure" not in ids(report) and report.findings[0].id == "unexplained-failure"
     lost = "srun: error: Task launch for StepId=3372350.2 failed on node nid007281: Communication connection failure"
     assert "nid007281" in top(diagnose(rules, [lost]), "node-failure").hosts
+
+
+def test_hydras_own_timeout_is_a_time_limit_in_its_words(rules):
+    finding = top(diagnose(rules, ["[mpiexec@node017] APPLICATION TIMED OUT, TIMEOUT = 3600s"]), "job-time-limit")
+    assert "mpiexec ended the job after its timeout of 3600 s" in finding.detail
+    assert "Slurm" not in finding.detail

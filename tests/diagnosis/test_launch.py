@@ -754,3 +754,10 @@ def test_open_mpis_pmix_component_linked_against_another_libpmix(rules):
         "Hello from rank 1 out of 4 processors",
     ]
     assert found(diagnose(rules, ignored), "pmix-runtime-error").severity == "warning"
+
+
+def test_nccl_tests_and_nvshmem_words_for_a_layout_larger_than_the_node(rules):
+    tests = top(diagnose(rules, ["Invalid number of GPUs: 16 requested but only 8 were found."]), "world-size-mismatch")
+    assert "asked for 16 GPUs per process where the task sees 8" in tests.detail
+    nvshmem = "src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_root:234: mismatch in rank count from procs 16 : 8"
+    assert "different world sizes (16 and 8)" in top(diagnose(rules, [nvshmem]), "world-size-mismatch").detail

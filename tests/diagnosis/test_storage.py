@@ -738,3 +738,13 @@ def test_a_node_that_cannot_mount_the_shared_file_system_for_want_of_its_client(
     # A volume of another kind the kubelet could not set up is no file system mount.
     configmap = ['Warning FailedMount 12s kubelet MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found']
     assert "shared-storage-missing" not in ids(diagnose(rules, configmap))
+
+
+def test_pytorch_finding_no_driver_is_a_container_without_gpus_an_error_once_the_job_fails(rules):
+    warning = (
+        "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: "
+        "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver"
+    )
+    assert found(diagnose(rules, [warning]), "container-runtime-error").severity == "warning"
+    failed = [warning, "RuntimeError: No CUDA GPUs are available", "srun: error: n1: task 0: Exited with exit code 1"]
+    assert found(diagnose(rules, failed), "container-runtime-error").severity == "error"

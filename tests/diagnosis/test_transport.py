@@ -1275,3 +1275,9 @@ def test_an_aws_ofi_warn_no_rule_knows_is_a_weak_plugin_suspect(rules):
     # A GDR warning of the same plugin is gdr-disabled's, not a plugin suspect.
     gdr = "ip-10-1-2-3:51:51 [0] NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge"
     assert "nccl-net-plugin" not in ids(diagnose(rules, [gdr]))
+
+
+def test_the_ngc_banner_without_infiniband_is_a_warning_that_says_what_it_assumed(rules):
+    finding = found(diagnose(rules, ["WARNING: No InfiniBand devices detected.", "step 10 loss 2.1"]), "ib-devices-not-mounted")
+    assert finding.severity == "warning" and "/dev/infiniband:/dev/infiniband" in finding.detail
+    assert finding.assumed

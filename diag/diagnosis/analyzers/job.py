@@ -314,6 +314,8 @@ def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
         return "LSF killed the job at its run time limit (TERM_RUNLIMIT)"
     if "sge_wallclock" in chosen:
         return "Grid Engine killed the job at its hard wall-clock limit (h_rt)"
+    for _ev, g in ctx.samples(rule, ["mpiexec_timeout"])[:1]:
+        return f"mpiexec ended the job after its timeout of {g['limit']} s (MPIEXEC_TIMEOUT or -timeout)"
     for _ev, g in ctx.samples(rule, ["batch_time_limit", "flux_timeout"])[:1]:
         return f"the batch system ended the job at its time limit ({g['what']})"
     return "Slurm's record says the job ended in state TIMEOUT: it reached its time limit"

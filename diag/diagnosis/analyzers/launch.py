@@ -625,6 +625,12 @@ LAYOUT_SENTENCES: tuple = (
     (["env_nodes_conflict"], "{var} says {a} nodes where the allocation has {b}: a script exported its own value"),
     (["horovod_slots"], "horovodrun asked for {want} processes where its hosts list {have} slots"),
     (["jax_process_id"], "JAX was given process {rank} of {nranks}: RANK and WORLD_SIZE disagree"),
+    (
+        ["tests_gpus_short"],
+        "nccl-tests asked for {want} GPUs per process where the task sees {have}: -g/-t times the processes per "
+        "node must not exceed the node's GPUs (one process per GPU: -g 1)",
+    ),
+    (["nvshmem_rank_count"], "NVSHMEM's processes were given different world sizes ({a} and {b})"),
     (["nccl_invalid_rank"], "a process asked NCCL for rank {rank} in a world of {nranks}: RANK and WORLD_SIZE disagree"),
     ([], _sampler_rank),
     ([], fixed_sentence("device_ordinal", "a LOCAL_RANK is beyond the GPUs the task can see (invalid device ordinal)")),

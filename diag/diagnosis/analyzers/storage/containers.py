@@ -225,6 +225,11 @@ SENTENCES: tuple = (
         "apptainer --nv, pyxis/enroot's NVIDIA hook)",
     ),
     (
+        ["torch_no_driver"],
+        "PyTorch found no NVIDIA driver: the container was started without the GPUs (docker --gpus, apptainer --nv, "
+        "pyxis/enroot's NVIDIA hook with NVIDIA_VISIBLE_DEVICES) or the task landed on a node without them",
+    ),
+    (
         ["apptainer_nv"],
         "Apptainer --nv found no NVIDIA driver files on this host (no driver on the node, or nvliblist.conf "
         "missing), so the container has no GPU",
@@ -326,7 +331,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("the container failed to start; enroot's log above says why")
     reason = "; ".join(parts)
     detail = "The container could not start: " + reason + "."
-    if chosen <= {"apptainer_nv", "ngc_no_driver"}:
+    if chosen <= {"apptainer_nv", "ngc_no_driver", "torch_no_driver"}:
         # A warning: the container starts, without GPUs; what fails after it is the program's own error.
         detail = "The container started without GPUs: " + reason + "."
         severity = None if ctx.job_failed() else "warning"

@@ -109,6 +109,18 @@ def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
             "/dev/infiniband"
         )
         return [ctx.make_finding(rule, ["k8s_rdma_none", "k8s_sriov_rdma_none"], detail=detail + ".", confidence=0.55)]
+    if ctx.stats(rule, ["ngc_no_ib"]):
+        detail = (
+            "the NGC container found no InfiniBand device: /dev/infiniband is not inside it. Where the nodes have "
+            "InfiniBand, pass it in (--container-mounts=/dev/infiniband:/dev/infiniband, docker "
+            "--device=/dev/infiniband --cap-add=IPC_LOCK) or traffic between nodes goes over TCP"
+        )
+        assumed = ["the nodes have InfiniBand HCAs: a node without them prints the same banner"]
+        return [
+            ctx.make_finding(
+                rule, ["ngc_no_ib"], detail=detail + ".", severity="warning", confidence=0.45, assumed=assumed
+            )
+        ]
     if mpi := _mpi_ofi_no_device(rule, ctx):
         return mpi
     if ctx.stats(rule, ["ofi_no_provider"]) and not ctx.count("ib-verbs-library-missing"):
