@@ -30,7 +30,7 @@ def repair(data: bytes) -> bytes:
     """All the repairs of a whole paste (what the sources apply to an input of at most PASTE_BYTES).
     Ungluing runs again after the rows are rejoined: a record in inline code that the terminal cut
     in two only has both its backticks once it is whole."""
-    return rejoin_banner(unglue(rejoin_wrapped(unglue(dedent(unemphasize(drop_ray_repeats(plain_quotes(data))))))))
+    return rejoin_banner(unglue(rejoin_wrapped(unglue(dedent(unquote(unemphasize(drop_ray_repeats(plain_quotes(data)))))))))
 
 
 # Typographic quotes: what a web page, a word processor or a chat client makes of the ASCII ones
@@ -78,6 +78,21 @@ def unemphasize(data: bytes) -> bytes:
     if b"_" in data:
         data = _ITALIC_LINE.sub(rb"\1\2", data)
     return data
+
+
+_QUOTED_ROW = re.compile(rb"^[ \t]*(?:>[ \t]?)+")
+
+
+def unquote(data: bytes) -> bytes:
+    """``data`` without the ``> `` that starts every non-blank row of it: an excerpt quoted in an issue
+    comment or a mail reply, whose records then start where no program put them (same line numbers).
+    Only when every row is quoted: a lone ``>`` may be a shell's continuation prompt or a program's."""
+    if b">" not in data[:4096]:
+        return data
+    rows = data.split(b"\n")
+    if not all(_QUOTED_ROW.match(row) for row in rows if row.strip()):
+        return data
+    return b"\n".join(_QUOTED_ROW.sub(b"", row, count=1) for row in rows)
 
 
 def dedent(data: bytes) -> bytes:

@@ -1281,3 +1281,17 @@ def test_the_ngc_banner_without_infiniband_is_a_warning_that_says_what_it_assume
     finding = found(diagnose(rules, ["WARNING: No InfiniBand devices detected.", "step 10 loss 2.1"]), "ib-devices-not-mounted")
     assert finding.severity == "warning" and "/dev/infiniband:/dev/infiniband" in finding.detail
     assert finding.assumed
+
+
+def test_perftest_pinned_to_a_port_that_is_down_is_the_wrong_hca_not_a_missing_mount(rules):
+    lines = [
+        "$ ib_write_bw -d mlx5_0 127.0.0.1 --report_gbits",
+        " Port number 1 state is Down",
+        " Couldn't set the link layer",
+        " Couldn't get context for the device",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "nccl-ib-hca-wrong" and "port 1 is Down" in report.findings[0].detail
+    assert "ib-devices-not-mounted" not in ids(report)
+    # Without the port's state, a device perftest cannot open is still one the container may lack.
+    assert "ib-devices-not-mounted" in ids(diagnose(rules, [lines[0], lines[3]]))

@@ -16,6 +16,7 @@ from diag.input.paste import (
     rejoin_wrapped,
     repair,
     unglue,
+    unquote,
 )
 
 GLUED = (
@@ -183,3 +184,21 @@ def test_a_slurm_banner_wrapped_before_its_reason_is_read_whole(rules):
     # A banner that is whole, or a "DUE TO" row after something else, is left alone.
     whole = b"slurmstepd: error: *** JOB 1 ON n0 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\nDUE TO ***\n"
     assert rejoin_banner(whole) == whole
+
+
+def test_a_paste_quoted_in_a_reply_is_read_as_the_log_it_quotes(rules):
+    plain = b"srun: error: gpu-a12: task 3: Out Of Memory\nslurmstepd: error: Detected 1 oom_kill event in StepId=77.0.\n"
+    quoted = b"".join(b"> " + line + b"\n" for line in plain.splitlines())
+    assert unquote(quoted) == plain and unquote(b">> a\n>\n> b") == b"a\n\nb"
+    assert diagnose_bytes(quoted, rules).findings[0].id == "job-oom"
+    # A '>' on some rows only (a shell's continuation prompt, a program's arrow) is the log's own.
+    assert unquote(b"$ for i in 1 2\n> do echo $i; done\n") == b"$ for i in 1 2\n> do echo $i; done\n"
+
+
+def test_a_task_cgroup_binding_error_of_a_step_that_ran_is_no_failure(rules):
+    log = [
+        "> slurmstepd-eureka: error: task/cgroup: hwloc_get_obj_below_by_type() failing, task/affinity plugin may be "
+        "required to address bug fixed in HWLOC version 1.11.5",
+        "> slurmstepd-eureka: error: task/cgroup: task[0] unable to set taskset '0x0'",
+    ]
+    assert not [f for f in diagnose_bytes(("\n".join(log) + "\n").encode(), rules).findings if f.severity == "error"]

@@ -82,6 +82,10 @@ DEVICES_UNSEEN_ASSUMED = (
 def ib_not_mounted(rule: Rule, ctx: Context) -> list[Finding]:
     """Verbs devices that cannot be opened; or, with less certainty, no IB device at all where the
     job asked for IB and no HCA filter, image or switch explains it: the devices are not visible."""
+    hca = ctx.rules.get("nccl-ib-hca-wrong")
+    pinned = hca is not None and ctx.stats(hca, ["perftest_port_down", "perftest_no_such"])
+    if pinned and {n for n, _ in ctx.stats(rule)} <= {"tool_open_failed"}:
+        return []  # perftest could not open the device it was pinned to because that port is down or absent
     found = ib_expected(rule, ctx)
     if found and (partial := _opened_the_rest(rule, ctx)):
         return partial

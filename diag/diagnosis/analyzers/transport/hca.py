@@ -20,7 +20,7 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         if avail:
             detail += f"; available: {avail[0]}"
         return [ctx.make_finding(rule, detail=detail, values={"value": ", ".join(devs)})]
-    if ignored := _ompi_nonexistent(rule, ctx) or _nvshmem_hca_missing(rule, ctx):
+    if ignored := _ompi_nonexistent(rule, ctx) or _nvshmem_hca_missing(rule, ctx) or _tool_pinned(rule, ctx):
         return ignored
     mounted = ctx.rules.get("ib-devices-not-mounted")
     unopenable = set()
@@ -103,6 +103,26 @@ def _nvshmem_hca_missing(rule: Rule, ctx: Context) -> list[Finding]:
             severity=rule.severity if ctx.job_failed() else "warning", confidence=0.6,
         )
     ]  # fmt: skip
+
+
+def _tool_pinned(rule: Rule, ctx: Context) -> list[Finding]:
+    """perftest pinned (-d) to a device whose port is down, or to one the node does not have: the
+    device chosen is the wrong one for the fabric, as an NCCL_IB_HCA naming it would be."""
+    names = ["perftest_port_down", "perftest_no_such"]
+    if not ctx.stats(rule, names):
+        return []
+    parts = []
+    for _ev, g in ctx.samples(rule, ["perftest_port_down"])[:1]:
+        parts.append(f"the test was pinned to a device whose port {g['port']} is {g['state']}")
+    if devs := ctx.captures(rule, "device", ["perftest_no_such"]):
+        parts.append(f"it was given {', '.join(devs[:3])}, which this node does not have")
+    detail = (
+        "; ".join(parts)
+        + ": pass -d (and NCCL_IB_HCA / UCX_NET_DEVICES) only HCAs whose port ibstat shows Active and LinkUp on the "
+        "fabric (ibdev2netdev, ls /sys/class/infiniband list them); a port that should be up and is not is a "
+        "cable or switch-port fault"
+    )
+    return [ctx.make_finding(rule, names, detail=detail + ".", values={"value": ", ".join(devs) or "-d <hca>"}, confidence=0.6)]
 
 
 _FIRST_HCA = re.compile(r"(?:^|[=,^])mlx5_0(?::1)?(?:,|$)")
