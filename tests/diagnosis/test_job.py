@@ -775,6 +775,10 @@ def test_kubernetes_failures_in_their_controllers_words_are_failures(rules):
         "specified backoff limit",
     ):
         assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
+    # Processes ended from outside (srun forcing the step down, a rank's exit code in torchrun's table):
+    # a failure whose sender the logs do not name, as for tasks that only say Terminated.
+    for line in ["srun: Force Terminated StepId=4812733.0", "srun: forcing job termination", "  exitcode  : -6 (pid: 48212)"]:
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "warning", line
     disk = "  Warning  Evicted  1m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi."
     assert "persistent volume" in top(diagnose(rules, [disk]), "unexplained-failure").detail
 
@@ -884,3 +888,20 @@ def test_hydras_own_timeout_is_a_time_limit_in_its_words(rules):
     finding = top(diagnose(rules, ["[mpiexec@node017] APPLICATION TIMED OUT, TIMEOUT = 3600s"]), "job-time-limit")
     assert "mpiexec ended the job after its timeout of 3600 s" in finding.detail
     assert "Slurm" not in finding.detail
+
+
+def test_other_launchers_and_batch_systems_words_for_a_job_that_failed(rules):
+    # Each line alone is a failure of unknown cause, never a healthy log.
+    for line in [
+        "(raylet) Raylet is terminated. Termination is unexpected.",
+        "=>> PBS: job killed: ncpus 97.3 exceeded limit 96 (burst)",
+        "flux-job: job.exception fA3bCdEf2kP type=exec severity=0 shell exited with unkillable processes on gpu-a12",
+        "srun returned non-zero exit status (1) from launching",
+        "[src/mpid/ch3/channels/mrail/src/gen2/vbuf.c 380] Cannot register vbuf region",
+    ]:
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
+
+
+def test_torchruns_failure_table_with_a_sigkilled_rank_points_at_host_memory(rules):
+    table = ["Root Cause (first observed failure):", "[0]:", "  host      : node017", "  exitcode  : -9 (pid: 48211)"]
+    assert "job-oom" in ids(diagnose(rules, table))

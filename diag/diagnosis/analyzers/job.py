@@ -94,6 +94,14 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "ompi_aborted",
                 "ompi_nonzero",
                 "ompi_improper",
+                "srun_force_term",
+                "srun_force_job",
+                "elastic_root_cause",
+                "raylet_died",
+                "pbs_resource_kill",
+                "flux_exec_exception",
+                "prrte_srun_daemons",
+                "mvapich_vbuf",
             ],
         )
     ]
@@ -142,7 +150,7 @@ def _went_past(ctx: Context, failed: list) -> bool:
 
 _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_other")
 # A process's exit as srun, torchrun's agent and DeepSpeed's launcher report it.
-_EXIT_LINES = ["task_exit", "agent_exit", "deepspeed_exit"]
+_EXIT_LINES = ["task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "srun_force_term", "srun_force_job"]
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
 _WENT_PAST_LINES = (*_EXCEPTION_LINES, "command_not_found", "loader_missing")
@@ -336,7 +344,7 @@ def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
     failed = ctx.rules.get("unexplained-failure")
     if failed is None:
         return []
-    killed = [(ev, g) for ev, g in ctx.samples(failed, ["agent_exit", "deepspeed_exit"]) if g.get("code") == "-9"]
+    killed = [(ev, g) for ev, g in ctx.samples(failed, ["agent_exit", "deepspeed_exit", "elastic_root_cause"]) if g.get("code") == "-9"]
     if not killed:
         return []
     ranks = sorted({int(g["local_rank"]) for _, g in killed if g.get("local_rank", "").isdigit()})
