@@ -145,3 +145,10 @@ def test_memory_units_and_group_ids_name_no_fabric_cause(rules):
         "PermissionError: [Errno 13] Permission denied: '/data/x' (uid=1000, gid=1000)",
     ):
         assert ids(diagnose(rules, [line])) == {"unexplained-failure"}, line
+
+
+def test_a_cgroup_error_about_something_else_than_memory_names_no_oom(rules):
+    other = ["WARN[0005] Failed to add pause process to systemd sandbox cgroup: dbus: couldn't determine address"]
+    assert "job-oom" not in ids(diagnose(rules, other))
+    memory = ["error: the cgroup memory limit of the step was reached, task 3 stopped"]
+    assert "job-oom" in ids(diagnose(rules, memory))
