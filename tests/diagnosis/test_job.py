@@ -777,7 +777,7 @@ def test_kubernetes_failures_in_their_controllers_words_are_failures(rules):
         assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
     # Processes ended from outside (srun forcing the step down, a rank's exit code in torchrun's table):
     # a failure whose sender the logs do not name, as for tasks that only say Terminated.
-    for line in ["srun: Force Terminated StepId=4812733.0", "srun: forcing job termination", "  exitcode  : -6 (pid: 48212)"]:
+    for line in ["srun: Force Terminated StepId=4812733.0", "srun: forcing job termination", "  exitcode  : -15 (pid: 48212)"]:
         assert top(diagnose(rules, [line]), "unexplained-failure").severity == "warning", line
     disk = "  Warning  Evicted  1m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi."
     assert "persistent volume" in top(diagnose(rules, [disk]), "unexplained-failure").detail
@@ -893,6 +893,8 @@ def test_hydras_own_timeout_is_a_time_limit_in_its_words(rules):
 def test_other_launchers_and_batch_systems_words_for_a_job_that_failed(rules):
     # Each line alone is a failure of unknown cause, never a healthy log.
     for line in [
+        "  exitcode  : -6 (pid: 48212)",
+        "srun: error: compute030: tasks 0-7: Illegal instruction (core dumped)",
         "(raylet) Raylet is terminated. Termination is unexpected.",
         "=>> PBS: job killed: ncpus 97.3 exceeded limit 96 (burst)",
         "flux-job: job.exception fA3bCdEf2kP type=exec severity=0 shell exited with unkillable processes on gpu-a12",

@@ -228,7 +228,7 @@ def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 # How a task ends when Slurm (not the program) stopped it: these follow a cancel, never cause one.
-SIGNAL_HOWS = ("Terminated", "Killed")
+SIGNAL_HOWS = ("Terminated", "Killed", "Interrupt", "Hangup")  # signals others send a task
 
 # Exceptions a launcher raises when it is itself signalled (scancel, time limit, preemption).
 SIGNAL_EXCEPTIONS = ("SignalException",)
@@ -269,7 +269,7 @@ def failure_before_cancel(ctx: Context) -> bool:
         return True  # a rank killed by a signal other than the SIGTERM of a cancel
     if any(not how.startswith(SIGNAL_HOWS) for how in ctx.captures(rule, "how", ["task_exit"])):
         return True
-    codes = ctx.captures(rule, "code", ["agent_exit", "deepspeed_exit"])
+    codes = ctx.captures(rule, "code", ["agent_exit", "deepspeed_exit", "elastic_root_cause"])
     if any(c not in ("-15", "-9", "-1") for c in codes):
         return True
     return any(ctx.count(rid) for rid in ("job-oom", "job-time-limit", "node-failure", "cuda-oom", "gpu-xid"))
