@@ -208,3 +208,12 @@ def test_vllm_finding_the_gpu_partly_taken_at_start_is_gpu_memory(rules):
         "(0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
     )
     assert "3.27 of 79.19 GiB" in top(diagnose(rules, [line]), "cuda-oom").detail
+
+
+def test_nccl_finding_p2p_disabled_between_nvlinked_gpus_is_a_hardware_fault_that_stops_it(rules):
+    line = (
+        "node017:2231:2231 [0] graph/paths.cc:325 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 2. "
+        "This should not be the case given their connectivity, and is probably due to a hardware issue."
+    )
+    finding = top(diagnose(rules, [line]), "gpu-xid")
+    assert finding.hosts == ["node017"] and "GPUs 1 and 2" in finding.detail and "NCCL_IGNORE_DISABLED_P2P" in finding.detail

@@ -1295,3 +1295,14 @@ def test_perftest_pinned_to_a_port_that_is_down_is_the_wrong_hca_not_a_missing_m
     assert "ib-devices-not-mounted" not in ids(report)
     # Without the port's state, a device perftest cannot open is still one the container may lack.
     assert "ib-devices-not-mounted" in ids(diagnose(rules, [lines[0], lines[3]]))
+
+
+def test_a_connectx_verbs_provider_named_by_its_full_path_is_missing_from_the_image(rules):
+    lib = "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav65.so"
+    line = f"libibverbs: Warning: couldn't load driver '{lib}': {lib}: cannot open shared object file: No such file"
+    assert "ib-verbs-library-missing" in ids(diagnose(rules, [line]))
+    assert "No message slurmdiag knows" not in found(diagnose(rules, [line]), "ib-verbs-library-missing").detail
+    # A provider for hardware these nodes lack is noise: no signature takes it (at most the cue word's weak guess).
+    other = line.replace("libmlx5", "libvmw_pvrdma")
+    weak = [f for f in diagnose(rules, [other]).findings if f.id == "ib-verbs-library-missing"]
+    assert all("No message slurmdiag knows" in f.detail and f.severity == "warning" for f in weak)

@@ -88,6 +88,13 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     if chosen & {"nvlink_uncorrectable", "nvlink_enum"}:
         parts.append("the process got an uncorrectable NVLink error (the driver logs it as Xid 74) [hardware]")
         classes.add("hardware")
+    for _ev, g in ctx.samples(rule, ["nvlink_p2p_disabled"])[:1]:
+        parts.append(
+            f"NVML reports P2P disabled between GPUs {g['a']} and {g['b']}, which an NVLink connects: NCCL stops there "
+            "(a GPU or NVLink fault, or a Fabric Manager that is not running; NCCL_IGNORE_DISABLED_P2P=1 goes on "
+            "without it) [hardware]"
+        )
+        classes.add("hardware")
     if "gpu_lost" in chosen:
         parts.append("the GPU is lost (reboot required) [hardware]")
         classes.add("hardware")
