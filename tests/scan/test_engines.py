@@ -229,3 +229,50 @@ def test_engine_expressions_pick_no_more_lines_than_a_dense_nccl_log_has_candida
     patterns = [Pattern(s.pattern, s.literal) for r in rules.rules for s in r.signatures]
     candidates = len(make_engine("auto", patterns).lines(log.read_bytes()))
     assert candidates <= 1.5 * estimated + 50, (candidates, estimated)
+
+
+def _catalogue_patterns(rules) -> list[Pattern]:
+    sigs = [*FACT_SIGNATURES, *(s for rule in rules.rules for s in rule.signatures)]
+    return [Pattern(s.pattern, s.literal) for s in sigs]
+
+
+def test_cached_grouping_is_the_derived_one(rules, tmp_path, monkeypatch):
+    """The engine expressions kept in the cache (engines._grouped) are the ones derived afresh: from the
+    disk, from this process's memory, and rebuilt when the cached entry is damaged or foreign."""
+    from diag import cache
+    from diag.scan import engines
+
+    monkeypatch.setenv("SLURMDIAG_CACHE", str(tmp_path))
+    monkeypatch.setattr(engines, "_GROUPED", {})
+    patterns = _catalogue_patterns(rules)
+    derived = engines._derive_grouped(patterns)
+    assert engines._grouped(patterns) == derived  # derived, then stored
+    (stored,) = list(tmp_path.iterdir())
+    engines._GROUPED.clear()
+    assert engines._grouped(patterns) == derived  # read back from the disk
+    assert engines._grouped(patterns) == derived  # from memory
+    other = patterns[:-1]  # other patterns: another key, not the cached grouping
+    assert engines._grouped(other) == engines._derive_grouped(other)
+    for damaged in (b"not a pickle", None, ((), ()), (tuple(derived[0]), tuple(derived[1][:-1]))):
+        engines._GROUPED.clear()
+        if damaged is None or isinstance(damaged, bytes):
+            stored.write_bytes(damaged or b"")
+        else:
+            cache.store_object(stored.name, damaged)
+        assert engines._grouped(patterns) == derived
+    swapped = (tuple(derived[0]), tuple(reversed(derived[1])))  # the right shape, but for other patterns
+    assert engines._valid_grouping(swapped, len(patterns))  # shape only: the key tells the patterns apart
+
+
+def test_grouping_key_holds_the_patterns_and_the_deriving_code(rules, tmp_path, monkeypatch):
+    from diag.scan import engines
+
+    monkeypatch.setenv("SLURMDIAG_CACHE", str(tmp_path))
+    monkeypatch.setattr(engines, "_GROUPED", {})
+    patterns = _catalogue_patterns(rules)
+    engines._grouped(patterns)
+    engines._grouped([Pattern(patterns[0].regex + "x", patterns[0].literal), *patterns[1:]])
+    engines._grouped([Pattern(patterns[0].regex, patterns[0].literal + "x"), *patterns[1:]])
+    monkeypatch.setattr(engines, "_SOURCE_KEY", engines._SOURCE_KEY + b" changed")
+    engines._grouped(patterns)
+    assert len(list(tmp_path.iterdir())) == 4
