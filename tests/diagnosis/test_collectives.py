@@ -345,3 +345,17 @@ def test_a_watchdog_without_a_heartbeat_and_xlas_collective_termination_are_time
         "42; run_id=2012504188` of 600 seconds exceeded. Exiting to ensure a consistent program state."
     )
     assert top(diagnose(rules, [xla]), "nccl-timeout").severity == "error"
+
+
+def test_pytorch_s_words_after_a_failed_collective_alone_still_say_a_collective_failed(rules):
+    dump = (
+        "[rank0]:[E709 17:05:38.482326987 ProcessGroupNCCL.cpp:1536] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+        "ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1"
+    )
+    trace = (
+        "[rank1]:[E1218 20:27:21.484941868 ProcessGroupNCCL.cpp:667] Stack trace of the failed collective not "
+        "found, potentially because FlightRecorder is disabled."
+    )
+    for line in (dump, trace):
+        finding = top(diagnose(rules, [line]), "nccl-timeout")
+        assert "timed out or failed" in finding.detail

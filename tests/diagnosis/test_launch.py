@@ -52,6 +52,29 @@ def test_pmix_errors_in_a_job_that_went_on_and_did_not_fail_are_only_info(rules)
     assert found(diagnose(rules, went_on), "pmix-runtime-error").severity == "info"
 
 
+OMPI5_INIT_BOX = [
+    "PMIx_Init failed for the following reason:",
+    "",
+    "  {reason}",
+    "",
+    "Open MPI requires access to a local PMIx server to execute. Please ensure",
+]
+
+
+def test_pmix_init_refused_for_its_credential_is_a_run_time_error_not_a_launch_without_pmix(rules):
+    refused = diagnose(rules, [line.format(reason="PMIX_ERR_INVALID_CRED") for line in OMPI5_INIT_BOX])
+    finding = top(refused, "pmix-runtime-error")
+    assert "credential" in finding.detail and "PMIX_MCA_psec=native" in finding.detail
+    assert "pmix-not-used" not in ids(refused)
+    unreachable = diagnose(rules, [line.format(reason="PMIX_ERR_UNREACH") for line in OMPI5_INIT_BOX])
+    assert top(unreachable, "pmix-not-used")
+
+
+def test_a_client_under_another_uid_than_registered_is_refused_by_pmix(rules):
+    lines = ["The user ID of the client process does not match the ID registered", "by the host runtime:", TASK_FAILED]
+    assert "another user ID" in top(diagnose(rules, lines), "pmix-runtime-error").detail
+
+
 CRAY_BIND = "{t}: Fri Jul 23 10:59:54 2021: [PE_{t}]:inet_listen_socket_setup:inet_setup_listen_socket: bind failed port 1371 listen_sock = 3 Address already in use"
 CRAY_INIT = "{t}: Fri Jul 23 10:59:54 2021: [PE_{t}]:_pmi_init:_pmi_inet_listen_socket_setup (full) returned -1"
 

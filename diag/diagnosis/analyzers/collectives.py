@@ -51,7 +51,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     names = ["watchdog", "async_exception", "heartbeat", "heartbeat_missing", "watchdog_stuck", "comm_aborted"]
     # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line.
-    told = ["op_timed_out", "dump_signal", "pg_status", "watchdog_cut", "xla_termination"]
+    told = ["op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination"]
     if not ctx.stats(rule, names + told):
         return _work_timeout(rule, ctx) or _store_timeout(rule, ctx)
     cols = facts.collectives

@@ -69,6 +69,8 @@ def _client_reached_for_a_server(ctx: Context) -> bool:
         return False
     if any(f.rsplit("/", 1)[-1].startswith("ptl_") for f in ctx.captures(runtime, "file", ["pmix_error"])):
         return True
+    if ctx.stats(runtime, ["cred_rejected", "uid_mismatch"]):
+        return True  # a server that checked (and refused) the client's credential
     # PMIx_Init itself failing for want of resources (its data store) also had a server to ask.
     return any(
         g["file"].endswith("pmix_client.c") and "RESOURCE" in g["status"]
@@ -151,6 +153,17 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
                 "I_MPI_HYDRA_IFACE picks the network)"
             )
         return [ctx.make_finding(rule, daemons, detail=detail + ".", confidence=0.7)]
+    refused = [n for n, _ in ctx.stats(rule, ["cred_rejected", "uid_mismatch"])]
+    if refused:
+        # The client reached its server, which would not take its credential: munge (psec) not
+        # reachable from the task, or a task running under another uid than the one registered.
+        detail = (
+            "the PMIx server refused the client's credential"
+            + (" (the client runs under another user ID than the one registered)" if "uid_mismatch" in refused else "")
+            + ": psec could not vouch for the task (munge's socket not mounted into the container, munge keys "
+            "that differ between nodes, or a task started as another user); PMIX_MCA_psec=native avoids munge"
+        )
+        return [ctx.make_finding(rule, refused, detail=detail + ".", confidence=0.75)]
     cray = _cray_pmi(rule, ctx)
     if cray:
         return cray
