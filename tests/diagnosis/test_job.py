@@ -907,3 +907,11 @@ def test_other_launchers_and_batch_systems_words_for_a_job_that_failed(rules):
 def test_torchruns_failure_table_with_a_sigkilled_rank_points_at_host_memory(rules):
     table = ["Root Cause (first observed failure):", "[0]:", "  host      : node017", "  exitcode  : -9 (pid: 48211)"]
     assert "job-oom" in ids(diagnose(rules, table))
+
+
+def test_a_step_slurmstepd_could_not_end_drains_its_node_and_says_whether_it_ever_ran(rules):
+    banner = "slurmstepd: error: *** STEP 4812733.0 STEPD TERMINATED ON gpu-a12 AT 2025-08-01T09:14:44 DUE TO JOB NOT {why} ***"
+    never_ran = top(diagnose(rules, [banner.format(why="RUNNING")]), "node-failure")
+    assert never_ran.hosts == ["gpu-a12"] and "never reached running" in never_ran.detail
+    unkillable = top(diagnose(rules, [banner.format(why="ENDING WITH SIGNALS")]), "node-failure")
+    assert "did not die on SIGKILL" in unkillable.detail

@@ -208,6 +208,17 @@ def test_infiniband_mount_failure_names_the_node_without_ib(rules):
     assert (finding.severity, finding.hosts) == ("error", ["slinky-2"])
 
 
+def test_docker_asked_for_a_device_the_host_lacks_cannot_create_the_container(rules):
+    line = (
+        'docker: Error response from daemon: error gathering device information while adding custom device '
+        '"/dev/infiniband/uverbs4": no such file or directory.'
+    )
+    report = diagnose(rules, [line])
+    finding = top(report, "container-runtime-error")
+    assert "no /dev/infiniband/uverbs4" in finding.detail and "fewer HCAs" in finding.detail
+    assert "ib-devices-not-mounted" not in ids(report)
+
+
 # --------------------------------------------------------------- node-local paths in framework words
 def test_hugging_face_reading_a_missing_node_local_dir_as_a_repo_id(rules):
     line = (

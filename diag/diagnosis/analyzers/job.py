@@ -513,9 +513,16 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if ctx.stats(rule, ["ume_banner"]):
         parts.append("slurmstepd ended the job for an uncorrectable memory error on the node: a hardware fault")
     if ctx.stats(rule, ["kill_task_failed"]):
-        parts.append(
-            "processes did not die on SIGKILL (Kill task failed: stuck in the kernel, often a hung GPU or file system)"
-        )
+        if "RUNNING" in ctx.captures(rule, "why", ["kill_task_failed"]):
+            parts.append(
+                "the step never reached running and could not be ended in time (stuck in its prolog, container "
+                "set-up or a hung file system): slurmstepd drains such a node"
+            )
+        else:
+            parts.append(
+                "processes did not die on SIGKILL (Kill task failed: stuck in the kernel, often a hung GPU or file "
+                "system)"
+            )
     if ctx.stats(rule, ["not_responding"]):
         since = first_or(ctx.captures(rule, "time", ["not_responding"]))
         who = "it" if failed else "a node of the job"

@@ -313,7 +313,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     shared = "shared-storage-missing" in ctx.findings
     mounts = [
         (ev, g)
-        for ev, g in ctx.samples(rule, ["mount_failed", "mount_other", "source_missing"])
+        for ev, g in ctx.samples(rule, ["mount_failed", "mount_other", "source_missing", "docker_device"])
         if not (shared and g.get("src", "").startswith(SHARED_PREFIXES))
     ]
     if mounts:
@@ -322,9 +322,15 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         hosts = sorted({h for ev, _ in mounts if (h := ctx.host_for(ev))})
         where = f" on {hosts_text(hosts)}" if hosts else ""
         parts.append(f"mounting {', '.join(srcs[:3])} into the container failed{where}: {reason}")
-        if any(s.startswith("/dev/infiniband") for s in srcs):
+        devices = [s for s in srcs if s.startswith("/dev/infiniband/")]
+        if devices:
+            parts.append(
+                f"that node has no {devices[0]} (fewer HCAs than the job lists, or no IB driver): list only the "
+                "devices every node has, or mount /dev/infiniband whole"
+            )
+        elif any(s.startswith("/dev/infiniband") for s in srcs):
             parts.append("that node has no /dev/infiniband (no IB driver or HCA): exclude it or drop the mount there")
-    elif chosen <= {"mount_failed", "mount_other", "source_missing"} | generic and shared:
+    elif chosen <= {"mount_failed", "mount_other", "source_missing", "docker_device"} | generic and shared:
         return []  # the mount failed because the shared file system is missing there: that is the finding
     parts += sentences(rule, ctx, chosen, SENTENCES)
     if not parts:
