@@ -89,9 +89,10 @@ _NCCL = re.compile(
 )
 # What a paste leaves of an NCCL header: "[0] NCCL INFO ..." or "NCCL WARN ..." with no host:pid:tid,
 # or with the host name cut out of it ("::16674:17023 [0] ..."); docs and redacted pastes write the
-# source line as "XXX".
+# source line as "XXX". Net plugins (HPC-X's ib_plugin.c, ucx_plugin.c) and NCCL up to 2.3 (ibvwrap.c)
+# name C files.
 _NCCL_HOSTLESS = re.compile(
-    r"^(?::+\d{1,18}:\d{1,18} )?(?:\[(?P<dev>\d{1,18})\] )?(?:(?P<src>[\w./-]+\.(?:cc|cu|h|cpp):(?:\d+|[Xx]+)) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?"
+    r"^(?::+\d{1,18}:\d{1,18} )?(?:\[(?P<dev>\d{1,18})\] )?(?:(?P<src>[\w./-]+\.(?:cc|cu|h|cpp|c): ?(?:\d+|[Xx]+)) )?NCCL (?P<level>INFO|WARN|TRACE|ERROR) ?"
 )
 # Markdown a user's paste wraps lines in: quote markers ("> > "), fences and inline code, bold.
 _PASTE_MARKUP = re.compile(r"^(?:(?:> ?)+|`{1,3}(?=\S)|\*\*(?=\S))")

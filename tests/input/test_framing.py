@@ -19,6 +19,10 @@ CASES = [
      "Cuda failure 800 'operation not permitted'", {"host": "n1", "level": "WARN"}),
     ("transport/p2p.cc:XXX NCCL WARN Cuda failure 800 'operation not permitted'",
      "Cuda failure 800 'operation not permitted'", {"level": "WARN"}),
+    # Net plugins (HPC-X's ib_plugin.c) and NCCL up to 2.3 name C files; a paste may space the line number.
+    ("ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.2.8.2<55466> with error 12",
+     "NET/IB : Got completion from peer 10.2.8.2<55466> with error 12", {"level": "WARN"}),
+    ("ibvwrap.c: 106 NCCL WARN Call to ibv_reg_mr failed", "Call to ibv_reg_mr failed", {"level": "WARN"}),
     # vLLM 0.8+ brackets the source line.
     ("ERROR 05-30 22:22:26 [worker_base.py:620] Traceback (most recent call last):",
      "Traceback (most recent call last):", {"level": "ERROR"}),
