@@ -359,3 +359,17 @@ def test_pytorch_s_words_after_a_failed_collective_alone_still_say_a_collective_
     for line in (dump, trace):
         finding = top(diagnose(rules, [line]), "nccl-timeout")
         assert "timed out or failed" in finding.detail
+
+
+RAS_REPORT = [
+    "#0-0 (fa93daea854b060b) MISMATCH",
+    "  Communicator ranks have different AllGather operation counts",
+    "  30 ranks have launched up to operation 640",
+    "  2 ranks have launched up to operation 641",
+    "  Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124",
+]
+
+
+def test_nccl_ras_count_mismatch_points_at_the_ranks_that_never_called_the_next_collective(rules):
+    finding = top(diagnose(rules, RAS_REPORT), "nccl-timeout")
+    assert "30 ranks at operation 640 never called the next AllGather" in finding.detail

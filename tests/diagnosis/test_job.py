@@ -915,3 +915,14 @@ def test_a_step_slurmstepd_could_not_end_drains_its_node_and_says_whether_it_eve
     assert never_ran.hosts == ["gpu-a12"] and "never reached running" in never_ran.detail
     unkillable = top(diagnose(rules, [banner.format(why="ENDING WITH SIGNALS")]), "node-failure")
     assert "did not die on SIGKILL" in unkillable.detail
+
+
+def test_sinfo_s_reason_cut_at_twenty_characters_still_says_the_node_rebooted(rules):
+    lines = ["REASON               USER      TIMESTAMP           NODELIST", "Node unexpectedly re root      2021-03-05T11:35:16 eureka"]
+    assert "new boot time" in top(diagnose(rules, lines), "node-failure").detail
+
+
+def test_a_container_platform_s_exit_code_132_is_a_failure_of_an_illegal_instruction(rules):
+    line = "INFO: container failed with non-zero exit code: container failed with non-zero exit code: 132 (exit code 132)"
+    finding = top(diagnose(rules, [line]), "unexplained-failure")
+    assert finding.severity == "error" and "SIGILL" in finding.detail

@@ -75,6 +75,23 @@ def test_a_client_under_another_uid_than_registered_is_refused_by_pmix(rules):
     assert "another user ID" in top(diagnose(rules, lines), "pmix-runtime-error").detail
 
 
+def test_intel_mpi_s_pmi2_client_without_its_job_id_was_launched_without_matching_pmi(rules):
+    lines = [
+        "Abort(1091087) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+        "MPIR_Init_thread(136):",
+        "MPID_Init(939).......:",
+        "MPIR_pmi_init(168)...: PMI2_Job_GetId returned 14",
+    ]
+    report = diagnose(rules, lines)
+    finding = top(report, "pmix-not-used")
+    assert "I_MPI_PMI_LIBRARY" in finding.detail and "pmix-runtime-error" not in ids(report)
+
+
+def test_a_grpc_server_that_cannot_bind_its_port_is_a_port_in_use(rules):
+    line = "E0727 11:38:35.762428930   22857 tcp_server_posix.c:284]     bind addr=[::]:2223: Address already in use"
+    assert "Port 2223 was already in use" in top(diagnose(rules, [line]), "port-in-use").detail
+
+
 CRAY_BIND = "{t}: Fri Jul 23 10:59:54 2021: [PE_{t}]:inet_listen_socket_setup:inet_setup_listen_socket: bind failed port 1371 listen_sock = 3 Address already in use"
 CRAY_INIT = "{t}: Fri Jul 23 10:59:54 2021: [PE_{t}]:_pmi_init:_pmi_inet_listen_socket_setup (full) returned -1"
 

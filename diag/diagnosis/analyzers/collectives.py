@@ -53,7 +53,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line.
     told = ["op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination"]
     if not ctx.stats(rule, names + told):
-        return _work_timeout(rule, ctx) or _store_timeout(rule, ctx)
+        return _work_timeout(rule, ctx) or _ras_mismatch(rule, ctx) or _store_timeout(rule, ctx)
     cols = facts.collectives
     reporters = {r: c for r, c in cols.items() if c.kind}
     if not reporters:
@@ -200,6 +200,30 @@ def _work_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             evidence=pick_evidence(ev for ev, _ in samples + told),
         )  # fmt: skip
     ]
+
+
+def _ras_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL's RAS report of a hung job: the ranks of a communicator launched different numbers of one
+    collective. The ranks with the lower count never called the next one: they stopped outside NCCL
+    (data loading, a branch only some ranks take, a crash), and the others wait for them in it."""
+    samples = ctx.samples(rule, ["ras_count_mismatch"])
+    if not samples:
+        return []
+    op = samples[0][1]["op"]
+    groups = sorted({(int(g["seq"]), int(g["count"])) for _, g in ctx.samples(rule, ["ras_launched"])})
+    detail = f"NCCL's RAS report: the ranks of a communicator launched different numbers of {op} operations"
+    if len(groups) > 1:
+        counts = ", ".join(f"{n} {'rank' if n == 1 else 'ranks'} up to {seq}" for seq, n in groups)
+        low = groups[0]
+        detail += (
+            f" ({counts}): the job hangs because the {low[1]} {'rank' if low[1] == 1 else 'ranks'} at operation "
+            f"{low[0]} never called the next {op}; look at what they do instead (data loading, a code path only "
+            "some ranks take, an error of their own), not at the ranks waiting in NCCL"
+        )
+    else:
+        detail += ": the job hangs because some ranks never called the collective the others wait in"
+    values = {"culprits": f"the ranks with the lowest {op} count"}
+    return [ctx.make_finding(rule, ["ras_count_mismatch"], detail=detail + ".", values=values, confidence=0.7)]
 
 
 # ------------------------------------------------------------------------------------------- busbw

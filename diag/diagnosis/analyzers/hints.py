@@ -104,6 +104,13 @@ OUTSIDE_CATALOGUE = (
         "signal), so the cause is in that node's or rank's own log, earlier than this line",
     ),
     (
+        # 128 + 4: a shell's, container platform's or launcher's exit status of a process killed by SIGILL.
+        re.compile(r"(?:exit (?:code|status):? ?|exitcode: )132\b|Illegal instruction"),
+        "The process died of SIGILL (exit code 132 = 128 + 4, Illegal instruction): a binary or library built "
+        "for newer CPU instructions (AVX, AVX-512, AMX) than this node's CPU has; exclude the older nodes "
+        "(--constraint) or use a build for the oldest CPU of the cluster",
+    ),
+    (
         # ibv_create_cq/ibv_reg_mr/ibv_create_qp with ENOMEM: pinned memory is capped by RLIMIT_MEMLOCK.
         re.compile(r"ibv_(?:create_cq|reg_mr|create_qp|reg_dmabuf_mr)\b.{0,80}?Cannot allocate memory"),
         "verbs could not pin memory (Cannot allocate memory): the locked-memory limit (ulimit -l) of the tasks "

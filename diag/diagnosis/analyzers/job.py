@@ -102,6 +102,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "flux_exec_exception",
                 "prrte_srun_daemons",
                 "mvapich_vbuf",
+                "container_exit",
             ],
         )
     ]
@@ -150,7 +151,9 @@ def _went_past(ctx: Context, failed: list) -> bool:
 
 _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_other")
 # A process's exit as srun, torchrun's agent and DeepSpeed's launcher report it.
-_EXIT_LINES = ["task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "srun_force_term", "srun_force_job"]
+_EXIT_LINES = [
+    "task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "srun_force_term", "srun_force_job", "container_exit",
+]  # fmt: skip
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
 _WENT_PAST_LINES = (*_EXCEPTION_LINES, "command_not_found", "loader_missing")
@@ -261,7 +264,8 @@ def failure_before_cancel(ctx: Context) -> bool:
         "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
         "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found", "hydra_terminated", "mpi_errhandler",
         "python_no_script", "mpich_abort", "hydra_error", "hydra_error_proxy", "cray_mpich_abort",
-        "dataloader_segfault",
+        "dataloader_segfault", "raylet_died", "pbs_resource_kill", "flux_exec_exception", "prrte_srun_daemons",
+        "mvapich_vbuf",
     ]  # fmt: skip
     if ctx.stats(rule, crashes):
         return True
@@ -272,6 +276,8 @@ def failure_before_cancel(ctx: Context) -> bool:
     codes = ctx.captures(rule, "code", ["agent_exit", "deepspeed_exit", "elastic_root_cause"])
     if any(c not in ("-15", "-9", "-1") for c in codes):
         return True
+    if any(c not in ("137", "143") for c in ctx.captures(rule, "code", ["container_exit"])):
+        return True  # an exit code of its own, or a signal other than a cancel's SIGTERM / SIGKILL
     return any(ctx.count(rid) for rid in ("job-oom", "job-time-limit", "node-failure", "cuda-oom", "gpu-xid"))
 
 

@@ -32,6 +32,13 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
             assumed = ["the job has several ranks: one process alone may run as a singleton on purpose"]
             return [ctx.make_finding(rule, severity="warning", confidence=0.45, assumed=assumed)]
         return [ctx.make_finding(rule, confidence=0.7)]
+    if found and {n for n, _ in found} == {"pmi2_job_getid"}:
+        detail = (
+            "the MPI's PMI-2 client could not get its job id from the launcher (PMI2_Job_GetId failed in "
+            "MPI_Init): its PMI library does not speak to srun's PMI server; start it with srun --mpi=pmi2 "
+            "(or pmix) and, for Intel MPI, I_MPI_PMI_LIBRARY set to Slurm's libpmi2.so"
+        )
+        return [ctx.make_finding(rule, detail=detail + ".", confidence=0.7)]
     if found:
         return [ctx.make_finding(rule)]
     facts = ctx.facts
