@@ -1306,3 +1306,12 @@ def test_a_connectx_verbs_provider_named_by_its_full_path_is_missing_from_the_im
     other = line.replace("libmlx5", "libvmw_pvrdma")
     weak = [f for f in diagnose(rules, [other]).findings if f.id == "ib-verbs-library-missing"]
     assert all("No message slurmdiag knows" in f.detail and f.severity == "warning" for f in weak)
+
+
+def test_ucx_ud_endpoint_timeout_is_a_link_fault_with_the_roce_gid_as_second_suspect(rules):
+    line = "[clx-orion-095:15382:0:15382]    ud_iface.c:781  Fatal: transport error: Endpoint timeout"
+    report = diagnose(rules, [line])
+    assert [f.id for f in report.findings[:2]] == ["ib-link-fault", "roce-gid-index"]
+    assert "UCX_IB_GID_INDEX" in found(report, "roce-gid-index").detail
+    on_ib = "n1:9:9 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>"
+    assert "roce-gid-index" not in ids(diagnose(rules, [on_ib, line]))

@@ -13,7 +13,13 @@ from diag.report import Finding
 def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     names = ["modify_qp_gid", "modify_qp_old", "modify_qp_short", "hint", "roce_version_unread", "gid_empty"]
     if not ctx.stats(rule, names):
-        return _ucx_gid(rule, ctx) or _ompi_gid(rule, ctx) or _link_local_completions(rule, ctx) or _retry_exceeded(rule, ctx)
+        return (
+            _ucx_gid(rule, ctx)
+            or _ompi_gid(rule, ctx)
+            or _link_local_completions(rule, ctx)
+            or _retry_exceeded(rule, ctx)
+            or _ud_timeout(rule, ctx)
+        )
     facts = ctx.facts
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
     roce = any(h.roce for h in facts.hosts.values())
@@ -184,6 +190,7 @@ CQE_SIGNATURES = [
     "comm_fatal",
     "poll_cq_failed",
     "ucx_ud_timeout",
+    "ucx_transport_timeout",
 ]
 
 
@@ -252,6 +259,36 @@ def _retry_exceeded(rule: Rule, ctx: Context) -> list[Finding]:
         ctx.make_finding(
             rule, [], detail=detail + ".", hosts=hosts_named or None, evidence=[e for e, _ in cqe[:2]],
             confidence=0.6 if (roce or forced) else 0.45, assumed=assumed,
+        )  # fmt: skip
+    ]
+
+
+def _ud_timeout(rule: Rule, ctx: Context) -> list[Finding]:
+    """UCX's UD transport timing out on a peer ("Fatal: UD endpoint ... unhandled timeout error", older
+    "transport error: Endpoint timeout") on ports not known to be InfiniBand: a peer that stopped
+    answering (ib-link-fault reports it) or, on RoCE, one never reachable at the GID its address
+    names (UCX_IB_GID_INDEX). The second suspect, weighed below the first."""
+    fault = ctx.rules.get("ib-link-fault")
+    if fault is None:
+        return []
+    timeouts = ctx.samples(fault, ["ucx_ud_timeout", "ucx_transport_timeout"])
+    hosts = ctx.facts.hosts.values()
+    if not timeouts or any(h.hcas and not h.roce for h in hosts) or ctx.stats(fault, PORT_EVENTS):
+        return []
+    roce = any(h.roce for h in hosts)
+    detail = (
+        "UCX's UD transport gave up on a peer that never acknowledged (endpoint timeout)"
+        + ("; the HCAs are RoCE" if roce else "")
+        + ". On RoCE the GID index decides the address UCX sends to: an index the peer cannot route to (RoCE v1, "
+        "link-local, GID tables that differ between nodes) times out like this; set UCX_IB_GID_INDEX to the RoCE v2 "
+        "index every node has (show_gids)"
+    )
+    named = sorted({h for ev, _ in timeouts if (h := ctx.host_for(ev))}, key=natural_key)
+    assumed = [] if roce else ["the ports are RoCE (nothing here says RoCE or InfiniBand)"]
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", hosts=named or None, evidence=[e for e, _ in timeouts[:2]],
+            confidence=0.55 if roce else 0.4, assumed=assumed,
         )  # fmt: skip
     ]
 
