@@ -305,6 +305,46 @@ def test_framework_and_launcher_words_for_a_layout_the_started_processes_do_not_
         assert says in report.findings[0].detail
 
 
+def test_upstream_layout_checks_name_what_does_not_fit(rules):
+    """Each framework's or launcher's own check of its layout against the processes started (session 15):
+    the finding leads and its detail says what does not fit, in the message's numbers."""
+    for line, says in (
+        # Megatron 23.04 prints no world size of its own.
+        ("AssertionError: world size is not divisible by tensor parallel size (24) times pipeline parallel size (8)",
+         "number of processes started is not divisible"),
+        ("[rank0]: AssertionError: Invalid parallel dims: dp(2) * tp(8) * pp(1) != WORLD_SIZE(12)",
+         "dp(2) * tp(8) * pp(1) do not multiply to the 12 processes"),
+        ("RuntimeError: data_parallel_rank should be smaller than data size, but 12 >= 8", "rank 12 of 8"),
+        ("AssertionError: LOCAL_RANK (0) != OMPI_COMM_WORLD_LOCAL_RANK (3), not sure how to proceed as we're "
+         "seeing conflicting local rank info.", "two launchers"),
+        ("deepspeed.elasticity.config.ElasticityIncompatibleWorldSize: World size (12) is not valid with the current "
+         "list of valid GPU counts: [8, 16, 32]", "[8, 16, 32], not the 12"),
+        ("There are not enough nodes in your allocation to satisfy your request to launch", "Open MPI"),
+        ("horovod.runner.common.util.timeout.TimeoutException: Timed out waiting for minimum number of slots to become "
+         "available. Please check that you have enough resources to run at least 16 Horovod processes. Timeout after "
+         "600 seconds.", "16 processes"),
+        # A count srun cannot use at all is not "more than the job holds".
+        ("srun: error: Unable to create step for job 4812733: Task count specification invalid", "could not lay out"),
+    ):
+        report = diagnose(rules, [line, "srun: error: node3: task 2: Exited with exit code 1"])
+        assert report.findings[0].id == "world-size-mismatch", (line, [f.id for f in report.findings])
+        assert (report.findings[0].severity, says in report.findings[0].detail) == ("error", True), (
+            line,
+            report.findings[0].detail,
+        )
+
+
+def test_layout_warnings_that_do_not_stop_the_job_alone_stay_warnings(rules):
+    # Lightning warns that srun was not used; Ray Train's start timeout names resources among other causes.
+    for line in (
+        "PossibleUserWarning: The `srun` command is available on your system but is not used. HINT: If your "
+        "intention is to run Lightning on SLURM, prepend your python command with `srun` like so: srun python t ...",
+        "ray.train.v2._internal.exceptions.WorkerGroupStartupTimeoutError: The worker group startup timed out after "
+        "30.0 seconds waiting for 32 workers. Potential causes include: (1) temporary insufficient cluster resources",
+    ):
+        assert found(diagnose(rules, [line]), "world-size-mismatch").severity == "warning", line
+
+
 def test_a_batch_that_is_not_divisible_is_not_about_the_world_size(rules):
     line = "ValueError: global batch 12 is not divisible by 5 micro-batches"
     assert "world-size-mismatch" not in ids(diagnose(rules, [line]))

@@ -545,6 +545,9 @@ def _not_divisible(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
         by = g["by"].rstrip(".")
         if g.get("what", "").startswith("data"):
             return f"the data-parallel size the started processes give ({g['a']}) does not divide by {by}"
+        if not g.get("a"):
+            # Megatron 23.04's message has no world size of its own (its first number is the world size).
+            return f"the number of processes started is not divisible by the parallel layout ({by})"
         return f"{g['a']} processes were started, which the parallel layout ({by}) does not divide"
     return None
 
@@ -565,6 +568,15 @@ def _mpi_slots(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
     return None
 
 
+def _step_create(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    for _ev, g in ctx.samples(rule, ["step_create"])[:1]:
+        if g["reason"].startswith(("Task count", "Invalid node name")):
+            # A count or node name the step cannot use at all, not one beyond the allocation.
+            return f"srun could not lay out the step in job {g['job']} ({g['reason']})"
+        return f"an srun step asked for more than job {g['job']} holds ({g['reason']})"
+    return None
+
+
 def _sampler_rank(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
     for _ev, g in ctx.samples(rule, ["sampler_rank"])[:1]:
         world = int(g["max"]) + 1
@@ -580,7 +592,7 @@ LAYOUT_SENTENCES: tuple = (
         "two processes claimed rank {rank} of {nranks}: every task got the same RANK, or torchrun "
         "was started once per GPU with the same --node-rank",
     ),
-    (["step_create"], "an srun step asked for more than job {job} holds ({reason})"),
+    ([], _step_create),
     (["only_allocated"], "an srun step asked for {want} nodes in a {have}-node allocation"),
     (
         ["nnodes_reset"],
@@ -610,10 +622,92 @@ LAYOUT_SENTENCES: tuple = (
     (["bare_divisible"], "a parallel group size does not divide: {a} is not divisible by {b}"),
     (["accelerate_parallelism"], "the parallelism config needs {a} processes but {b} were started"),
     (["tf_slurm_resolver"], "TensorFlow's Slurm cluster resolver found the step smaller than asked: {msg}"),
-    (["slurm_layout", "slurm_alloc_failure", "slurm_unable", "sbatch_refused"], "Slurm refused the layout asked for: {msg}"),
-    (["ompi_ppr", "ompi_filled"], "Open MPI could not map the processes onto the allocation: {msg}"),
+    (
+        [
+            "slurm_layout", "slurm_alloc_failure", "slurm_unable", "sbatch_refused", "slurm_bad_count",
+            "slurm_no_nodes", "slurm_ntasks_per_gpu"
+        ],
+        "Slurm refused the layout asked for: {msg}",
+    ),
+    (
+        [
+            "ompi_ppr", "ompi_filled", "ompi_hosts_outside", "ompi_per_node", "ompi_binding", "ompi_no_nodes",
+            "ompi_seq", "ompi_seq_file", "ompi_np_omitted", "ompi_unmapped", "ompi_slurm_no_hosts"
+        ],
+        "Open MPI could not map the processes onto the allocation: {msg}",
+    ),
     (["layout_needs"], "the parallel layout in the config needs {a} processes, but {b} were started"),
     ([], _not_divisible),
+    (
+        ["dp_rank_beyond"],
+        "a process got data-parallel rank {rank} of {dp}: its rank and the world size the layout was computed from "
+        "disagree",
+    ),
+    (["parallel_dims"], "the parallel dimensions {dims} do not multiply to the {world} processes started"),
+    (["mesh_bigger"], "the device mesh asks for {ranks} ranks, more than the {world} processes started"),
+    (
+        [
+            "grid_oversized", "lightning_model_parallel", "pipeline_world", "pipe_stages", "inference_shards",
+            "mics_shards", "mimo_stub_ranks", "expert_degree"
+        ],
+        "the parallel layout the program was given does not fit the processes started: {msg}",
+    ),
+    (
+        ["lightning_product"],
+        "Lightning's devices={a} x num_nodes={b} does not match the {world} processes torchrun started",
+    ),
+    (
+        ["lightning_ntasks"],
+        "Lightning needs --ntasks-per-node (one task per device), not --ntasks={ntasks}",
+    ),
+    (
+        ["zero_dp_resume"],
+        "the ZeRO checkpoint was written by {a} data-parallel ranks and is loaded by {b}: resume with the "
+        "checkpoint's layout or convert the checkpoint",
+    ),
+    (["elastic_world"], "DeepSpeed's elastic config allows world sizes {valid}, not the {world} processes started"),
+    (
+        ["local_rank_devices"],
+        "LOCAL_RANK is not RANK modulo the GPUs the node shows: the tasks per node and the GPUs each task sees "
+        "disagree",
+    ),
+    (
+        ["local_rank_conflict"],
+        "LOCAL_RANK is {a} but {var} is {b}: two launchers (mpirun and torchrun or deepspeed) each set the ranks",
+    ),
+    (
+        ["launcher_env_rank", "launcher_local_rank"],
+        "DeepSpeed found the rank variables missing or contradictory ({msg}): start it under one launcher that "
+        "sets them",
+    ),
+    (["all_to_all_group"], "DeepSpeed's all-to-all groups need whole nodes of the node's GPU count ({msg})"),
+    (["nodes_min_max", "deepspeed_limits", "torchrun_nproc"], "the launcher refused its node or GPU counts: {msg}"),
+    (
+        ["accelerate_processes", "accelerate_num_processes"],
+        "accelerate launch was not given a usable process count: {msg}",
+    ),
+    (
+        ["horovod_hosts", "horovod_short_slots", "horovod_impi_slots", "horovod_min_hosts"],
+        "horovodrun's hosts and slots do not fit the processes asked for: {msg}",
+    ),
+    (["horovod_min_slots"], "horovodrun never found slots for the {want} processes it needs at least"),
+    (
+        ["jax_undefined", "tf_slurm_step"],
+        "the process was not started as a task of the job's step, so it has no process count or id ({msg})",
+    ),
+    (
+        ["jax_cluster"],
+        "JAX found no {method} step to take its process count from ({why}): start it with srun inside the allocation",
+    ),
+    (
+        ["srun_unused"],
+        "Lightning runs on Slurm but the script was not started with srun: one process runs and waits for the others",
+    ),
+    (
+        ["ray_worker_start"],
+        "Ray Train waited {secs} s for {workers} workers to be placed: the cluster may not have the resources the "
+        "ScalingConfig asks for",
+    ),
     (["batch_world"], "the DeepSpeed batch sizes were set for another number of processes ({a} != {b})"),
     ([], _lightning_slurm),
     (
@@ -670,8 +764,9 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         )
     parts = sentences(rule, ctx, chosen, LAYOUT_SENTENCES)
     detail = "Launch layout does not match: " + "; ".join(parts) + "."
-    if chosen <= {"nnodes_reset", "ntasks_per_node"}:
-        # srun adjusted the layout and the step ran: worth knowing, not a failure by itself.
+    if chosen <= {"nnodes_reset", "ntasks_per_node", "srun_unused", "ray_worker_start"}:
+        # srun adjusted the layout and the step ran, Lightning warned that srun was not used, Ray Train's
+        # start timed out (resources while autoscaling, or the network): worth knowing, not a failure by itself.
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.6)]
     return [ctx.make_finding(rule, detail=detail)]
 
