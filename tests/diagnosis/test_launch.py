@@ -841,3 +841,8 @@ def test_nccl_tests_and_nvshmem_words_for_a_layout_larger_than_the_node(rules):
     assert "asked for 16 GPUs per process where the task sees 8" in tests.detail
     nvshmem = "src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_root:234: mismatch in rank count from procs 16 : 8"
     assert "different world sizes (16 and 8)" in top(diagnose(rules, [nvshmem]), "world-size-mismatch").detail
+
+
+def test_deepspeed_mii_placing_fewer_replicas_than_asked_is_a_layout_that_does_not_fit(rules):
+    line = "ValueError: Only able to place 0 replicas, but 2 replicas were requested."
+    assert "only 0 of the 2 model replicas" in top(diagnose(rules, [line]), "world-size-mismatch").detail

@@ -738,6 +738,11 @@ LAYOUT_SENTENCES: tuple = (
     ),
     (["env_nodes_conflict"], "{var} says {a} nodes where the allocation has {b}: a script exported its own value"),
     (["horovod_slots"], "horovodrun asked for {want} processes where its hosts list {have} slots"),
+    (
+        ["mii_replicas"],
+        "DeepSpeed-MII could place only {have} of the {want} model replicas asked for: replicas x tensor_parallel "
+        "(tensor_parallel is per replica) needs more GPUs than the hostfile's slots",
+    ),
     (["jax_process_id"], "JAX was given process {rank} of {nranks}: RANK and WORLD_SIZE disagree"),
     (
         ["tests_gpus_short"],
