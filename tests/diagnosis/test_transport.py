@@ -1315,3 +1315,73 @@ def test_ucx_ud_endpoint_timeout_is_a_link_fault_with_the_roce_gid_as_second_sus
     assert "UCX_IB_GID_INDEX" in found(report, "roce-gid-index").detail
     on_ib = "n1:9:9 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>"
     assert "roce-gid-index" not in ids(diagnose(rules, [on_ib, line]))
+
+# ----------------------------------------------------------------- net plugins' messages (session 15)
+OFI = "ip-10-0-12-34:48211:48330 [3] process_err_completion:1486 NCCL WARN NET/OFI Request 0x7f2a1c0e4a80 completed with error."
+
+
+def test_efa_peer_that_stopped_answering_is_a_link_fault_but_a_security_group_is_not(rules):
+    unresponsive = [f"{OFI} RC: 103. Error: 13 (Unresponsive remote (was previously responsive)). Completed length: 0"]
+    link = found(diagnose(rules, unresponsive), "ib-link-fault")
+    assert "stopped answering" in link.detail and link.hosts == ["ip-10-0-12-34"]
+    # libfabric's own abort, no NCCL prefix at all, says the same in EFA's words.
+    abort = [
+        "Libfabric EFA provider has encountered an internal error:",
+        "Libfabric error: (-103) Software caused connection abort",
+        "EFA internal error: (4124) Unresponsive receiver (connection previously established)",
+    ]
+    assert top(diagnose(rules, abort)) == "ib-link-fault"
+    # aws-ofi-nccl's AWS platform names the security group for an unreachable peer: no link at fault.
+    unreachable = [
+        "ip-10-0-12-34:48211:48330 [3] virtual void PlatformAWS::log_cq_error(void*, fid_cq*, fi_cq_err_entry*, const "
+        "char*):1047 NCCL WARN NET/OFI Request 0x7f2a1c0e4a80 ({ dev: 3, size: 0, state: PENDING, type: SEND }) completed "
+        "with error: err: 113, flags: 0, prov_errno: 15, strerror: Unreachable remote - never received a response, len: 0",
+        "**********************************************************************",
+        "* This error indicates that the security group on either this instance or the peer instance",
+        "* is not setup correctly.  For more information, please see the AWS documentation at",
+    ]
+    assert "ib-link-fault" not in ids(diagnose(rules, unreachable))
+
+
+def test_a_plugin_that_finds_no_interface_is_the_interface_setting(rules):
+    tcpx = ["a3-node-07:3310:3310 [0] tcpxResult_t tcpxInitConnectionSetup(void**):939 NCCL WARN NET/GPUDirectTCPX : no interface found"]
+    socket = found(diagnose(rules, tcpx), "nccl-socket-ifname")
+    assert "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME" in socket.detail and socket.hosts == ["a3-node-07"]
+    fastsocket = ["gce-a2-0:5511:5511 [0] net_fastsocket.cc:528 NCCL WARN NET/FastSocket : no interface found"]
+    assert "NCCL_SOCKET_IFNAME" in found(diagnose(rules, fastsocket), "nccl-socket-ifname").detail
+
+
+def test_tcpx_without_its_receive_datapath_manager_is_the_plugin(rules):
+    lines = [
+        "a3-node-07:3310:3310 [0] tcpxResult_t tcpxInit(tcpxDebugLogger_t):676 NCCL WARN NET/GPUDirectTCPX register failed "
+        "against receive_datapath_manager, UNAVAILABLE: failed to connect to all addresses"
+    ]
+    finding = top(diagnose(rules, lines))
+    assert finding == "nccl-net-plugin"
+    assert "RxDM" in found(diagnose(rules, lines), "nccl-net-plugin").detail
+
+
+def test_a_plugin_named_by_nccl_net_plugin_and_missing_is_not_read_as_a_missing_dependency(rules):
+    # 2.21: dlerror names the plugin itself, then "when loading <the NCCL_NET_PLUGIN value>".
+    lines = [
+        "node017:2231:2231 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net-ofi.so: cannot open shared "
+        "object file: No such file or directory : when loading ofi"
+    ]
+    assert "libnccl-net-ofi.so" in found(diagnose(rules, lines), "nccl-net-plugin").detail
+    # The default probe of a job without a plugin says the same of libnccl-net.so: nothing.
+    default = [
+        "node017:2231:2231 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared "
+        "object file: No such file or directory : when loading libnccl-net.so",
+        "node017:2231:2231 [0] NCCL INFO NET/Plugin: Using internal network plugin.",
+    ]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, default + ib_node("node017")))
+
+
+def test_sockets_after_an_efa_plugin_failed_are_not_read_as_an_ethernet_cluster(rules):
+    lines = [
+        "p5-a:954:3133 [6] nccl_net_ofi_create_plugin:1067 NCCL WARN NET/OFI aws-ofi-nccl initialization failed",
+        "p5-a:954:3133 [6] NCCL INFO NET/IB : No device found.",
+        *socket_node("p5-a", 954),
+    ]
+    fallback = found(diagnose(rules, lines), "nccl-tcp-fallback")
+    assert "Ethernet-only" not in fallback.detail and "aws-ofi-nccl" in fallback.detail

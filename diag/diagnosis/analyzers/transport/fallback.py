@@ -30,7 +30,7 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
         return []  # sockets over lo reach no other node: this is a one-host run
     if not shown and (plugin or not (no_device or ctx.stats(rule, ["no_ib_device"])) or _net_forced(ctx)):
         return []
-    reasons = ib_evidence(ctx)
+    reasons = ib_evidence(ctx) + _rdma_plugin_evidence(ctx)
     job = "this job" if assumed else f"a {facts.node_count()}-node job"
     where = hosts_text(socket_hosts) if socket_hosts else "some nodes"
     ib_hosts = [h.host for h in facts.hosts.values() if h.uses_ib() and not h.uses_socket()]
@@ -100,6 +100,18 @@ def _ofi_over_tcp(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]
             confidence=0.8, evidence=pick_evidence(ev for ev, _ in samples),
         )
     ]  # fmt: skip
+
+
+def _rdma_plugin_evidence(ctx: Context) -> list[str]:
+    """An RDMA net plugin (aws-ofi-nccl for EFA or Slingshot, HPC-X's IBext) that was there and could not
+    start: the nodes were set up for a fabric other than TCP, so sockets are a fallback, not the design."""
+    plugin = ctx.rules.get("nccl-net-plugin")
+    if plugin is None:
+        return []
+    failed = [n for n in ctx.captures(plugin, "net", ["failed_ib"]) if "Libfabric" in n or n.startswith("IBext")]
+    if ctx.stats(plugin, ["ofi_failed"]) or failed:
+        return [f"the {failed[0] if failed else 'aws-ofi-nccl'} net plugin is installed for an RDMA fabric and could not start"]
+    return []
 
 
 def _net_forced(ctx: Context) -> bool:

@@ -21,13 +21,35 @@ _VERBS_LIBS = re.compile(r"\b(?:libibverbs|librdmacm|libmlx5)\.so")
 BROKEN_PLUGIN = ["symbol_missing", "unsupported", "broken", "unpack_incompatible", "dep_missing"]
 
 
+# NCCL's prefix "<host>:<pid>:<tid> [<dev>]" at the start of a line whose logger name is a C++ signature
+# (aws-ofi-nccl >= 1.16, GPUDirect-TCPX: "int f(T**):418 NCCL WARN ..."), which the framing does not take apart.
+_NCCL_PREFIX_HOST = re.compile(r"^(?:\[[^\]]*\] )?(?P<host>[A-Za-z][\w.-]*):\d+:\d+ \[\d+\] ")
+
+
+def _host(ctx: Context, ev) -> str | None:
+    if host := ctx.host_for(ev):
+        return host
+    m = _NCCL_PREFIX_HOST.match(ev.text or "")
+    return m.group("host") if m else None
+
+
+def _is_plugin_lib(name: str) -> bool:
+    return name.rsplit("/", 1)[-1].startswith("libnccl-net")
+
+
 def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
+    if other := _plugin_names_other_cause(rule, ctx):
+        return other
     facts = ctx.facts
     plugin_env = ctx.captures(rule, "plugin", ["plugin_env"]) + facts.env_values("NCCL_NET_PLUGIN")
     # "Plugin load returned 2 : libibverbs.so.1: cannot open ... : when loading libnccl-net.so" (2.19-2.21)
     # names a library the plugin needs, not the plugin: the plugin is the one after "when loading".
+    # A library named libnccl-net* there is the plugin itself ("... libnccl-net-ofi.so: cannot open ... : when
+    # loading ofi", 2.21 after NCCL_NET_PLUGIN=ofi): the plugin asked for is missing.
     dependency = {
-        g["plugin_e"] for ev, g in ctx.samples(rule, ["not_found"]) if g.get("plugin_e") and "when loading" in ev.text
+        g["plugin_e"]
+        for ev, g in ctx.samples(rule, ["not_found"])
+        if g.get("plugin_e") and "when loading" in ev.text and not _is_plugin_lib(g["plugin_e"])
     }
     missing = [
         v
@@ -57,6 +79,30 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         return [ctx.make_finding(rule, ["any_failed", "network_not_found"], detail=detail + ".", values=values)]
     if ctx.stats(rule, ["ofi_failed"]):
         return _ofi_failed(rule, ctx, socket_hosts)
+    if tcpx := _tcpx_rxdm(rule, ctx):
+        return tcpx
+    if bad := ctx.captures(rule, "value", ["p2p_invalid"]):
+        detail = (
+            f"NCCL_PLUGIN_P2P={bad[0]} is not a transport HPC-X's net plugin knows (ib, ucx, ucx_rma, ucx_uct, "
+            "ucx_uct_read; the ucx ones only where the plugin was built with UCX): it goes on with IB verbs"
+        )
+        return [
+            ctx.make_finding(
+                rule, ["p2p_invalid"], detail=detail + ".", severity="warning", confidence=0.5,
+                values={"what": f"NCCL_PLUGIN_P2P={bad[0]} is not a value the plugin knows."},
+            )
+        ]  # fmt: skip
+    if ctx.stats(rule, ["ucx_tls_gpu"]):
+        detail = (
+            "HPC-X's UCX net plugin refuses UCX_TLS (or NCCL_UCX_TLS) naming cuda or gdr transports and does not start, "
+            "so NCCL uses its built-in transport; name host transports only (e.g. UCX_TLS=rc_x) or unset it"
+        )
+        return [
+            ctx.make_finding(
+                rule, ["ucx_tls_gpu"], detail=detail + ".", severity=None if ctx.job_failed() else "warning",
+                confidence=0.7, values={"what": "UCX_TLS names transports the UCX net plugin refuses."},
+            )
+        ]  # fmt: skip
     if sharp := ctx.samples(rule, ["sharp_failed"]):
         why = sharp[0][1].get("why", "").strip()
         detail = (
@@ -153,7 +199,7 @@ def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Findi
     # FI_ENODATA ("No data available", v0.9's "Could not find any optimal provider"): no provider found a
     # device, which ib-devices-not-mounted names as the likelier root; the plugin itself is not broken.
     no_device = why.endswith("No data available") or "optimal provider" in why
-    hosts = sorted({h for ev, _ in ofi if (h := ctx.host_for(ev))}, key=natural_key)
+    hosts = sorted({h for ev, _ in ofi if (h := _host(ctx, ev))}, key=natural_key)
     nets = sorted(
         {n for h in ctx.facts.hosts.values() for n in h.nets if "ofi" not in n.lower() and "libfabric" not in n.lower()}
     )
@@ -181,22 +227,88 @@ def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Findi
 def _ofi_warned(rule: Rule, ctx: Context) -> list[Finding]:
     """A WARN of aws-ofi-nccl that no rule knows: the plugin met a state it does not handle. A suspect
     only where nothing else (GDR, the EFA device, a link) is named."""
-    warned = ctx.samples(rule, ["ofi_warn"])
+    warned = ctx.samples(rule, ["ofi_warn", "ofi_warn_unframed"])
     others = ("gdr-disabled", "ib-devices-not-mounted", "ib-link-fault", "nccl-tcp-fallback", "ib-verbs-library-missing")
     if not warned or any(ctx.count(r) for r in others):
         return []
     why = warned[0][1]["why"]
-    hosts = sorted({h for ev, _ in warned if (h := ctx.host_for(ev))}, key=natural_key)
+    hosts = sorted({h for ev, _ in warned if (h := _host(ctx, ev))}, key=natural_key)
     detail = (
         f'The aws-ofi-nccl net plugin warned "NET/OFI {why[:120]}": a state it does not handle (often a plugin or '
         "libfabric version that does not match this NCCL or the instance's EFA setup)"
     )
     return [
         ctx.make_finding(
-            rule, ["ofi_warn"], detail=detail + ".", hosts=hosts or None, confidence=0.4,
+            rule, ["ofi_warn", "ofi_warn_unframed"], detail=detail + ".", hosts=hosts or None, confidence=0.4,
             severity=None if ctx.job_failed() else "warning",
             assumed=["the warning is why the job failed: nothing else in the logs says what did"],
             values={"what": "The aws-ofi-nccl plugin met a state it does not handle."},
+        )
+    ]  # fmt: skip
+
+
+def _plugin_names_other_cause(rule: Rule, ctx: Context) -> list[Finding]:
+    """A plugin's own message that shows a cause of another id: EFA's words for a peer that stopped
+    answering (ib-link-fault), a plugin that finds no interface (nccl-socket-ifname)."""
+    found = []
+    link = ctx.rules.get("ib-link-fault")
+    efa = ctx.samples(rule, ["efa_unresponsive", "efa_unreachable"])
+    if efa and ctx.stats(rule, ["efa_security_group"]):
+        efa = [(ev, g) for ev, g in efa if "Unreachable" not in g["what"]]  # the security group, not a link
+    if link and efa:
+        ev, g = efa[0]
+        host = _host(ctx, ev)
+        detail = (
+            f'The EFA fabric reported "{g["what"]}"{" on " + host if host else ""}: a peer that had been reachable '
+            "stopped answering (its EFA link, its node, or the process on it went away); the collectives on that "
+            "connection fail"
+        )
+        found.append(
+            ctx.make_finding(
+                link, [], detail=detail + ".", evidence=pick_evidence(e for e, _ in efa), hosts=[host] if host else None,
+                confidence=0.7, values={"hca": "its EFA device"},
+                assumed=["the peer's link or node failed: a peer process that crashed looks the same from here"],
+            )
+        )  # fmt: skip
+    socket = ctx.rules.get("nccl-socket-ifname")
+    if socket and (none := ctx.samples(rule, ["plugin_no_interface"])):
+        ev, g = none[0]
+        plugin = g["plugin"]
+        env = "NCCL_GPUDIRECTTCPX_CTRL_DEV" if g.get("ctrl") else (
+            "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME" if plugin.startswith("GPUDirectTCPX") else "NCCL_SOCKET_IFNAME"
+        )  # fmt: skip
+        detail = (
+            f"The {plugin} net plugin found no {'control ' if g.get('ctrl') else ''}network interface matching {env} "
+            f"({'it uses no control NIC' if g.get('ctrl') else 'it cannot start'}): the setting names NICs this "
+            "node (or pod) does not have"
+        )
+        hosts = sorted({h for e, _ in none if (h := _host(ctx, e))}, key=natural_key)
+        found.append(
+            ctx.make_finding(
+                socket, [], detail=detail + ".", evidence=pick_evidence(e for e, _ in none), hosts=hosts or None,
+                confidence=0.75, severity="warning" if g.get("ctrl") and not ctx.job_failed() else None,
+            )
+        )  # fmt: skip
+    return found
+
+
+def _tcpx_rxdm(rule: Rule, ctx: Context) -> list[Finding]:
+    """GPUDirect-TCPX cannot reach the receive-datapath-manager (RxDM) that hands it GPU receive buffers and
+    programs flow steering: the sidecar/daemon is not running on the node or its socket is not mounted."""
+    seen = ctx.samples(rule, ["tcpx_rxdm", "tcpx_gpumem"])
+    if not seen:
+        return []
+    ev, g = seen[0]
+    where = f" (unix socket {g['socket']})" if g.get("socket") else ""
+    detail = (
+        f'GPUDirect-TCPX could not use its receive-datapath-manager: "{g["what"]}"{where}; the RxDM sidecar (tcpx '
+        "daemon) must run on the node with its socket directory (/run/tcpx) mounted into the workload"
+    )
+    hosts = sorted({h for e, _ in seen if (h := _host(ctx, e))}, key=natural_key)
+    return [
+        ctx.make_finding(
+            rule, ["tcpx_rxdm", "tcpx_gpumem"], detail=detail + ".", hosts=hosts or None, confidence=0.8,
+            values={"what": "GPUDirect-TCPX could not reach its receive-datapath-manager."},
         )
     ]  # fmt: skip
 
