@@ -219,7 +219,11 @@ def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Findi
             severity=severity,
             confidence=0.55 if no_device else 0.8,
             assumed=assumed,
-            values={"what": "The aws-ofi-nccl plugin found no usable libfabric provider."},
+            values={
+                "what": "The aws-ofi-nccl plugin found no usable libfabric provider."
+                if no_device
+                else f"The aws-ofi-nccl plugin could not start ({why[:80]})."
+            },
         )
     ]
 
