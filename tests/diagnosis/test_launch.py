@@ -846,3 +846,60 @@ def test_nccl_tests_and_nvshmem_words_for_a_layout_larger_than_the_node(rules):
 def test_deepspeed_mii_placing_fewer_replicas_than_asked_is_a_layout_that_does_not_fit(rules):
     line = "ValueError: Only able to place 0 replicas, but 2 replicas were requested."
     assert "only 0 of the 2 model replicas" in top(diagnose(rules, [line]), "world-size-mismatch").detail
+
+
+# ------------------------------------------------------------ session 16: PMIx forms from upstream source
+def test_pmix_init_box_with_a_status_other_than_unreachable_had_a_server_and_says_what_to_change(rules):
+    init = diagnose(rules, [line.format(reason="PMIX_ERR_INIT") for line in OMPI5_INIT_BOX])
+    finding = top(init, "pmix-runtime-error")
+    assert "PMIX_MCA_psec=native" in finding.detail and "pmix-not-used" not in ids(init)
+    mismatch = top(diagnose(rules, [line.format(reason="PMIX_ERR_NOT_SUPPORTED") for line in OMPI5_INIT_BOX]), "pmix-runtime-error")
+    assert "--mpi=pmix_vN" in mismatch.detail
+
+
+def test_open_mpi_s_failed_pmix_fence_in_mpi_init_is_a_run_time_error_naming_what_it_returned(rules):
+    box = [
+        "It looks like MPI_INIT failed for some reason; your parallel process is",
+        "  opal_pmix.fence() failed",
+        '  --> Returned "Timeout" (-15) instead of "Success" (0)',
+        TASK_FAILED,
+    ]
+    finding = top(diagnose(rules, box), "pmix-runtime-error")
+    assert "opal_pmix.fence()" in finding.detail and '"Timeout"' in finding.detail and "PMIxTimeout" in finding.detail
+
+
+def test_mpich_s_pmix_client_finding_no_server_is_a_launch_without_pmix_but_a_refused_one_is_not(rules):
+    stack = [
+        "Abort(1091471) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+        "MPIR_Init_thread(136):",
+        "MPIR_pmi_init(152)...: PMIX_Init returned {code}",
+    ]
+    unreach = diagnose(rules, [line.format(code="-25") for line in stack])
+    assert "--mpi=pmix" in top(unreach, "pmix-not-used").detail and "pmix-runtime-error" not in ids(unreach)
+    refused = diagnose(rules, [line.format(code="-12") for line in stack])
+    assert top(refused, "pmix-runtime-error") and "pmix-not-used" not in ids(refused)
+
+
+def test_srun_s_pmi1_server_hearing_twice_from_one_task_means_more_processes_than_tasks(rules):
+    report = diagnose(rules, ["srun: error: PMK_KVS_Barrier duplicate request from task 3", TASK_FAILED])
+    assert "task 3" in top(report, "pmix-not-used").detail
+
+
+def test_pmix_helpers_that_name_their_setting_a_usock_directive_a_stale_rendezvous_and_two_pmix_installs(rules):
+    usock = ['PMIx no longer supports the "usock" transport for client-server', TASK_FAILED]
+    assert "PMIX_MCA_ptl" in top(diagnose(rules, usock), "pmix-runtime-error").detail
+    stale = ["The PMIx server was unable to setup a rendezvous point. This is", TASK_FAILED]
+    assert "stale" in top(diagnose(rules, stale), "pmix-runtime-error").detail
+    versions = ["An unexpected version of PMIx was loaded:", "  Detected:  4.2.9", TASK_FAILED]
+    assert "library path" in top(diagnose(rules, versions), "pmix-runtime-error").detail
+    hosts = ["Unfortunately, the connection was refused due to a failure to", TASK_FAILED]
+    assert "security domains" in top(diagnose(rules, hosts), "pmix-runtime-error").detail
+
+
+def test_slurms_ring_fence_falling_back_to_the_tree_is_no_pmix_failure(rules):
+    notice = (
+        "slurmstepd: error:  mpi/pmix_v4: pmixp_info_srv_fence_coll_type: node017 [0]: pmixp_info.c:113: Ring "
+        "collective algorithm cannot be used with Slurm RPC's communication subsystem. Tree-based collective will "
+        "be used instead."
+    )
+    assert "pmix-runtime-error" not in ids(diagnose(rules, [notice, "step 100 loss 2.31"]))

@@ -32,6 +32,11 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
             assumed = ["the job has several ranks: one process alone may run as a singleton on purpose"]
             return [ctx.make_finding(rule, severity="warning", confidence=0.45, assumed=assumed)]
         return [ctx.make_finding(rule, confidence=0.7)]
+    if found and {n for n, _ in found} <= set(_NO_SERVER_DETAILS):
+        # MPI's own words for a process that found no PMI server at all, each saying which (pmix_not_used's
+        # default quotes the line; these name what the line means).
+        detail = _NO_SERVER_DETAILS[next(n for n in _NO_SERVER_DETAILS if ctx.stats(rule, [n]))]
+        return [ctx.make_finding(rule, detail=detail + ".", confidence=0.7)]
     if found and {n for n, _ in found} == {"pmi2_job_getid"}:
         detail = (
             "the MPI's PMI-2 client could not get its job id from the launcher (PMI2_Job_GetId failed in "
@@ -60,6 +65,24 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
     return []
 
 
+_NO_SERVER_DETAILS = {
+    "mpich_pmix_unreach": (
+        "MPICH's PMIx client found no PMIx server (PMIx_Init returned -25, PMIX_ERR_UNREACH): the launcher gave "
+        "the process none; start it with srun --mpi=pmix (srun --mpi=list shows the types), or use an MPICH built "
+        "for PMI-2 with srun --mpi=pmi2"
+    ),
+    "mpich_singinit": (
+        "MPICH's PMI client ran as a singleton (no PMI server: not started by srun --mpi=pmi2 / pmix or by "
+        "mpiexec) and then needed the process manager; start it with srun --mpi=pmi2 (or pmix) or mpiexec"
+    ),
+    "pmi1_duplicate": (
+        "srun's PMI-1 server heard twice from task {task} at its barrier: several processes claim that task's "
+        "PMI rank (an mpirun or a program that forks MPI processes inside one srun task); start one MPI process "
+        "per srun task, or use mpirun alone in the allocation"
+    ),
+}
+
+
 def _ends_its_log(ctx: Context, evidence: list) -> bool:
     """Whether one of these lines is the last of its file that says something (a paste's closing
     fence, a blank line or a bare prompt after it do not count)."""
@@ -76,8 +99,10 @@ def _client_reached_for_a_server(ctx: Context) -> bool:
         return False
     if any(f.rsplit("/", 1)[-1].startswith("ptl_") for f in ctx.captures(runtime, "file", ["pmix_error"])):
         return True
-    if ctx.stats(runtime, ["cred_rejected", "uid_mismatch"]):
+    if ctx.stats(runtime, ["cred_rejected", "uid_mismatch", "authent_fail"]):
         return True  # a server that checked (and refused) the client's credential
+    if _init_status(runtime, ctx):
+        return True  # Open MPI 5's PMIx_Init box with a status other than "no server": it had one
     # PMIx_Init itself failing for want of resources (its data store) also had a server to ask.
     return any(
         g["file"].endswith("pmix_client.c") and "RESOURCE" in g["status"]
@@ -103,11 +128,120 @@ def _data_store_failed(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.7)]
 
 
-def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
-    if not ctx.stats(rule):
+def _init_status(rule: Rule, ctx: Context) -> str | None:
+    """The status Open MPI 5's "PMIx_Init failed for the following reason:" box names, when it is not
+    PMIX_ERR_UNREACH: Open MPI starts singletons on that one (no server), so any other status failed
+    with a server the launcher did give."""
+    if not ctx.count("pmix-not-used", ["pmix_init_failed"]):
+        return None
+    statuses = [s for s in ctx.captures(rule, "status", ["init_status"]) if s != "PMIX_ERR_UNREACH"]
+    return statuses[0] if statuses else None
+
+
+_INIT_STATUS_DETAILS = {
+    "PMIX_ERR_INIT": (
+        "PMIx_Init failed setting up the client itself (PMIX_ERR_INIT): it could not load the security or "
+        "data-store module the server's environment names (PMIX_SECURITY_MODE, PMIX_GDS_MODULE: munge or a dstore "
+        "missing from a container image), or PMIX_MCA_ptl=usock was set; PMIX_MCA_psec=native and "
+        "PMIX_MCA_gds=hash avoid both"
+    ),
+    "PMIX_ERR_NOT_SUPPORTED": (
+        "the PMIx client and the step's PMIx server did not agree (PMIX_ERR_NOT_SUPPORTED): their PMIx versions or "
+        "security modes differ, typically the MPI's PMIx (a container's) against the one Slurm's mpi/pmix_vN plugin "
+        "was built with; use the srun --mpi=pmix_vN of the MPI's PMIx major version (srun --mpi=list), or "
+        "PMIX_MCA_psec=native"
+    ),
+}
+
+
+def _setup_failed(rule: Rule, ctx: Context) -> list[Finding]:
+    """PMIx itself failing to set up a client or server connection, each form naming what to change."""
+    status = _init_status(rule, ctx)
+    if status:
+        detail = _INIT_STATUS_DETAILS.get(
+            status,
+            f"PMIx_Init failed with the step's PMIx server ({status}): the launcher did start one (a launch "
+            "without PMIx would have started singletons); the MPI's PMIx and the one Slurm's mpi/pmix plugin was "
+            "built with may differ in version or security mode",
+        )
+        return [ctx.make_finding(rule, ["init_status"], detail=detail + ".", confidence=0.7)]
+    forms = {
+        "usock_directive": (
+            "PMIx 4+ refuses the usock transport that PMIX_MCA_ptl=usock asks for: an older launcher's or a "
+            "container hook's setting left in the task's environment (PMIX_PTL_MODULE passed on); unset "
+            "PMIX_MCA_ptl",
+            "error",
+        ),
+        "server_rendezvous": (
+            "the PMIx server could not set up its rendezvous socket: a stale socket file of an earlier job, or a "
+            "TMPDIR whose path is too long for a Unix socket; clear the stale pmix files or give it a short "
+            "directory (TMPDIR, SLURM_PMIX_TMPDIR / mpi.conf PMIxCliTmpDirBase)",
+            "error",
+        ),
+        "msg_size": (
+            "PMIx received a message header announcing more than it accepts: client and server frame messages "
+            "differently (two PMIx versions, the MPI's against Slurm's mpi/pmix plugin's) or the stream broke",
+            None,
+        ),
+        "rendezvous_file": (
+            "PMIx could not write its rendezvous file {path}: the directory is not writable by the job's user or "
+            "does not exist on this node (TMPDIR, SLURM_PMIX_TMPDIR)",
+            None,
+        ),
+    }
+    for name, (detail, severity) in forms.items():
+        if ctx.stats(rule, [name]):
+            if severity is None and not ctx.job_failed():
+                assumed = ["the job failed of it: the logs show this PMIx error but no failure line"]
+                return [
+                    ctx.make_finding(
+                        rule, [name], detail=detail + ".", severity="warning", confidence=0.5, assumed=assumed
+                    )
+                ]
+            return [ctx.make_finding(rule, [name], detail=detail + ".", confidence=0.7)]
+    return []
+
+
+_OMPI_FENCE = ["ompi_fence", "ompi_pmix_fence", "ompi_pmix_barrier"]
+
+
+def _ompi_fence(rule: Rule, ctx: Context) -> list[Finding]:
+    """Open MPI's MPI_Init box saying its PMIx fence (the modex every rank joins) failed, with nothing of
+    Slurm's side to name the node: the fence runs through Slurm's PMIx server and the stepds' network."""
+    others = [s.name for s in rule.signatures if s.name not in _OMPI_FENCE and not s.fact]
+    if not ctx.stats(rule, _OMPI_FENCE) or ctx.stats(rule, others):
         return []
-    mpich = {"mpich_pmi_failed", "mpich_pmi_connect"}
-    if {n for n, _ in ctx.stats(rule)} <= mpich and ctx.count("pmix-not-used"):
+    call = ctx.captures(rule, "call", _OMPI_FENCE)[0]
+    returned = ctx.captures(rule, "returned", ["ompi_returned"])
+    said = f' (returned "{returned[0]}")' if returned else ""
+    detail = (
+        f"MPI_Init's PMIx fence {call} failed{said}: the exchange of every rank's connection data through the "
+        "step's PMIx server did not complete; a node's slurmstepd did not answer in time (its node, or the network "
+        "between the nodes' stepds); slurmstepd's own log names the nodes (raise PMIxTimeout in mpi.conf / "
+        "SLURM_PMIX_TIMEOUT for large steps)"
+    )
+    return [ctx.make_finding(rule, _OMPI_FENCE, detail=detail + ".", confidence=0.7)]
+
+
+# Slurm's PMIx plugin logs these at error level, then goes on: the ring fence asked for in mpi.conf needs
+# direct connections, so it falls back to the tree-based one (pmixp_info.c).
+_PLUGIN_NOTICES = ("Ring collective algorithm cannot be used",)
+
+
+def _only_plugin_notices(rule: Rule, ctx: Context) -> bool:
+    if {n for n, _ in ctx.stats(rule)} != {"pmixp_error"}:
+        return False
+    return all(g["message"].startswith(_PLUGIN_NOTICES) for _ev, g in ctx.samples(rule, ["pmixp_error"]))
+
+
+def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
+    if not ctx.stats(rule) and not _init_status(rule, ctx):
+        return []
+    if _only_plugin_notices(rule, ctx):
+        return []
+    mpich = {"mpich_pmi_failed", "mpich_pmi_connect", "mpich_pmi2_failed"}
+    names = {n for n, _ in ctx.stats(rule)}
+    if names and names <= mpich and ctx.count("pmix-not-used"):
         return []  # MPICH's PMI calls failing after it said the launcher speaks another PMI: that mismatch is the cause
     frameworks = ctx.captures(rule, "framework", ["component_missing"])
     only_box = not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"])
@@ -160,17 +294,21 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
                 "I_MPI_HYDRA_IFACE picks the network)"
             )
         return [ctx.make_finding(rule, daemons, detail=detail + ".", confidence=0.7)]
-    refused = [n for n, _ in ctx.stats(rule, ["cred_rejected", "uid_mismatch"])]
+    refused = [n for n, _ in ctx.stats(rule, ["cred_rejected", "uid_mismatch", "authent_fail"])]
     if refused:
         # The client reached its server, which would not take its credential: munge (psec) not
         # reachable from the task, or a task running under another uid than the one registered.
         detail = (
             "the PMIx server refused the client's credential"
             + (" (the client runs under another user ID than the one registered)" if "uid_mismatch" in refused else "")
+            + (" (one host uses munge and the other not: their security domains differ)" if "authent_fail" in refused else "")
             + ": psec could not vouch for the task (munge's socket not mounted into the container, munge keys "
             "that differ between nodes, or a task started as another user); PMIX_MCA_psec=native avoids munge"
         )
         return [ctx.make_finding(rule, refused, detail=detail + ".", confidence=0.75)]
+    setup = _setup_failed(rule, ctx) or _ompi_fence(rule, ctx)
+    if setup:
+        return setup
     cray = _cray_pmi(rule, ctx)
     if cray:
         return cray
@@ -178,6 +316,16 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     store = _data_store_failed(rule, ctx)
     if store:
         return store
+    if ctx.stats(rule, ["pmix_version_loaded", "pmix_two_installs"]) and not ctx.stats(rule, ["pmix_symbol"]):
+        detail = (
+            "Open MPI's PMIx component found another libpmix than the one it was built for"
+            if ctx.stats(rule, ["pmix_version_loaded"])
+            else "Open MPI was pointed at two PMIx installations (its own copy and another, by environment variables)"
+        ) + (
+            ": two MPI or PMIx installations are on the library path (LD_LIBRARY_PATH, a container's MPI beside the "
+            "host's); use one stack, or rebuild Open MPI --with-pmix pointing at the PMIx the launcher uses"
+        )
+        return [ctx.make_finding(rule, ["pmix_version_loaded", "pmix_two_installs"], detail=detail + ".", confidence=0.7)]
     if ctx.stats(rule, ["pmix_symbol"]):
         ev, g = ctx.samples(rule, ["pmix_symbol"])[0]
         detail = (
