@@ -759,3 +759,96 @@ def test_pytorch_finding_no_driver_is_a_container_without_gpus_an_error_once_the
     assert found(diagnose(rules, [warning]), "container-runtime-error").severity == "warning"
     failed = [warning, "RuntimeError: No CUDA GPUs are available", "srun: error: n1: task 0: Exited with exit code 1"]
     assert found(diagnose(rules, failed), "container-runtime-error").severity == "error"
+
+
+# ------------------------------------------------ session 16: resumes, index caches, mounts (upstream forms)
+def ds_latest_missing(where: str) -> str:
+    return (
+        f"[2025-03-02 12:01:33,750] [WARNING] [engine.py:2914:load_checkpoint] Unable to find latest file at {where}/latest, "
+        "if trying to load latest checkpoint please ensure this file exists or pass an explicit checkpoint tag when loading "
+        "a checkpoint."
+    )
+
+
+def ds_loading(where: str) -> str:
+    return (
+        "[2025-03-02 12:01:34,102] [INFO] [torch_checkpoint_engine.py:27:load] [Torch] Loading checkpoint from "
+        f"{where}/global_step2000/mp_rank_00_model_states.pt..."
+    )
+
+
+def test_one_node_resuming_while_another_finds_no_checkpoint_in_the_same_tmp_dir_is_node_local(rules):
+    lines = [
+        "[rank0]:[titan] 2025-03-02 12:01:33,750 - root - INFO - Loading the checkpoint from /tmp/titan/checkpoint/step-1000.",
+        "[rank8]:[titan] 2025-03-02 12:01:33,752 - root - INFO - No checkpoint was provided, this is a fresh start.",
+    ]
+    finding = top(diagnose(rules, lines), "node-local-path")
+    # Nothing failed yet: the ranks disagree, which is worth a warning, not an error.
+    assert finding.severity == "warning" and "found no checkpoint there" in finding.detail
+
+
+def test_a_shared_checkpoint_one_node_loads_and_another_cannot_see_is_shared_storage(rules):
+    lines = ["0: " + ds_loading("/lustre/proj/ckpt/gpt"), "8: " + ds_latest_missing("/lustre/proj/ckpt/gpt")]
+    finding = top(diagnose(rules, lines), "shared-storage-missing")
+    assert "another found nothing there" in finding.detail
+    # Every rank of a first run finding no 'latest' is no finding at all.
+    first_run = [f"{t}: " + ds_latest_missing("/lustre/proj/ckpt/gpt") for t in (0, 8)]
+    assert not {"node-local-path", "shared-storage-missing"} & ids(diagnose(rules, first_run))
+
+
+def test_ranks_reading_different_megatron_tracker_iterations_have_one_load_dir_per_node(rules):
+    line = (
+        "WARNING: on rank 8 found iteration 1000 in the metadata while max iteration across the ranks is 2000, "
+        "replacing it with max iteration."
+    )
+    finding = top(diagnose(rules, FOUR_NODES + [line]), "node-local-path")
+    assert finding.severity == "warning" and "not reading one --load directory" in finding.detail
+
+
+def test_composer_checkpoint_found_on_rank_0_only_names_the_local_save_folder(rules):
+    looking = (
+        "2025-03-02 12:01:33,750: rank8[48211][MainThread]: INFO: composer.trainer.trainer: Looking for autoresume "
+        "checkpoint: sft/checkpoints/latest-rank0.pt (remote), /tmp/composer/sft/checkpoints/latest-rank0.pt (local)"
+    )
+    failed = "RuntimeError: Downloading the checkpoint to all nodes failed"
+    finding = top(diagnose(rules, [looking, failed]), "node-local-path")
+    assert "/tmp/composer/sft/checkpoints/latest-rank0.pt" in finding.detail and finding.severity == "error"
+
+
+def test_a_relative_script_run_from_the_tmp_fallback_blames_the_missing_working_directory(rules):
+    lines = [
+        "slurmstepd: error: couldn't chdir to `/lustre/proj/alice/llama3': No such file or directory: going to /tmp instead",
+        "/opt/conda/bin/python3: can't open file '/tmp/train.py': [Errno 2] No such file or directory",
+    ]
+    report = diagnose(rules, lines)
+    top(report, "shared-storage-missing")
+    assert "node-local-path" not in ids(report)
+
+
+def test_a_container_mount_source_under_tmp_is_node_local_not_a_runtime_error(rules):
+    lines = ["slurmstepd: error: pyxis: --container-mounts: source path does not exist: /tmp/alice/data"]
+    report = diagnose(rules, placed(0, 8) + lines + task_failed(1))
+    assert "/tmp/alice/data" in top(report, "node-local-path").detail
+    assert "container-runtime-error" not in ids(report)
+    # A squash file that enroot create cannot find on this node's /tmp: the same.
+    squash = [
+        "slurmstepd: error: pyxis: failed to create container filesystem for image: /tmp/pytorch.sqsh",
+        "slurmstepd: error: pyxis: printing enroot log file:",
+        "slurmstepd: error: pyxis:     [ERROR] No such file or directory: /tmp/pytorch.sqsh",
+    ]
+    report = diagnose(rules, placed(0, 8) + squash + task_failed(1))
+    top(report, "node-local-path")
+    assert "container-runtime-error" not in ids(report)
+
+
+def test_a_checkpoint_library_not_finding_a_shared_path_on_one_node_is_shared_storage(rules):
+    def missing(rank: int) -> str:
+        return (
+            f"[rank{rank}]: megatron.core.dist_checkpointing.core.CheckpointingException: Checkpoint directory "
+            "/lustre/proj/ckpt/gpt/iter_0002000 does not exist"
+        )
+
+    finding = found(diagnose(rules, FOUR_NODES + [missing(9)]), "shared-storage-missing")
+    assert finding.hosts == ["slinky-1"]
+    # Missing for every rank, rank 0 (which saved it) included: a wrong path, not a mount.
+    assert "shared-storage-missing" not in ids(diagnose(rules, FOUR_NODES + [missing(r) for r in (0, 8, 9, 16, 24)]))

@@ -30,6 +30,7 @@ NODE_LOCAL_PARTS = (
     "/mnt/nvme",
     "/opt/dlami/nvme/",
     "/local_disk0/",
+    "/local_nvme/",  # a site's per-node NVMe (/local_nvme, /mnt/local_nvme)
     "$TMPDIR",
     "${TMPDIR}",
     "SLURM_TMPDIR",

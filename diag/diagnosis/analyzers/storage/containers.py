@@ -311,11 +311,17 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             part += f" (and in an #SBATCH line the value was cut at '#', leaving '{value}')"
         parts.append(part)
     shared = "shared-storage-missing" in ctx.findings
+    local = "node-local-path" in ctx.findings  # a source or squash file on one node's own disk: that is the finding
     mounts = [
         (ev, g)
         for ev, g in ctx.samples(rule, ["mount_failed", "mount_other", "source_missing", "docker_device"])
-        if not (shared and g.get("src", "").startswith(SHARED_PREFIXES))
+        if not (shared and g.get("src", "").startswith(SHARED_PREFIXES)) and not (local and node_local(g.get("src", "")))
     ]
+    if local and chosen == {"pyxis_other"} | (chosen & generic) and all(
+        "container filesystem for image" in g["what"] and node_local(g["rest"].lstrip(": "))
+        for _, g in ctx.samples(rule, ["pyxis_other"])
+    ):
+        return []  # enroot create found no squash file on this node's local disk: node-local-path says so
     if mounts:
         srcs = list(dict.fromkeys(g["src"] for _, g in mounts))
         reason = first_or([g["reason"] for _, g in mounts if g.get("reason")], "source path does not exist")
@@ -330,7 +336,7 @@ def container_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             )
         elif any(s.startswith("/dev/infiniband") for s in srcs):
             parts.append("that node has no /dev/infiniband (no IB driver or HCA): exclude it or drop the mount there")
-    elif chosen <= {"mount_failed", "mount_other", "source_missing", "docker_device"} | generic and shared:
+    elif chosen <= {"mount_failed", "mount_other", "source_missing", "docker_device"} | generic and (shared or local):
         return []  # the mount failed because the shared file system is missing there: that is the finding
     parts += sentences(rule, ctx, chosen, SENTENCES)
     if not parts:

@@ -7,7 +7,7 @@ import re
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import node_local
 from diag.diagnosis.analyzers.storage.containers import named_container_made_nowhere
-from diag.diagnosis.analyzers.storage.shared import SHARED_FS_PREFIXES, SHARED_PREFIXES
+from diag.diagnosis.analyzers.storage.shared import SHARED_FS_PREFIXES, SHARED_PREFIXES, resume_split
 from diag.diagnosis.context import MULTI_NODE_ASSUMED, Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 
@@ -54,6 +54,11 @@ _MISSING_PATHS = [
     "composer_missing",
     "composer_not_found",
     "nemo_file_missing",
+    # DeepSpeed's resume through OpenRLHF / transformers, Lightning's FSDP load, Megatron's
+    # --exit-on-missing-checkpoint: a checkpoint directory this rank does not see.
+    "ds_resume_failed",
+    "lightning_invalid",
+    "megatron_exit_missing",
     "exc_missing_path",
     "exc_missing_path_other",
 ]
@@ -103,10 +108,13 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
     failed = ctx.job_failed()
     shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS + _NOTICE_FORMS)} if not failed else set()
+    fell_back = _fell_back_to_tmp(rule, ctx)
     for ev, g in ctx.samples(rule, _MISSING_PATHS):
         path = _clean_path(g.get("path") or g.get("path2") or g.get("pbs") or "")
         if not path or any(word in ev.text for word in _CONTAINER_WORDS):
             continue
+        if fell_back and path.startswith("/tmp/") and ctx.host_for(ev) in fell_back:
+            continue  # a relative path resolved in slurmstepd's /tmp fallback: the working directory is the cause
         if ev in shell or "cannot remove" in ev.text:
             continue  # a shell's or a program's complaint in a run that went on (rm -f noise, a probe)
         if RENAME_SOURCE.search(ev.text):
@@ -188,6 +196,9 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     for ev, _g in ctx.samples(rule, ["cannot_see"]):
         local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8, None))
     local += _framework_signs(rule, ctx)
+    local += _container_sources(rule, ctx)
+    soft = _split_signs(rule, ctx)  # signs of ranks that disagree, not of a failure: a warning until something fails
+    local += soft
     local += _pathless_signs(rule, ctx, rank0_host, dcp_failed)
     local += _working_dir_elsewhere(rule, ctx)
     written = [(ev, g) for ev, g in ctx.samples(rule, ["written", "written_dir"]) if node_local(g.get("path", ""))]
@@ -208,10 +219,12 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         job = "this job" if MULTI_NODE_ASSUMED in assumed or not ctx.facts.node_count() else f"this {ctx.facts.node_count()}-node job"
         where = hosts_text(hosts) if hosts else "other nodes"
         detail = f"{', '.join(paths[:4])} was not found on {where} of {job}: {'; '.join(why[:3])}"
+        only_soft = len(soft) == len(local)
         return [
             ctx.make_finding(
                 rule,
                 [s.name for s in rule.signatures],
+                severity="warning" if only_soft and not failed else None,
                 detail=detail,
                 evidence=evidence,
                 values={"path": ", ".join(paths[:4])},
@@ -423,6 +436,54 @@ def _pathless_signs(rule: Rule, ctx: Context, rank0_host: str | None, dcp_failed
             else:
                 signs.append((ev, what, why, 0.4, UNKNOWN_WHERE))
     return signs
+
+def _fell_back_to_tmp(rule: Rule, ctx: Context) -> set:
+    """Hosts where slurmstepd could not enter a working directory that is not node-local and ran the
+    task in /tmp instead: a relative path then resolves under /tmp there, a consequence, not the cause."""
+    return {
+        ctx.host_for(ev)
+        for ev, g in ctx.samples(rule, ["chdir"])
+        if "going to /tmp instead" in ev.text and not node_local(g.get("path", ""))
+    }
+
+
+def _container_sources(rule: Rule, ctx: Context) -> list[tuple]:
+    """A --container-mounts source on one node's own disk that this node lacks (pyxis' own check, or
+    enroot-mount's ENOENT). A source on shared storage is shared-storage-missing's or a wrong path."""
+    signs: list[tuple] = []
+    for ev, g in ctx.samples(rule, ["container_src_missing", "enroot_mount_missing"]):
+        path = _clean_path(g.get("path", ""))
+        if node_local(path):
+            why = "a container mount source on node-local storage, made on another node only"
+            signs.append((ev, path, why, 0.8, None))
+    return signs
+
+
+def _split_signs(rule: Rule, ctx: Context) -> list[tuple]:
+    """Ranks that disagree about what the checkpoint directory holds: Megatron's tracker file giving
+    ranks different iterations, Composer's latest checkpoint on rank 0 and not on every rank, a resume
+    that loaded on one rank and found nothing on another. One shared directory cannot do that; one
+    directory per node can."""
+    signs: list[tuple] = []
+    for ev, g in ctx.samples(rule, ["tracker_mismatch"]):
+        why = (
+            f"rank {g['rank']} read iteration {g['found']} from latest_checkpointed_iteration.txt while another rank "
+            f"read {g['max']}: the ranks are not reading one --load directory"
+        )
+        signs.append((ev, "the --load checkpoint directory", why, 0.6, None))
+    for ev, _g in ctx.samples(rule, ["composer_all_nodes"]):
+        paths = [_clean_path(p) for p in ctx.captures(rule, "path", ["composer_autoresume"])]
+        what = paths[0] if paths else "the latest autoresume checkpoint"
+        why = "Composer found it on rank 0 and not on every other rank: it was saved on rank 0's node only"
+        conf = 0.8 if paths and node_local(paths[0]) else 0.65
+        signs.append((ev, what, why, conf, None))
+    for empty, loaded in resume_split(ctx):
+        if loaded.startswith(SHARED_FS_PREFIXES):
+            continue  # a shared file system one node sees and another does not: shared-storage-missing
+        why = f"one rank loaded {loaded} while another found no checkpoint there: each node has its own copy of the directory"
+        signs.append((empty, loaded, why, 0.75 if node_local(loaded) else 0.5, None if node_local(loaded) else UNKNOWN_WHERE))
+    return signs
+
 
 def _path_like(text: str) -> bool:
     """A filesystem path rather than a Hub id (``org/name``): absolute, relative with ./ or ~, or deeper."""

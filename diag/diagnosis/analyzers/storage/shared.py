@@ -54,11 +54,89 @@ def _shared_path(text: str) -> str | None:
     return None
 
 
+# node-local-path's signatures for a checkpoint or dataset library saying, in its own words, that a
+# path is missing (the same meaning as ENOENT's "No such file or directory"). On a shared file system
+# they are this rule's to weigh: missing on some nodes only, or in one process of an excerpt.
+FRAMEWORK_MISSING = (
+    "mcore_missing",
+    "mcore_not_dist",
+    "ckpt_at_not_found",
+    "ckpt_path_missing",
+    "accelerate_missing",
+    "datasets_dir",
+    "datasets_find",
+    "datasets_no_info",
+    "datasets_no_data",
+    "datasets_local_file",
+    "composer_missing",
+    "composer_not_found",
+    "nemo_file_missing",
+    "nemo_cannot_resume",
+    "lightning_missing",
+    "lightning_invalid",
+    "ds_invalid",
+    "ds_no_files",
+    "ds_resume_failed",
+    "peft_missing",
+    "megatron_idx",
+    "container_src_missing",
+    "exc_missing_path",
+    "exc_missing_path_other",
+)
+_LOADS = ("loading_ckpt",)
+_EMPTY_RESUMES = ("resume_latest", "resume_tracker", "resume_scratch", "resume_fresh")
+
+
+def _framework_absent(ctx: Context) -> list[tuple]:
+    """(evidence, path) for frameworks' own "not found" lines naming a path on a shared file system."""
+    local = ctx.rules.get("node-local-path")
+    if local is None:
+        return []
+    out = []
+    for ev, g in ctx.samples(local, list(FRAMEWORK_MISSING)):
+        path = (g.get("path") or g.get("path2") or "").strip("'\"`").rstrip(".,;:)")
+        if path.startswith(SHARED_FS_PREFIXES) and not node_local(path):
+            out.append((ev, path))
+    return out
+
+
+def resume_split(ctx: Context) -> list[tuple]:
+    """(evidence, loaded path) where one rank or node found no checkpoint to resume from (DeepSpeed's
+    missing 'latest', Megatron's tracker file, NeMo's empty checkpoint_dir, torchtitan's fresh start)
+    while another rank or node of the same job loaded one from the same directory: the two do not see
+    the same files. Harmless first-run notices stay harmless when every rank agrees."""
+    local = ctx.rules.get("node-local-path")
+    if local is None:
+        return []
+    loads = [(ev, g.get("path", "")) for ev, g in ctx.samples(local, list(_LOADS)) if g.get("path")]
+    if not loads:
+        return []
+    out = []
+    for ev, g in ctx.samples(local, list(_EMPTY_RESUMES)):
+        where = (ctx.host_for(ev), ev.rank, ev.task)
+        empty_dir = (g.get("path") or "").rstrip("/")
+        if empty_dir.endswith(("/latest", "/latest_universal", "/latest_checkpointed_iteration.txt")):
+            empty_dir = empty_dir.rsplit("/", 1)[0]
+        for lev, path in loads:
+            other = (ctx.host_for(lev), lev.rank, lev.task)
+            if where == other or where == (None, None, None) or other == (None, None, None):
+                continue  # the same process, or lines that name neither node, rank nor task
+            if where[0] and other[0] and where[0] == other[0]:
+                continue  # two ranks of one node see the same disk
+            if empty_dir and not path.startswith(empty_dir + "/"):
+                continue
+            out.append((ev, path))
+            break
+    return out
+
+
 def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = [n for n, _ in ctx.stats(rule)]
-    if not chosen:
+    framework = _framework_absent(ctx)
+    split = [(ev, p) for ev, p in resume_split(ctx) if p.startswith(SHARED_FS_PREFIXES)]
+    if not chosen and not framework and not split:
         return []
-    broken, absent = [], []  # (evidence, path)
+    broken, absent = [], list(framework)  # (evidence, path)
     for ev, g in ctx.samples(rule, chosen):
         path = g.get("path") if g.get("path", "").startswith(SHARED_PREFIXES) else _shared_path(ev.text)
         if path is None and g.get("why"):
@@ -80,7 +158,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     failing = {h for ev, _ in absent if (h := ctx.host_for(ev))}
     # Missing or refused on some nodes while the job has others: a mount problem, not a wrong path.
     partial = bool(failing) and facts.multi_node() and len(failing) < max(facts.node_count(), len(known))
-    chosen_pairs = broken + (absent if partial else [])
+    chosen_pairs = broken + (absent if partial else []) + split
     assumed: list[str] = []
     if not chosen_pairs:
         chosen_pairs, assumed = _missing_in_an_excerpt(ctx, absent)
@@ -108,6 +186,8 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         others = sorted(known - failing, key=natural_key) if known - failing else []
         seen = f", while {hosts_text(others)} read it" if others else ""
         kinds.append(f"missing or refused on {hosts_text(sorted(failing, key=natural_key))} only{seen}")
+    if split:
+        kinds.append("one rank loaded the checkpoint from it while another found nothing there: that node does not see it")
     if assumed:
         kinds.append("missing where this excerpt's process ran, on a file system every node should mount")
     # Only the client's own complaint (NFS not responding, a Lustre eviction), no call that failed:
@@ -136,10 +216,12 @@ def _missing_in_an_excerpt(ctx: Context, absent: list) -> tuple[list, list[str]]
     or every node missing it: a wrong path) says otherwise."""
     if ctx.facts.nodes_known() is not None or not ctx.job_failed():
         return [], []
+    framework = {id(ev) for ev, _ in _framework_absent(ctx)}
     pairs = [
         (ev, p)
         for ev, p in absent
-        if p.startswith(SHARED_FS_PREFIXES) and ("No such file or directory" in ev.text or "chdir" in ev.text)
+        if p.startswith(SHARED_FS_PREFIXES)
+        and ("No such file or directory" in ev.text or "chdir" in ev.text or id(ev) in framework)
     ]
     where = {(ctx.host_for(ev), ev.rank) for ev, _ in pairs}
     if not pairs or len(where) > 1 or any(ev.rank == 0 for ev, _ in pairs):
