@@ -455,3 +455,14 @@ def test_other_timeout_reporters_name_the_rank_task_or_host_they_saw_stop(rules)
     for text, says, ranks in cases:
         finding = top(diagnose(rules, text.split("\n")), "nccl-timeout")
         assert says in finding.detail and finding.ranks == ranks, (says, finding.detail)
+
+
+def test_pytorchs_desync_report_names_the_ranks_behind_over_the_rank_that_timed_out(rules):
+    lines = WATCHDOG.split("\n") + [
+        "\t - [0] Timeout at collective: ALLREDUCE, #2",
+        "\t - To our best knowledge, ranks [1] are the lagging ranks that caused this timeout. They never joined any "
+        "collectives",
+    ]
+    finding = top(diagnose(rules, INIT + lines), "nccl-timeout")
+    assert finding.ranks == [1] and "rank 1 never joined any collective" in finding.detail
+    assert finding.hosts == ["slinky-1"]

@@ -56,8 +56,8 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     told = ["op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination"]
     if not ctx.stats(rule, names + told):
         for reader in (
-            _work_timeout, _blocking_wait, _ras_mismatch, _ras_missing, _flight_recorder, _rank_monitor, _jax_fate,
-            _ucc_timeout, _ras_peer, _store_timeout,
+            _work_timeout, _desync, _blocking_wait, _ras_mismatch, _ras_missing, _flight_recorder, _rank_monitor,
+            _jax_fate, _ucc_timeout, _ras_peer, _store_timeout,
         ):  # fmt: skip
             if found := reader(rule, ctx):
                 return found
@@ -105,8 +105,9 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
         seen = f"rank {first} lost its peer in {what}"
     if c0.timestamp:
         seen += f" at {c0.timestamp}"
-    culprits = sorted(set(behind) | set(silent))
-    behind_only = [r for r in behind if r not in silent]
+    lagging, lag_text = _desync_verdict(rule, ctx)
+    culprits = sorted(set(behind) | set(silent) | set(lagging))
+    behind_only = [r for r in behind if r not in silent and r not in lagging]
     parts = []
     if silent:
         one = len(silent) == 1
@@ -122,6 +123,8 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             f"rank {', '.join(map(str, behind_only[:8]))} fell behind: {'it' if one else 'they'} had not reached "
             f"collective {max_seq} when the others waited there"
         )
+    if lag_text:
+        parts.append(lag_text)
     if not culprits:
         parts.append(
             f"every reporting rank waited in the same collective (SeqNum {max_seq}): no reporting rank fell "
@@ -146,6 +149,38 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             rule, names, detail=detail + ".", ranks=shown, hosts=hosts or None, values=values, evidence=evidence
         )
     ]
+
+
+def _desync_verdict(rule: Rule, ctx: Context) -> tuple[list[int], str]:
+    """PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG): the ranks it blames, and a sentence saying so."""
+    never, started, left = set(), set(), set()
+    for ev, g in ctx.samples(rule, ["desync_report"]):
+        if g.get("missing"):
+            never |= {int(r) for r in re.findall(r"\d+", g["missing"])}
+            continue
+        ranks = {int(r) for r in re.findall(r"\d+", g.get("ranks") or "")} or ({ev.rank} - {None})
+        (started if g.get("seq") else left).update(ranks)
+    said = []
+    if never:
+        said.append(f"rank {', '.join(map(str, sorted(never)[:8]))} never joined any collective")
+    if started:
+        said.append(f"rank {', '.join(map(str, sorted(started)[:8]))} entered the collective but did not finish it")
+    if left:
+        said.append(f"rank {', '.join(map(str, sorted(left)[:8]))} never entered it")
+    lagging = sorted(never | started | left)
+    if not said:
+        return lagging, ""
+    return lagging, "PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG) names the ranks behind: " + "; ".join(said)
+
+
+def _desync(rule: Rule, ctx: Context) -> list[Finding]:
+    """The desync report without the watchdog's own line (an excerpt): the ranks it blames."""
+    lagging, text = _desync_verdict(rule, ctx)
+    if not text:
+        return []
+    detail = "A collective timed out, and " + text
+    values = {"culprits": f"rank {', '.join(map(str, lagging[:8]))}" if lagging else "the ranks named"}
+    return [ctx.make_finding(rule, ["desync_report"], detail=detail + ".", values=values, ranks=lagging or None)]
 
 
 def _stuck_at_exit(rule: Rule, ctx: Context, names: list[str]) -> list[Finding]:
@@ -201,6 +236,10 @@ def _work_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             f"rank {', '.join(map(str, ranks[:8]))}" if ranks else "this rank"
         ) + " (its flight-recorder dump follows); the rank that timed out first has the watchdog's own error"
     shown = behind if samples and behind else ranks
+    lagging, lag_text = _desync_verdict(rule, ctx)
+    if lag_text:
+        detail += "; " + lag_text
+        shown = lagging
     values = {"culprits": ("rank " + ", ".join(map(str, shown[:8]))) if shown else "the ranks named"}
     return [
         ctx.make_finding(
