@@ -373,3 +373,96 @@ RAS_REPORT = [
 def test_nccl_ras_count_mismatch_points_at_the_ranks_that_never_called_the_next_collective(rules):
     finding = top(diagnose(rules, RAS_REPORT), "nccl-timeout")
     assert "30 ranks at operation 640 never called the next AllGather" in finding.detail
+
+
+def test_nccl_ras_names_the_lone_rank_behind_and_its_node(rules):
+    report = [
+        "#0-0 (9e4b3a7c1d2f0011) MISMATCH",
+        "  Communicator ranks have different AllReduce operation counts",
+        "  15 ranks have launched up to operation 5213",
+        "  Rank 9 has launched up to operation 5212 -- GPU 1 managed by process 2231 on node node003",
+    ]
+    finding = top(diagnose(rules, report), "nccl-timeout")
+    assert "rank 9 on node003 at operation 5212 never called the next AllReduce" in finding.detail
+    assert finding.ranks == [9] and finding.hosts == ["node003"]
+
+
+def test_nccl_ras_dead_or_missing_processes_are_named_with_their_node(rules):
+    dead = [
+        "DEAD",
+        "  1 job process is considered dead (unreachable via the RAS network)",
+        "  Process 3487984 on node 172.16.64.213 managing GPU 5",
+        "#0-0 (cf264af53edbe986) INCOMPLETE",
+        "  Missing communicator data from 1 rank",
+        "  The missing rank: 21",
+    ]
+    finding = top(diagnose(rules, dead), "nccl-timeout")
+    assert finding.severity == "error" and finding.hosts == ["172.16.64.213"] and finding.ranks == [21]
+    assert "considered dead" in finding.detail and "process 3487984" in finding.detail
+
+
+def test_nccl_ras_status_mismatch_is_a_transitional_warning(rules):
+    # NCCL's guide: ranks in different states while communicators are created or torn down.
+    report = [
+        "#0-0 (9e17999afaa87dbb) MISMATCH",
+        "  Communicator ranks have different status",
+        "  26 ranks have status UNKNOWN",
+        "  2 ranks have status FINALIZE",
+        "  Rank 4 -- GPU 4 managed by process 507289 on node 172.16.64.210",
+    ]
+    finding = found(diagnose(rules, report), "nccl-timeout")
+    assert finding.severity == "warning" and "transitional" in finding.detail
+
+
+def test_nccl_ras_thread_losing_a_peer_is_a_warning_about_the_peer_not_the_host_that_printed_it(rules):
+    line = (
+        "node003:2231:2301 [0] NCCL INFO RAS declaring peer 10.1.0.14<53211> as DEAD; rasDeadPeersHash "
+        "0x5f1e2a7c9b3d4410"
+    )
+    finding = found(diagnose(rules, [line]), "nccl-timeout")
+    assert finding.severity == "warning" and "10.1.0.14<53211>" in finding.detail and finding.hosts == []
+
+
+def test_other_timeout_reporters_name_the_rank_task_or_host_they_saw_stop(rules):
+    cases = [
+        (
+            "[E ProcessGroupNCCL.cpp:1064] [Rank 2] Work WorkNCCL(SeqNum=311, OpType=ALLREDUCE, Timeout(ms)=1800000) "
+            "timed out in blocking wait (NCCL_BLOCKING_WAIT=1).",
+            "blocking wait",
+            [2],
+        ),
+        (
+            "Not all ranks joining collective 5 at entry 4\ngroup info: 0:default_pg\ncollective: nccl:all_reduce\n"
+            "missing ranks: {1}",
+            "rank 1 never joined",
+            [1],
+        ),
+        (
+            "[2025-03-02 11:20:31,512] [WARNING] [RankMonitorServer2231@node003:5] [Cycle 1] Section 'step' has been "
+            "open for 612.34 seconds. Timeout is 600.00 seconds.",
+            "rank 5 on node003 hung",
+            [5],
+        ),
+        (
+            "F0926 17:26:32.075587  157988 client.h:77] Terminating process because the JAX distributed service "
+            "detected fatal errors. This most likely indicates that another task died; see the other task logs for "
+            "more details. absl::Status: UNAVAILABLE: The following tasks are unhealthy (stopped sending "
+            "heartbeats):\n/job:jax_worker/replica:0/task:3",
+            "task 3",
+            [],
+        ),
+    ]
+    for text, says, ranks in cases:
+        finding = top(diagnose(rules, text.split("\n")), "nccl-timeout")
+        assert says in finding.detail and finding.ranks == ranks, (says, finding.detail)
+
+
+def test_pytorchs_desync_report_names_the_ranks_behind_over_the_rank_that_timed_out(rules):
+    lines = WATCHDOG.split("\n") + [
+        "\t - [0] Timeout at collective: ALLREDUCE, #2",
+        "\t - To our best knowledge, ranks [1] are the lagging ranks that caused this timeout. They never joined any "
+        "collectives",
+    ]
+    finding = top(diagnose(rules, INIT + lines), "nccl-timeout")
+    assert finding.ranks == [1] and "rank 1 never joined any collective" in finding.detail
+    assert finding.hosts == ["slinky-1"]

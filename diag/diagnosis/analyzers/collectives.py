@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
@@ -53,7 +55,13 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line.
     told = ["op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination"]
     if not ctx.stats(rule, names + told):
-        return _work_timeout(rule, ctx) or _ras_mismatch(rule, ctx) or _store_timeout(rule, ctx)
+        for reader in (
+            _work_timeout, _desync, _blocking_wait, _ras_mismatch, _ras_missing, _flight_recorder, _rank_monitor,
+            _jax_fate, _ucc_timeout, _ras_peer, _store_timeout,
+        ):  # fmt: skip
+            if found := reader(rule, ctx):
+                return found
+        return []
     cols = facts.collectives
     reporters = {r: c for r, c in cols.items() if c.kind}
     if not reporters:
@@ -97,8 +105,9 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
         seen = f"rank {first} lost its peer in {what}"
     if c0.timestamp:
         seen += f" at {c0.timestamp}"
-    culprits = sorted(set(behind) | set(silent))
-    behind_only = [r for r in behind if r not in silent]
+    lagging, lag_text = _desync_verdict(rule, ctx)
+    culprits = sorted(set(behind) | set(silent) | set(lagging))
+    behind_only = [r for r in behind if r not in silent and r not in lagging]
     parts = []
     if silent:
         one = len(silent) == 1
@@ -114,6 +123,8 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             f"rank {', '.join(map(str, behind_only[:8]))} fell behind: {'it' if one else 'they'} had not reached "
             f"collective {max_seq} when the others waited there"
         )
+    if lag_text:
+        parts.append(lag_text)
     if not culprits:
         parts.append(
             f"every reporting rank waited in the same collective (SeqNum {max_seq}): no reporting rank fell "
@@ -138,6 +149,38 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             rule, names, detail=detail + ".", ranks=shown, hosts=hosts or None, values=values, evidence=evidence
         )
     ]
+
+
+def _desync_verdict(rule: Rule, ctx: Context) -> tuple[list[int], str]:
+    """PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG): the ranks it blames, and a sentence saying so."""
+    never, started, left = set(), set(), set()
+    for ev, g in ctx.samples(rule, ["desync_report"]):
+        if g.get("missing"):
+            never |= {int(r) for r in re.findall(r"\d+", g["missing"])}
+            continue
+        ranks = {int(r) for r in re.findall(r"\d+", g.get("ranks") or "")} or ({ev.rank} - {None})
+        (started if g.get("seq") else left).update(ranks)
+    said = []
+    if never:
+        said.append(f"rank {', '.join(map(str, sorted(never)[:8]))} never joined any collective")
+    if started:
+        said.append(f"rank {', '.join(map(str, sorted(started)[:8]))} entered the collective but did not finish it")
+    if left:
+        said.append(f"rank {', '.join(map(str, sorted(left)[:8]))} never entered it")
+    lagging = sorted(never | started | left)
+    if not said:
+        return lagging, ""
+    return lagging, "PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG) names the ranks behind: " + "; ".join(said)
+
+
+def _desync(rule: Rule, ctx: Context) -> list[Finding]:
+    """The desync report without the watchdog's own line (an excerpt): the ranks it blames."""
+    lagging, text = _desync_verdict(rule, ctx)
+    if not text:
+        return []
+    detail = "A collective timed out, and " + text
+    values = {"culprits": f"rank {', '.join(map(str, lagging[:8]))}" if lagging else "the ranks named"}
+    return [ctx.make_finding(rule, ["desync_report"], detail=detail + ".", values=values, ranks=lagging or None)]
 
 
 def _stuck_at_exit(rule: Rule, ctx: Context, names: list[str]) -> list[Finding]:
@@ -193,6 +236,10 @@ def _work_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             f"rank {', '.join(map(str, ranks[:8]))}" if ranks else "this rank"
         ) + " (its flight-recorder dump follows); the rank that timed out first has the watchdog's own error"
     shown = behind if samples and behind else ranks
+    lagging, lag_text = _desync_verdict(rule, ctx)
+    if lag_text:
+        detail += "; " + lag_text
+        shown = lagging
     values = {"culprits": ("rank " + ", ".join(map(str, shown[:8]))) if shown else "the ranks named"}
     return [
         ctx.make_finding(
@@ -205,25 +252,274 @@ def _work_timeout(rule: Rule, ctx: Context) -> list[Finding]:
 def _ras_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     """NCCL's RAS report of a hung job: the ranks of a communicator launched different numbers of one
     collective. The ranks with the lower count never called the next one: they stopped outside NCCL
-    (data loading, a branch only some ranks take, a crash), and the others wait for them in it."""
+    (data loading, a branch only some ranks take, a crash), and the others wait for them in it. The
+    report lists a group's ranks under its "N ranks have launched up to operation X" line, or gives a
+    lone rank's count on its own line ("Rank 9 has launched up to operation 5212 -- ... on node n3")."""
     samples = ctx.samples(rule, ["ras_count_mismatch"])
     if not samples:
-        return []
+        return _ras_status(rule, ctx)
     op = samples[0][1]["op"]
-    groups = sorted({(int(g["seq"]), int(g["count"])) for _, g in ctx.samples(rule, ["ras_launched"])})
+    # Each count with its ranks, in report order: a heading line, then the ranks listed under it.
+    groups: dict[int, list[int]] = {}  # count -> number of ranks
+    members: dict[int, list[tuple[int, str]]] = {}  # count -> (rank, host)
+    heading: int | None = None
+    lines = ctx.samples(rule, ["ras_launched", "ras_not_launched", "ras_rank"])
+    for _ev, g in sorted(lines, key=lambda s: s[0].order):
+        if "count" in g and g.get("count"):
+            heading = int(g.get("seq") or 0)
+            groups[heading] = [int(g["count"])]
+            continue
+        state = (g.get("state") or "").strip()
+        if m := _RAS_LAUNCHED.match(state):
+            seq = int(m[1] or 0)
+            groups.setdefault(seq, [0])[0] += 1
+        elif not state and heading is not None:
+            seq = heading
+        else:
+            continue
+        members.setdefault(seq, []).append((int(g["rank"]), g["host"]))
     detail = f"NCCL's RAS report: the ranks of a communicator launched different numbers of {op} operations"
+    ranks: list[int] = []
+    hosts: list[str] = []
     if len(groups) > 1:
-        counts = ", ".join(f"{n} {'rank' if n == 1 else 'ranks'} up to {seq}" for seq, n in groups)
-        low = groups[0]
+        order = sorted(groups)
+        counts = ", ".join(
+            f"{n[0]} {'rank' if n[0] == 1 else 'ranks'} " + (f"up to {seq}" if seq else "with none launched")
+            for seq, n in ((k, groups[k]) for k in order)
+        )
+        low, n_low = order[0], groups[order[0]][0]
+        named = members.get(low, [])
+        ranks = sorted({r for r, _ in named})
+        hosts = sorted({h for _, h in named}, key=natural_key)
+        who = f"the {n_low} {'rank' if n_low == 1 else 'ranks'}"
+        if ranks:
+            who = f"rank {', '.join(map(str, ranks[:8]))}" + (f" on {hosts_text(hosts)}" if hosts else "")
+        where = f"at operation {low}" if low else "with no operation launched"
         detail += (
-            f" ({counts}): the job hangs because the {low[1]} {'rank' if low[1] == 1 else 'ranks'} at operation "
-            f"{low[0]} never called the next {op}; look at what they do instead (data loading, a code path only "
-            "some ranks take, an error of their own), not at the ranks waiting in NCCL"
+            f" ({counts}): the job hangs because {who} {where} never called the next {op}; look at what "
+            "they do instead (data loading, a code path only some ranks take, an error of their own), not at "
+            "the ranks waiting in NCCL"
         )
     else:
         detail += ": the job hangs because some ranks never called the collective the others wait in"
-    values = {"culprits": f"the ranks with the lowest {op} count"}
-    return [ctx.make_finding(rule, ["ras_count_mismatch"], detail=detail + ".", values=values, confidence=0.7)]
+    culprits = f"rank {', '.join(map(str, ranks[:8]))}" if ranks else f"the ranks with the lowest {op} count"
+    return [
+        ctx.make_finding(
+            rule, ["ras_count_mismatch"], detail=detail + ".", values={"culprits": culprits}, confidence=0.7,
+            ranks=ranks or None, hosts=hosts or None,
+        )
+    ]  # fmt: skip
+
+
+_RAS_LAUNCHED = re.compile(r"has (?:launched up to operation (\d+)|not launched any operations)$")
+
+
+def _ras_status(rule: Rule, ctx: Context) -> list[Finding]:
+    """RAS: the ranks of one communicator are in different states (INIT, RUNNING, FINALIZE, ABORT). NCCL's
+    guide shows this while communicators are created or torn down and says to ignore it if a repeated
+    query no longer shows it: one snapshot is a warning; the ranks listed apart are the ones to watch."""
+    if not ctx.stats(rule, ["ras_status_mismatch"]):
+        return []
+    odd = [(int(g["rank"]), g["host"], g["state"].strip()) for _, g in ctx.samples(rule, ["ras_rank"])]
+    odd = [(r, h, st.removeprefix("has status ")) for r, h, st in odd if st.startswith("has status")]
+    detail = "NCCL's RAS report: the ranks of a communicator are not all in the same state"
+    ranks = sorted({r for r, _, _ in odd})
+    hosts = sorted({h for _, h, _ in odd}, key=natural_key)
+    if odd:
+        states = ", ".join(f"rank {r} {st}" for r, _, st in odd[:8])
+        detail += f" ({states} on {hosts_text(hosts)})"
+    detail += (
+        "; during a communicator's creation or teardown this is transitional: if a repeated ncclras query still "
+        "shows it, the ranks in the other state are stuck (an ABORT is an error of their own)"
+    )
+    values = {"culprits": f"rank {', '.join(map(str, ranks[:8]))}" if ranks else "the ranks in another state"}
+    assumed = ["the state persists: one RAS snapshot is shown, and NCCL calls such a mismatch transitional"]
+    return [
+        ctx.make_finding(
+            rule, ["ras_status_mismatch"], detail=detail + ".", values=values, confidence=0.35, severity="warning",
+            ranks=ranks or None, hosts=hosts or None, assumed=assumed,
+        )
+    ]  # fmt: skip
+
+
+def _ras_missing(rule: Rule, ctx: Context) -> list[Finding]:
+    """RAS: processes the RAS network lost ("considered dead") or that sent nothing about their
+    communicators ("Missing communicator data"): a process that exited, hung hard or whose node went
+    away; the processes and ranks listed under the heading say which, and where."""
+    names = ["ras_missing", "ras_missing_rank", "ras_event_dead"]
+    heads = ctx.samples(rule, names)
+    if not heads:
+        return []
+    start = min(ev.order for ev, _ in heads)
+    procs = [g for ev, g in ctx.samples(rule, ["ras_process"]) if ev.order >= start]
+    procs += [g for _, g in ctx.samples(rule, ["ras_event_dead"]) if g.get("host")]
+    listed = [g for ev, g in ctx.samples(rule, ["ras_rank"]) if ev.order > start and not g["state"].strip()]
+    hosts = sorted({g["host"] for g in procs + listed}, key=natural_key)
+    ranks = {int(g["rank"]) for g in listed}
+    ranks |= {int(r) for _, g in ctx.samples(rule, ["ras_missing_list"]) for r in re.findall(r"\d+", g["ranks"])}
+    ranks = sorted(ranks)
+    dead = any(g.get("dead") for _, g in heads) or bool(ctx.stats(rule, ["ras_event_dead"]))
+    who = "some processes"
+    if hosts:
+        pids = ", ".join(dict.fromkeys(g["pid"] for g in (procs or listed)[:8]))
+        who = f"rank {', '.join(map(str, ranks[:8]))} (process {pids})" if ranks else f"process {pids}"
+        who += f" on {hosts_text(hosts)}"
+    elif ranks:
+        who = f"rank {', '.join(map(str, ranks[:8]))}"
+    what = "lost" if dead else "got no communicator data from"
+    detail = f"NCCL's RAS report: the RAS network {what} {who}" + (" (unreachable, considered dead)" if dead else "")
+    detail += (
+        "; the other ranks wait for them in NCCL. Look at what ended or stopped those processes (an error of "
+        "their own, the OOM killer, the node)"
+    )
+    shown = (f"rank {', '.join(map(str, ranks[:8]))}" if ranks else "") or (hosts_text(hosts) if hosts else "")
+    values = {"culprits": shown or "the processes RAS lists"}
+    return [
+        ctx.make_finding(
+            rule, names, detail=detail + ".", values=values, confidence=0.65, ranks=ranks or None, hosts=hosts or None,
+        )
+    ]  # fmt: skip
+
+
+def _ras_peer(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL's RAS thread (NCCL_DEBUG_SUBSYS=RAS) gave up on a peer: no keep-alive for 20 s, then the
+    peer declared dead. INFO lines only: an error when the job failed, else a warning."""
+    names = ["ras_peer_timeout", "ras_peer_dead"]
+    samples = ctx.samples(rule, names)
+    if not samples:
+        return []
+    peers = list(dict.fromkeys(g["peer"] for _, g in samples))
+    detail = (
+        f"NCCL's RAS thread lost its peer {', '.join(peers[:4])}: no keep-alive answer, then declared dead. "
+        "That process exited, hung hard or its node became unreachable; the ranks that wait for it in NCCL "
+        "are its consequence"
+    )
+    failed = ctx.job_failed()
+    assumed = [] if failed else ["the job stopped or hung: these are NCCL INFO lines, and no failure is shown"]
+    return [
+        ctx.make_finding(
+            rule, names, detail=detail + ".", values={"culprits": f"the process at {peers[0]}"},
+            severity=None if failed else "warning", confidence=0.55, assumed=assumed, hosts=[],
+        )
+    ]  # fmt: skip
+
+
+def _blocking_wait(rule: Rule, ctx: Context) -> list[Finding]:
+    """TORCH_NCCL_BLOCKING_WAIT: the calling thread timed out on a collective (no watchdog line)."""
+    samples = ctx.samples(rule, ["blocking_wait"])
+    if not samples:
+        return []
+    ranks = sorted({int(g["rank"]) if g.get("rank") else ev.rank for ev, g in samples} - {None})
+    _, g = samples[0]
+    what = f"{g['op']}" + (f" (SeqNum {g['seq']})" if g.get("seq") else "")
+    who = f"rank {', '.join(map(str, ranks[:8]))}" if ranks else "a rank"
+    detail = (
+        f"A collective timed out in a blocking wait (TORCH_NCCL_BLOCKING_WAIT) on {who}: {what} did not finish; "
+        "the rank that never reached it is the cause"
+    )
+    values = {"culprits": "the rank that did not reach " + what}
+    return [ctx.make_finding(rule, ["blocking_wait"], detail=detail + ".", values=values, ranks=ranks)]
+
+
+def _flight_recorder(rule: Rule, ctx: Context) -> list[Finding]:
+    """PyTorch's flight-recorder analysis: a collective some ranks of the group never entered."""
+    samples = ctx.samples(rule, ["fr_not_joined"])
+    if not samples:
+        return []
+    ranks = sorted({int(r) for _, g in ctx.samples(rule, ["missing_ranks"]) for r in re.findall(r"\d+", g["ranks"])})
+    seq = next((g["seq"] for _, g in samples if g.get("seq")), None)
+    detail = "PyTorch's flight recorder: not all ranks entered " + (f"collective {seq}" if seq else "a collective")
+    if ranks:
+        detail += f"; rank {', '.join(map(str, ranks[:8]))} never joined it: look at what {'it' if len(ranks) == 1 else 'they'} did instead"
+    values = {"culprits": f"rank {', '.join(map(str, ranks[:8]))}" if ranks else "the ranks missing from it"}
+    return [
+        ctx.make_finding(rule, ["fr_not_joined", "missing_ranks"], detail=detail + ".", values=values, ranks=ranks or None)
+    ]
+
+
+_MONITOR_NAME = re.compile(r"RankMonitorServer\d*@(?P<host>[\w.-]+):(?P<rank>\d+)\]")
+
+
+def _rank_monitor(rule: Rule, ctx: Context) -> list[Finding]:
+    """NVRx fault tolerance: the rank monitor saw a rank stop sending heartbeats, or stay in one
+    section past its timeout, and kills it as hung; its logger names the rank and host."""
+    names = ["rank_monitor", "rank_monitor_section"]
+    samples = ctx.samples(rule, names)
+    if not samples:
+        return []
+    ranks: set[int] = set()
+    hosts: set[str] = set()
+    for ev, _ in samples:
+        if m := _MONITOR_NAME.search(ev.text):
+            ranks.add(int(m["rank"]))
+            hosts.add(m["host"])
+    ev, g = samples[0]
+    if g.get("which"):
+        what = f"sent no {g['which']} heartbeat for {float(g['secs']):g} s"
+    elif g.get("section"):
+        what = f"stayed in section '{g['section']}' for {float(g['secs']):g} s, past its timeout"
+    else:
+        what = f"stayed outside any section for {float(g['secs']):g} s, past its timeout"
+    who = f"rank {', '.join(map(str, sorted(ranks)[:8]))}" if ranks else "a rank"
+    if hosts:
+        who += f" on {hosts_text(sorted(hosts, key=natural_key))}"
+    detail = (
+        f"The fault-tolerance rank monitor (NVIDIA Resiliency Extension) found {who} hung: it {what}, and is "
+        "terminated for it. Look at what that rank was doing (a collective the others never entered, data "
+        "loading, a checkpoint)"
+    )
+    values = {"culprits": who}
+    return [
+        ctx.make_finding(
+            rule, names, detail=detail + ".", values=values, ranks=sorted(ranks) or None,
+            hosts=sorted(hosts) or None,
+        )
+    ]  # fmt: skip
+
+
+def _jax_fate(rule: Rule, ctx: Context) -> list[Finding]:
+    """JAX's coordination service: a task stopped sending heartbeats (or the leader went away) and
+    every other task terminates with it; the task it names is the one to look at."""
+    names = ["jax_fatal", "jax_unhealthy", "jax_polled", "jax_not_connected"]
+    samples = ctx.samples(rule, names)
+    if not samples:
+        return []
+    tasks = sorted({int(g["task"]) for _, g in ctx.samples(rule, ["jax_task"])})
+    leader = any(g.get("leader") for _, g in samples)
+    strong = ctx.stats(rule, ["jax_fatal", "jax_unhealthy"])
+    if tasks:
+        detail = (
+            f"JAX's coordination service stopped hearing from task {', '.join(map(str, tasks[:8]))} (no heartbeats) "
+            "and ended the other tasks with it: that task crashed or its node went away first; its own log has "
+            "the cause"
+        )
+    elif leader:
+        detail = (
+            "JAX's tasks lost the coordination service's leader (task 0): it was preempted, died or restarted, "
+            "or the network to it failed; task 0's log has the cause"
+        )
+    elif ctx.stats(rule, ["jax_not_connected"]) and not strong:
+        detail = "A JAX collective was cancelled because one of its tasks is no longer connected (it died)"
+    else:
+        detail = "JAX's coordination service reported a fatal error of another task; that task's log has the cause"
+    values = {"culprits": f"task {', '.join(map(str, tasks[:8]))}" if tasks else ("task 0" if leader else "the task that died")}
+    if strong:
+        return [ctx.make_finding(rule, names, detail=detail + ".", values=values, hosts=[])]
+    # The agent's "Polled an error" or a cancelled collective alone: thin, an error only when the job failed.
+    severity = None if ctx.job_failed() else "warning"
+    return [ctx.make_finding(rule, names, detail=detail + ".", values=values, confidence=0.5, severity=severity, hosts=[])]
+
+
+def _ucc_timeout(rule: Rule, ctx: Context) -> list[Finding]:
+    samples = ctx.samples(rule, ["ucc_timeout"])
+    if not samples:
+        return []
+    _, g = samples[0]
+    detail = (
+        f"A UCC {g['coll']} collective ran past its timeout ({float(g['secs']):g} s): a rank never joined it "
+        "(it exited, hung or fell behind)"
+    )
+    return [ctx.make_finding(rule, ["ucc_timeout"], detail=detail + ".", values={"culprits": "the rank that never joined"})]
 
 
 # ------------------------------------------------------------------------------------------- busbw
@@ -270,11 +566,20 @@ def _other_collective_waits(rule: Rule, ctx: Context) -> list[Finding]:
     for _ev, g in ctx.samples(rule, ["gloo_timeout"])[:1]:
         detail = f"A Gloo collective waited {int(g['ms']) / 60000:g} min for a peer's {g['op']} and gave up"
         return [ctx.make_finding(rule, ["gloo_timeout"], detail=detail + ".", confidence=0.6)]
-    if ctx.stats(rule, ["gloo_closure", "gloo_read_timeout"]):
+    if ctx.stats(rule, ["gloo_closure", "gloo_read_timeout", "gloo_mr_timeout"]):
         detail = "A Gloo collective ran out of time waiting for a peer and closed its connection"
-        return [ctx.make_finding(rule, ["gloo_closure", "gloo_read_timeout"], detail=detail + ".", confidence=0.55)]
+        if peers := ctx.captures(rule, "peer", ["gloo_read_timeout", "gloo_mr_timeout"]):
+            detail = f"A Gloo collective ran out of time waiting for its peer {', '.join(peers[:4])}"
+        return [
+            ctx.make_finding(
+                rule, ["gloo_closure", "gloo_read_timeout", "gloo_mr_timeout"], detail=detail + ".", confidence=0.55
+            )
+        ]
     if ctx.stats(rule, ["horovod_stall", "horovod_shutdown"]):
         detail = "Horovod's stall inspector: some ranks submitted a collective the others never reached"
+        missing = sorted({int(r) for _, g in ctx.samples(rule, ["missing_ranks"]) for r in re.findall(r"\d+", g["ranks"])})
+        if missing:
+            detail += f" (rank {', '.join(map(str, missing[:8]))} did not submit it)"
         if secs := ctx.captures(rule, "secs", ["horovod_shutdown"]):
             detail += f", and Horovod shut the job down after {secs[0]} s of it"
         return [ctx.make_finding(rule, ["horovod_stall", "horovod_shutdown"], detail=detail + ".", confidence=0.6)]
