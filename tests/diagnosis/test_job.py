@@ -195,6 +195,72 @@ def test_a_node_slurm_marked_not_responding_is_a_node_failure(rules):
     assert "node-failure" not in ids(diagnose(rules, ["[2026-12-02T11:20:01.004] Node gpu03 now responding"]))
 
 
+def test_slurmctld_and_sinfo_name_the_node_they_lost(rules):
+    for lines, hosts in (
+        (["[2026-11-30T03:14:07.413] Killing JobId=4812733 on failed node node018"], ["node018"]),
+        (["[2018-02-11T03:14:07.413] Killing job_id 4812733 on failed node node018"], ["node018"]),
+        (["[2026-11-30T03:14:07.413] Killing StepId=4812733.0 due to failed node node018"], ["node018"]),
+        (["REASON               USER      TIMESTAMP           NODELIST",
+          "Not responding       slurm     2026-11-30T03:14:07 node018"], ["node018"]),
+    ):  # fmt: skip
+        finding = top(diagnose(rules, lines), "node-failure")
+        assert (finding.severity, finding.hosts) == ("critical", hosts), lines
+    # Slurm 14.11's banner names the reporting node inside the reason; a requeue for a node failure is no preemption.
+    old = "slurmstepd: *** JOB 4812733 CANCELLED AT 2015-06-11T03:14:07 DUE TO NODE n0 FAILURE ***"
+    assert "reported by n0" in top(diagnose(rules, [old]), "node-failure").detail
+    requeue = "[2026-11-30T03:14:07.414] _job_complete: requeue JobId=4812733 due to node failure"
+    assert "requeued" in top(diagnose(rules, [requeue]), "node-failure").detail
+    assert "preempted" not in ids(diagnose(rules, [requeue]))
+
+
+def test_a_sacct_table_pasted_whole_still_shows_node_fail(rules):
+    lines = [
+        "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode ",
+        "------------ ---------- ---------- ---------- ---------- ---------- -------- ",
+        "4812733           train        gpu         ml        256  NODE_FAIL      0:0 ",
+        "4812733.bat+      batch                    ml         64  CANCELLED     0:15 ",
+    ]
+    assert top(diagnose(rules, lines), "node-failure").severity == "critical"
+
+
+def test_a_kill_that_failed_after_the_time_limit_is_the_time_limit(rules):
+    """Processes that would not die when the job was being ended leave the node drained ("Kill task failed"):
+    the node needs an admin, but what ended the job is its time limit."""
+    lines = [
+        "slurmstepd: error: *** JOB 4812733 ON node017 CANCELLED AT 2026-11-30T03:14:07 DUE TO TIME LIMIT ***",
+        "slurmstepd: error: *** JOB 4812733 STEPD TERMINATED ON node017 AT 2026-11-30T03:16:07 DUE TO JOB NOT "
+        "ENDING WITH SIGNALS ***",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report, "job-time-limit")
+    assert found(report, "node-failure").severity == "warning"
+    assert "ended by its time limit" in found(report, "node-failure").detail
+    # Without another cause the banner stays a node failure; a drain reason alone is a warning.
+    assert top(diagnose(rules, lines[1:]), "node-failure").severity == "critical"
+    drained = top(diagnose(rules, ["   Reason=Kill task failed [root@2021-03-11T03:20:12]"]), "node-failure")
+    assert drained.severity == "warning"
+    flux = "1270.005s: job.exception fA3bCdEf2kP type=exec severity=0 shell exited with unkillable processes on gpu-a12"
+    assert top(diagnose(rules, [flux]), "node-failure").hosts == ["gpu-a12"]
+
+
+def test_mpirun_losing_a_remote_daemon_names_its_node_unless_pmix_failed(rules):
+    box = [
+        "ORTE has lost communication with a remote daemon.",
+        "",
+        "  HNP daemon   : [[40113,0],0] on node node016",
+        "  Remote daemon: [[40113,0],3] on node node019",
+    ]
+    finding = top(diagnose(rules, box), "node-failure")
+    assert finding.hosts == ["node019"] and finding.assumed
+    # Slurm's PMIx plugin failing its collectives beside it: the wire-up failed, not the node.
+    pmix = (
+        "slurmstepd: error:  mpi/pmix_v4: _progress_collect: node018 [1]: pmixp_coll_tree.c:556: Cannot send data "
+        "(size = 2214), to node017:0"
+    )
+    report = diagnose(rules, [*box, pmix])
+    assert top(report, "pmix-runtime-error") and found(report, "node-failure").severity == "warning"
+
+
 def test_a_traceback_cut_off_after_a_store_timeout_is_the_timeout_not_an_unexplained_failure(rules):
     lines = [
         "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, "
@@ -897,7 +963,6 @@ def test_other_launchers_and_batch_systems_words_for_a_job_that_failed(rules):
         "srun: error: compute030: tasks 0-7: Illegal instruction (core dumped)",
         "(raylet) Raylet is terminated. Termination is unexpected.",
         "=>> PBS: job killed: ncpus 97.3 exceeded limit 96 (burst)",
-        "flux-job: job.exception fA3bCdEf2kP type=exec severity=0 shell exited with unkillable processes on gpu-a12",
         "srun returned non-zero exit status (1) from launching",
         "[src/mpid/ch3/channels/mrail/src/gen2/vbuf.c 380] Cannot register vbuf region",
     ]:

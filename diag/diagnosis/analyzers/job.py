@@ -476,6 +476,29 @@ _LOST_NODE = re.compile(
     r"zero bytes were transmitted|node (?:is )?down|host is down"
 )
 
+# slurmctld's and the batch systems' own words naming the node they lost.
+CTLD_LOST = ["ctld_failed_node", "slurmd_error_running", "kill_task_reason", "batch_complete_failure",
+             "sinfo_not_responding", "instance_gone", "mpirun_lost_remote"]  # fmt: skip
+FLUX_SHELL_LOST = ["flux_lost_shell", "flux_shell_lost_doom", "flux_unkillable"]
+# What a few signatures say, in the detail's order.
+LOST_NODE_SAYS = [
+    (["kill_task_reason", "flux_unkillable"],
+     "the node is drained because the job's processes did not die (Kill task failed / unkillable processes: stuck "
+     "in the kernel, often a hung GPU or file system)"),
+    (["instance_gone"],
+     "the node's cloud VM was stopped or deleted under the job (Instance stopped/deleted; a preempted spot VM gets "
+     "the same reason)"),
+    (["mpirun_lost_remote", "mpirun_heartbeat"],
+     "mpirun lost the node mid-run (its daemon stopped answering, or its processes stopped sending heartbeats): the "
+     "node went down, its network dropped, or the daemon died"),
+    (FLUX_SHELL_LOST, "Flux lost contact with the job shell on a node (the node or its broker went away)"),
+]  # fmt: skip
+# A node's drain reason (and slurmctld's line that sets it), left also by a job that ended for another reason.
+DRAINED_AFTER = {"kill_task_reason", "batch_complete_failure", "slurmd_error_running"}
+# Processes that did not die when the job was being ended: the node's fault only when nothing else ended it.
+UNKILLABLE = {*DRAINED_AFTER, "kill_task_failed", "flux_unkillable"}
+MPIRUN_LOST = {"mpirun_lost_remote", "mpirun_heartbeat"}
+
 TAKEN_BACK = ["cloud_preempted", "spot_interruption", "termination_notice", "node_shutdown", "node_termination",
               "spot_itn", "ray_node_preempted"]  # fmt: skip
 
@@ -501,9 +524,11 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     for ev, _g in ctx.samples(rule, ["pals_shepherd"]):
         if host := ctx.host_for(ev):
             failed[host] = None
-    batch = ["pbs_node_down", "pbs_mom_lost", "flux_node_failure", "pals_shepherd"]
+    batch = ["pbs_node_down", "pbs_mom_lost", "flux_node_failure", "pals_shepherd", *FLUX_SHELL_LOST]
     for expr in ctx.captures(
-        rule, "nodes", ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory", "not_ready", *batch]
+        rule,
+        "nodes",
+        ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory", "not_ready", *batch, *CTLD_LOST],
     ):
         for host in expand(expr):
             failed[host] = None
@@ -529,8 +554,25 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "processes did not die on SIGKILL (Kill task failed: stuck in the kernel, often a hung GPU or file "
                 "system)"
             )
-    if ctx.stats(rule, ["not_responding"]):
-        since = first_or(ctx.captures(rule, "time", ["not_responding"]))
+    if ctx.stats(rule, ["ctld_failed_node", "requeue_node_fail"]):
+        requeued = " and requeued the job" if ctx.stats(rule, ["requeue_node_fail"]) else ""
+        parts.append(f"Slurm's controller declared the node failed, ended the job's work on it{requeued}")
+    if ctx.stats(rule, ["wrong_batch_host"]):
+        sender = first_or(ctx.captures(rule, "sender", ["wrong_batch_host"]))
+        parts.append(
+            f"the batch script's former node ({sender}) reported its end after the job had been requeued "
+            "elsewhere: slurmctld asks whether it was requeued for a node failure"
+        )
+    if ctx.stats(rule, ["slurmd_error_running", "batch_complete_failure"]):
+        why = first_or(ctx.captures(rule, "reason", ["slurmd_error_running"]))
+        parts.append(
+            "the node's slurmd reported a fatal error for the batch job"
+            + (f" ({why})" if why else "")
+            + " and slurmctld drained it (batch job complete failure)"
+        )
+    parts += [says for names, says in LOST_NODE_SAYS if ctx.stats(rule, names)]
+    if ctx.stats(rule, ["not_responding", "sinfo_not_responding"]):
+        since = first_or(ctx.captures(rule, "time", ["not_responding", "sinfo_not_responding"]))
         who = "it" if failed else "a node of the job"
         when = f" at {since}" if since else ""
         parts.append(f"Slurm's controller marked {who} Not responding{when}: its slurmd stopped answering")
@@ -575,8 +617,8 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"a node's kernel panicked{reason}: it went down with the job's processes")
     if ctx.stats(rule, ["ray_node_dead", "ray_node_died", "ray_node_timed_out"]):
         parts.append("Ray marked a node dead (it stopped answering heartbeats) and the work on it died with it")
-    reporters = ctx.captures(rule, "reporter", ["banner"])
-    if ctx.stats(rule, ["banner"]):
+    reporters = ctx.captures(rule, "reporter", ["banner", "banner_old"])
+    if ctx.stats(rule, ["banner", "banner_old"]):
         parts.append(
             f"the job was cancelled DUE TO NODE FAILURE (reported by {', '.join(reporters[:3])}"
             + (", a surviving node)" if failed and not set(reporters) & set(failed) else ")")
@@ -594,8 +636,67 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         "ray_node_dead", "ray_node_died", "ray_node_timed_out", "node_state_down", "k8s_not_ready", "k8s_unreachable",
         *K8S_NODE_LOST, *RAY_NODE_LOST,
     }  # fmt: skip
-    severity = "warning" if {n for n, _ in ctx.stats(rule)} <= soft and not ctx.job_failed() else None
-    return [ctx.make_finding(rule, detail=detail, hosts=names, values=values, severity=severity)]
+    chosen = {n for n, _ in ctx.stats(rule)}
+    severity = "warning" if chosen <= soft and not ctx.job_failed() else None
+    confidence = None
+    assumed: list[str] = []
+    ended_by = _ended_otherwise(ctx)
+    if (
+        ended_by
+        and chosen <= {*UNKILLABLE, "wrong_batch_host"}
+        and "RUNNING" not in ctx.captures(rule, "why", ["kill_task_failed"])
+    ):
+        # The job was being ended for another reason and its processes would not die (stuck in the kernel on
+        # a hung file system or GPU): the node is left drained, but what ended the job is that other cause.
+        severity, confidence = "warning", 0.6
+        detail = f"The job was ended by {ended_by} and its processes did not die on the node. {detail}"
+        assumed.append(f"the node's state did not end the job: {ended_by} did, and the kill then failed")
+    elif chosen <= {*DRAINED_AFTER, "wrong_batch_host"} and chosen & DRAINED_AFTER:
+        # A drain reason that outlives the job: the processes would not die when the job ended, whatever
+        # ended it (its time limit, a failed epilog). The node needs an admin; the job's cause may be another.
+        severity, confidence = "warning", 0.6
+        assumed.append("the job ended because of the node: a drain reason is also left by a job that ended otherwise")
+    elif chosen == {"wrong_batch_host"}:
+        # slurmctld's question, not its finding: the node may have failed, or the job been requeued by hand.
+        severity, confidence = "warning", 0.5
+        assumed.append("the requeue was for a node failure: slurmctld only asks")
+    elif chosen <= MPIRUN_LOST and _pmix_failed_too(ctx):
+        # mpirun's lost daemon among PMIx's own errors: the wire-up between the nodes failed (pmix-runtime-error).
+        severity, confidence = "warning", 0.5
+        assumed.append("the node went down, not the PMIx wire-up between the nodes that the PMIx errors show")
+    elif chosen <= {*MPIRUN_LOST, "instance_gone", "wrong_batch_host"}:
+        # The node is lost to the job either way, but these words also fit a dropped network path, a daemon
+        # that died, or a spot VM taken back: less sure than Slurm's own NODE_FAIL.
+        confidence = 0.75
+        assumed.append(
+            "the node itself went down, not only the network path to it, its daemon or (cloud) a preempted VM"
+        )
+    return [
+        ctx.make_finding(
+            rule, detail=detail, hosts=names, values=values, severity=severity, confidence=confidence, assumed=assumed
+        )
+    ]
+
+
+def _ended_otherwise(ctx: Context) -> str:
+    """What else the logs say ended the job (its time limit, a preemption, a cancel), or ""."""
+    if ctx.count("job-time-limit"):
+        return "its time limit"
+    if ctx.count("preempted", ["preemption", "state_preempted"]):
+        return "a preemption"
+    if ctx.count("job-cancelled", ["cancelled", "lsf_owner", "condor_rm", "flux_cancel"]):
+        return "a cancel"
+    return ""
+
+
+def _pmix_failed_too(ctx: Context) -> bool:
+    """Whether pmix-runtime-error's own messages (not mpirun's lost-daemon box it shares) are in the logs."""
+    pmix = ctx.rules.get("pmix-runtime-error")
+    if pmix is None:
+        return False
+    daemon_box = {"daemon_lost", "daemon_start_failed", "daemon_failed_early"}
+    own = [s.name for s in pmix.signatures if s.name not in daemon_box and not s.fact]
+    return bool(ctx.stats(pmix, own))
 
 
 def _peer_gone(rule: Rule, ctx: Context) -> list[Finding]:
