@@ -107,7 +107,9 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     for ev, g in ctx.samples(rule, ["pyxis_name"] if not named_container_made_nowhere(ctx) else []):
         local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
     failed = ctx.job_failed()
-    shell = {ev for ev, _ in ctx.samples(rule, _SHELL_FORMS + _NOTICE_FORMS)} if not failed else set()
+    shell = {
+        ev for ev, _ in ctx.samples(rule, _SHELL_FORMS + _NOTICE_FORMS) if "[ERROR] " not in ev.text  # enroot's own error
+    } if not failed else set()
     fell_back = _fell_back_to_tmp(rule, ctx)
     for ev, g in ctx.samples(rule, _MISSING_PATHS):
         path = _clean_path(g.get("path") or g.get("path2") or g.get("pbs") or "")
@@ -182,7 +184,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         else:
             local.append((ev, g["relpath"], "a relative path, resolved in each node's own working directory", 0.6, None))
     for ev, g in ctx.samples(rule, ["ds_shard_count"]):
-        if int(g["found"]) < int(g["want"]):
+        if int(g["found"]) < int(g["want"]) and not g["path"].startswith(SHARED_FS_PREFIXES):
             why = (
                 f"only {g['found']} of {g['want']} ranks' ZeRO shards are in it: each node saved its own ranks' "
                 "shards to its own disk"
@@ -248,7 +250,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(
                 rule,
-                ["written", "written_dir", "resume_latest", "resume_tracker", "resume_scratch"],
+                ["written", "written_dir", "resume_latest", "resume_tracker", "resume_tracker_verl", "resume_scratch"],
                 severity="warning",
                 confidence=0.5 if written else 0.35,
                 detail=detail,
@@ -288,7 +290,7 @@ def _clean_path(path: str) -> str:
 def _resume_found_nothing(rule: Rule, ctx: Context) -> list[str]:
     """Node-local checkpoint paths that a resume (DeepSpeed ``latest``, Megatron's tracker file,
     NeMo's checkpoint_dir) found empty: only a sign when the path is node-local by its name."""
-    paths = ctx.captures(rule, "path", ["resume_latest", "resume_tracker", "resume_scratch"])
+    paths = ctx.captures(rule, "path", ["resume_latest", "resume_tracker", "resume_tracker_verl", "resume_scratch"])
     return [p for p in (_clean_path(p) for p in paths) if node_local(p)]
 
 
@@ -307,8 +309,10 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
     """Node-local storage as frameworks word it: a model directory Hugging Face cannot find here, a
     dataset index built on one node, a file:// rendezvous each node waits on alone."""
     signs: list[tuple] = []
-    for ev, g in ctx.samples(rule, ["hub_repo_id", "hub_invalid_id", "hub_no_path", "hub_cannot_load"]):
+    for ev, g in ctx.samples(rule, ["hub_repo_id", "hub_invalid_id", "hub_no_path", "hub_cannot_load", "vllm_no_dir"]):
         path = g.get("path")
+        if path and path.startswith(SHARED_FS_PREFIXES):
+            continue  # a shared file system this node lacks: shared-storage-missing weighs it
         why = "Hugging Face found no such directory on this node and read the path as a Hub repo id"
         if path and node_local(path):
             signs.append((ev, path, why + "; it is on node-local storage", 0.7, None))
@@ -318,8 +322,8 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
             signs.append((ev, path, why, 0.45, UNKNOWN_WHERE))
     for ev, g in ctx.samples(rule, ["hub_not_local", "hub_not_dir", "hub_no_file"]):
         path = _clean_path(g.get("path", ""))
-        if not _path_like(path):
-            continue  # a Hub id (org/name) that does not exist: a typo, not storage
+        if not _path_like(path) or path.startswith(SHARED_FS_PREFIXES):
+            continue  # a Hub id (org/name) that does not exist (a typo), or a shared file system's path
         if "does not appear to have a file named" in ev.text and (
             not ctx.job_failed() or "generation_config" in ev.text
         ):
@@ -335,6 +339,8 @@ def _framework_signs(rule: Rule, ctx: Context) -> list[tuple]:
         why = "it is built by one rank on its own node and read by the others from the data path"
         signs.append((ev, "the dataset index", why, 0.55 if ev.rank else 0.45, None))
     for ev, g in ctx.samples(rule, ["no_valid_checkpoint"]):
+        if g["path"].startswith(SHARED_FS_PREFIXES):
+            continue
         local_path = node_local(g["path"])
         why = "the checkpoint was saved on one node's disk" + (" (node-local storage)" if local_path else "")
         signs.append((ev, g["path"], why, 0.8 if local_path else 0.5, None))

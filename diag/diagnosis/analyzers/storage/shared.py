@@ -80,11 +80,21 @@ FRAMEWORK_MISSING = (
     "peft_missing",
     "megatron_idx",
     "container_src_missing",
+    "hub_repo_id",
+    "hub_invalid_id",
+    "hub_no_path",
+    "hub_cannot_load",
+    "vllm_no_dir",
+    "hub_not_local",
+    "hub_not_dir",
+    "hub_no_file",
+    "no_valid_checkpoint",
+    "ds_shard_count",
     "exc_missing_path",
     "exc_missing_path_other",
 )
 _LOADS = ("loading_ckpt",)
-_EMPTY_RESUMES = ("resume_latest", "resume_tracker", "resume_scratch", "resume_fresh")
+_EMPTY_RESUMES = ("resume_latest", "resume_tracker", "resume_tracker_verl", "resume_scratch", "resume_fresh")
 
 
 def _framework_absent(ctx: Context) -> list[tuple]:
@@ -123,7 +133,7 @@ def resume_split(ctx: Context) -> list[tuple]:
                 continue  # the same process, or lines that name neither node, rank nor task
             if where[0] and other[0] and where[0] == other[0]:
                 continue  # two ranks of one node see the same disk
-            if empty_dir and not path.startswith(empty_dir + "/"):
+            if empty_dir and path.rstrip("/") != empty_dir and not path.startswith(empty_dir + "/"):
                 continue
             out.append((ev, path))
             break
