@@ -466,3 +466,10 @@ def test_pytorchs_desync_report_names_the_ranks_behind_over_the_rank_that_timed_
     finding = top(diagnose(rules, INIT + lines), "nccl-timeout")
     assert finding.ranks == [1] and "rank 1 never joined any collective" in finding.detail
     assert finding.hosts == ["slinky-1"]
+
+
+def test_one_ras_snapshot_of_different_operation_counts_is_a_warning_until_the_job_is_shown_failing(rules):
+    # NCCL lists it under "Warnings": collectives outpace RAS's query in a job that runs on.
+    assert found(diagnose(rules, RAS_REPORT), "nccl-timeout").severity == "warning"
+    failed = RAS_REPORT + ["srun: error: node003: task 3: Exited with exit code 1"]
+    assert found(diagnose(rules, failed), "nccl-timeout").severity == "error"
