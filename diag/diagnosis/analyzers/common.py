@@ -62,6 +62,15 @@ TIMEOUT_CASCADE = (
     "timeout caused pair closure",
     "NCCL Operation Timed Out",
     "collective operation timeout",
+    "failed to pass monitoredBarrier",  # PyTorch's monitored_barrier names the ranks that never came
+    "timed out in blocking wait",  # TORCH_NCCL_BLOCKING_WAIT
+    "] Read timeout [",  # Gloo's transports waiting for a peer
+    "] Write timeout [",
+    "] Send timeout [",
+    "Timeout waiting for memory region",
+    "JAX distributed service detected fatal errors",  # JAX's coordination service: another task died
+    "stopped sending heartbeats",
+    "Task with incarnation id",
 )
 
 
