@@ -852,3 +852,16 @@ def test_a_checkpoint_library_not_finding_a_shared_path_on_one_node_is_shared_st
     assert finding.hosts == ["slinky-1"]
     # Missing for every rank, rank 0 (which saved it) included: a wrong path, not a mount.
     assert "shared-storage-missing" not in ids(diagnose(rules, FOUR_NODES + [missing(r) for r in (0, 8, 9, 16, 24)]))
+
+
+def test_hugging_face_missing_a_shared_model_dir_on_one_node_is_shared_storage_not_node_local(rules):
+    tokenizer = (
+        "[rank9]: OSError: Can't load tokenizer for '/lustre/proj/models/llama3-8b'. If you were trying to load it from "
+        "'https://huggingface.co/models', make sure you don't have a local directory with the same name."
+    )
+    report = diagnose(rules, FOUR_NODES + [tokenizer] + task_failed(1))
+    assert found(report, "shared-storage-missing").hosts == ["slinky-1"]
+    assert "node-local-path" not in ids(report)
+    # Megatron-Core's notice before it creates the directory, in a run that goes on: no finding.
+    notice = "[rank9]: Checkpoint directory /lustre/proj/ckpt/gpt/iter_0002000 does not exist"
+    assert "shared-storage-missing" not in ids(diagnose(rules, FOUR_NODES + [notice]))

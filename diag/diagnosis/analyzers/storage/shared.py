@@ -100,8 +100,8 @@ _EMPTY_RESUMES = ("resume_latest", "resume_tracker", "resume_tracker_verl", "res
 def _framework_absent(ctx: Context) -> list[tuple]:
     """(evidence, path) for frameworks' own "not found" lines naming a path on a shared file system."""
     local = ctx.rules.get("node-local-path")
-    if local is None:
-        return []
+    if local is None or not ctx.job_failed():
+        return []  # libraries print some of these as notices before creating the directory
     out = []
     for ev, g in ctx.samples(local, list(FRAMEWORK_MISSING)):
         path = (g.get("path") or g.get("path2") or "").strip("'\"`").rstrip(".,;:)")
