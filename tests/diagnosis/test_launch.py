@@ -942,3 +942,12 @@ def test_deepspeed_processes_each_discovering_a_world_of_one_are_singletons(rule
         for n in (17, 18)
     ]
     assert top(diagnose(rules, lines), "pmix-not-used")
+
+
+def test_slurm_s_pmix_plugin_failing_its_ucx_direct_connections_names_the_setting_that_turns_them_off(rules):
+    line = (
+        "slurmstepd: error:  mpi/pmix_v4: pmixp_dconn_ucx_prepare: node017 [0]: pmixp_dconn_ucx.c:247: "
+        "Fail to init UCX: Input/output error"
+    )
+    finding = top(diagnose(rules, [line, TASK_FAILED]), "pmix-runtime-error")
+    assert "PMIxDirectConnUCX=false" in finding.detail and "Fail to init UCX" in finding.detail

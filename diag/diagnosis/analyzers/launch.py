@@ -180,6 +180,12 @@ def _setup_failed(rule: Rule, ctx: Context) -> list[Finding]:
         )
         return [ctx.make_finding(rule, ["init_status"], detail=detail + ".", confidence=0.7)]
     forms = {
+        "pmixp_ucx": (
+            "Slurm's PMIx plugin could not use UCX for its direct connections between the nodes' stepds ({ucx}): "
+            "set PMIxDirectConnUCX=false in mpi.conf (or SLURM_PMIX_DIRECT_CONN_UCX=false for the job) to use TCP, "
+            "or fix UCX on the nodes (libucp present, PMIxTlsUCX / PMIxNetDevicesUCX naming usable transports)",
+            None,
+        ),
         "usock_directive": (
             "PMIx 4+ refuses the usock transport that PMIX_MCA_ptl=usock asks for: an older launcher's or a "
             "container hook's setting left in the task's environment (PMIX_PTL_MODULE passed on); unset "
