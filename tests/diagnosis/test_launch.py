@@ -903,3 +903,51 @@ def test_slurms_ring_fence_falling_back_to_the_tree_is_no_pmix_failure(rules):
         "be used instead."
     )
     assert "pmix-runtime-error" not in ids(diagnose(rules, [notice, "step 100 loss 2.31"]))
+
+
+def test_open_mpi_s_orte_init_box_naming_pmix_init_is_a_run_time_error_but_another_step_is_not(rules):
+    box = [
+        "It looks like orte_init failed for some reason; your parallel process is",
+        "  {step} failed",
+        "  --> Returned value Not initialized (-44) instead of ORTE_SUCCESS",
+        "  ompi_mpi_init: ompi_rte_init failed",
+        TASK_FAILED,
+    ]
+    pmix = top(diagnose(rules, [line.format(step="pmix init") for line in box]), "pmix-runtime-error")
+    assert '"Not initialized"' in pmix.detail and "--mpi=pmix_vN" in pmix.detail
+    other = diagnose(rules, [line.format(step="orte_session_dir") for line in box])
+    assert "pmix-runtime-error" not in ids(other)
+
+
+def test_slurm_s_pmi2_plugin_hearing_another_pmi_version_means_the_mpi_s_pmi_library_does_not_match(rules):
+    line = "slurmstepd: error: mpi/pmi2: inconsistent client PMI version: 2.0(req) <> 1.1(orig)"
+    report = diagnose(rules, [line, TASK_FAILED])
+    assert "I_MPI_PMI_LIBRARY" in top(report, "pmix-not-used").detail and "pmix-runtime-error" not in ids(report)
+
+
+def test_nvshmem_s_pmix_bootstrap_without_a_server_and_cray_pmi_s_node_barrier(rules):
+    unreach = "src/modules/bootstrap/pmix/bootstrap_pmix.c:259: non-zero status: -25 PMIx_Init failed"
+    assert "--mpi=pmix" in top(diagnose(rules, [unreach, TASK_FAILED]), "pmix-not-used").detail
+    barrier = (
+        "Tue Jul 17 18:04:24 2018: [PE_3025]:_pmi_mmap_tmp: Warning bootstrap barrier failed: num_syncd=3, "
+        "pes_this_node=68, timeout=180 secs"
+    )
+    assert "3 of the node's 68" in top(diagnose(rules, [barrier, TASK_FAILED]), "pmix-runtime-error").detail
+
+
+def test_deepspeed_processes_each_discovering_a_world_of_one_are_singletons(rules):
+    lines = [
+        f"[2025-03-02 10:14:12,311] [INFO] [comm.py:728:mpi_discovery] Discovered MPI settings of world_rank=0, "
+        f"local_rank=0, world_size=1, master_addr=10.12.0.{n}, master_port=29500"
+        for n in (17, 18)
+    ]
+    assert top(diagnose(rules, lines), "pmix-not-used")
+
+
+def test_slurm_s_pmix_plugin_failing_its_ucx_direct_connections_names_the_setting_that_turns_them_off(rules):
+    line = (
+        "slurmstepd: error:  mpi/pmix_v4: pmixp_dconn_ucx_prepare: node017 [0]: pmixp_dconn_ucx.c:247: "
+        "Fail to init UCX: Input/output error"
+    )
+    finding = top(diagnose(rules, [line, TASK_FAILED]), "pmix-runtime-error")
+    assert "PMIxDirectConnUCX=false" in finding.detail and "Fail to init UCX" in finding.detail

@@ -15,7 +15,7 @@ _SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi", "mpich_dead_pmi_fd"}
 
 
 # A program's greeting saying it is rank 0 of a world of 1, in the words of common MPI examples.
-ALONE = ["alone_of_one", "alone_out_of", "alone_comm_size"]
+ALONE = ["alone_of_one", "alone_out_of", "alone_comm_size", "alone_deepspeed"]
 
 
 def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
@@ -70,6 +70,20 @@ _NO_SERVER_DETAILS = {
         "MPICH's PMIx client found no PMIx server (PMIx_Init returned -25, PMIX_ERR_UNREACH): the launcher gave "
         "the process none; start it with srun --mpi=pmix (srun --mpi=list shows the types), or use an MPICH built "
         "for PMI-2 with srun --mpi=pmi2"
+    ),
+    "nvshmem_pmix_unreach": (
+        "NVSHMEM's PMIx bootstrap found no PMIx server (PMIx_Init returned -25, PMIX_ERR_UNREACH): the launcher gave "
+        "the process none; start it with srun --mpi=pmix, or pick the bootstrap the launcher serves "
+        "(NVSHMEM_BOOTSTRAP_PMI=PMI-2 under srun --mpi=pmi2)"
+    ),
+    "pmi2_version": (
+        "Slurm's pmi2 plugin heard a PMI version it does not serve from the task ({what}): the MPI's PMI library is "
+        "not the PMI-2 that srun --mpi=pmi2 speaks to (Intel MPI: I_MPI_PMI_LIBRARY set to Slurm's libpmi2.so; "
+        "MPICH or MVAPICH2 built with Slurm's PMI-2), or launch it with srun --mpi=pmix"
+    ),
+    "deepspeed_no_mpi_env": (
+        "DeepSpeed's OpenMPI runner found no OMPI_COMM_WORLD_* variables: the script was not started by mpirun; "
+        "start it under mpirun, or with srun --mpi=pmix and DeepSpeed's own rank discovery"
     ),
     "mpich_singinit": (
         "MPICH's PMI client ran as a singleton (no PMI server: not started by srun --mpi=pmi2 / pmix or by "
@@ -166,6 +180,12 @@ def _setup_failed(rule: Rule, ctx: Context) -> list[Finding]:
         )
         return [ctx.make_finding(rule, ["init_status"], detail=detail + ".", confidence=0.7)]
     forms = {
+        "pmixp_ucx": (
+            "Slurm's PMIx plugin could not use UCX for its direct connections between the nodes' stepds ({ucx}): "
+            "set PMIxDirectConnUCX=false in mpi.conf (or SLURM_PMIX_DIRECT_CONN_UCX=false for the job) to use TCP, "
+            "or fix UCX on the nodes (libucp present, PMIxTlsUCX / PMIxNetDevicesUCX naming usable transports)",
+            None,
+        ),
         "usock_directive": (
             "PMIx 4+ refuses the usock transport that PMIX_MCA_ptl=usock asks for: an older launcher's or a "
             "container hook's setting left in the task's environment (PMIX_PTL_MODULE passed on); unset "
@@ -203,24 +223,45 @@ def _setup_failed(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 _OMPI_FENCE = ["ompi_fence", "ompi_pmix_fence", "ompi_pmix_barrier"]
+_OMPI_BOXES = _OMPI_FENCE + ["orte_pmix_init", "ompi_rte_init"]
 
 
-def _ompi_fence(rule: Rule, ctx: Context) -> list[Finding]:
-    """Open MPI's MPI_Init box saying its PMIx fence (the modex every rank joins) failed, with nothing of
-    Slurm's side to name the node: the fence runs through Slurm's PMIx server and the stepds' network."""
-    others = [s.name for s in rule.signatures if s.name not in _OMPI_FENCE and not s.fact]
-    if not ctx.stats(rule, _OMPI_FENCE) or ctx.stats(rule, others):
+def _ompi_box(rule: Rule, ctx: Context) -> list[Finding]:
+    """Open MPI's orte_init / MPI_INIT boxes naming a PMIx step that failed, with nothing of Slurm's side to
+    name a node: its PMIx fence (the modex every rank joins, through the step's PMIx server and the stepds'
+    network), or its PMIx client's set-up."""
+    others = [s.name for s in rule.signatures if s.name not in _OMPI_BOXES and not s.fact]
+    if not ctx.stats(rule, _OMPI_BOXES) or ctx.stats(rule, others):
         return []
-    call = ctx.captures(rule, "call", _OMPI_FENCE)[0]
     returned = ctx.captures(rule, "returned", ["ompi_returned"])
     said = f' (returned "{returned[0]}")' if returned else ""
+    if ctx.stats(rule, _OMPI_FENCE):
+        call = ctx.captures(rule, "call", _OMPI_FENCE)[0]
+        detail = (
+            f"MPI_Init's PMIx fence {call} failed{said}: the exchange of every rank's connection data through the "
+            "step's PMIx server did not complete; a node's slurmstepd did not answer in time (its node, or the "
+            "network between the nodes' stepds); slurmstepd's own log names the nodes (raise PMIxTimeout in mpi.conf "
+            "/ SLURM_PMIX_TIMEOUT for large steps)"
+        )
+        return [ctx.make_finding(rule, _OMPI_FENCE, detail=detail + ".", confidence=0.7)]
+    if ctx.stats(rule, ["orte_pmix_init"]):
+        detail = (
+            f"Open MPI's PMIx client could not start{said}: the process had PMIx settings it could not use, most "
+            "often a PMIx server of another version than the MPI's (srun --mpi=pmix_vN against the job's Open MPI) "
+            "or a launcher Open MPI does not recognise; launch with the srun --mpi=pmix_vN that matches the MPI's "
+            "PMIx, or with mpirun"
+        )
+        return [ctx.make_finding(rule, ["orte_pmix_init"], detail=detail + ".", confidence=0.6)]
+    if ctx.stats(rule, ["orte_init_box"]):
+        return []  # orte_init's box named another step than PMIx's (a session directory, a framework)
+    # The MPI_INIT box alone: its run-time layer (ess/pmi, the PMIx client in a direct launch) failed, the
+    # box does not say at which step.
     detail = (
-        f"MPI_Init's PMIx fence {call} failed{said}: the exchange of every rank's connection data through the "
-        "step's PMIx server did not complete; a node's slurmstepd did not answer in time (its node, or the network "
-        "between the nodes' stepds); slurmstepd's own log names the nodes (raise PMIxTimeout in mpi.conf / "
-        "SLURM_PMIX_TIMEOUT for large steps)"
+        f"Open MPI's run-time layer failed in MPI_Init{said}: in a direct launch that is its PMIx client (the "
+        "orte_init box or PMIx's own lines before it say which step); check srun --mpi=pmix matches the MPI's PMIx"
     )
-    return [ctx.make_finding(rule, _OMPI_FENCE, detail=detail + ".", confidence=0.7)]
+    severity = None if ctx.job_failed() else "warning"
+    return [ctx.make_finding(rule, ["ompi_rte_init"], detail=detail + ".", severity=severity, confidence=0.45)]
 
 
 # Slurm's PMIx plugin logs these at error level, then goes on: the ring fence asked for in mpi.conf needs
@@ -239,7 +280,8 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     if _only_plugin_notices(rule, ctx):
         return []
-    mpich = {"mpich_pmi_failed", "mpich_pmi_connect", "mpich_pmi2_failed"}
+    # The PMI clients' failing calls, and Slurm's pmi2 plugin, after the launch was shown to lack the right PMI.
+    mpich = {"mpich_pmi_failed", "mpich_pmi_connect", "mpich_pmi2_failed", "pmi2_error", "nvshmem_pmi"}
     names = {n for n, _ in ctx.stats(rule)}
     if names and names <= mpich and ctx.count("pmix-not-used"):
         return []  # MPICH's PMI calls failing after it said the launcher speaks another PMI: that mismatch is the cause
@@ -306,9 +348,11 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             "that differ between nodes, or a task started as another user); PMIX_MCA_psec=native avoids munge"
         )
         return [ctx.make_finding(rule, refused, detail=detail + ".", confidence=0.75)]
-    setup = _setup_failed(rule, ctx) or _ompi_fence(rule, ctx)
+    setup = _setup_failed(rule, ctx) or _ompi_box(rule, ctx)
     if setup:
         return setup
+    if {n for n, _ in ctx.stats(rule)} == {"ompi_rte_init"}:
+        return []  # MPI_INIT's box after an orte_init box that named another step than PMIx's
     cray = _cray_pmi(rule, ctx)
     if cray:
         return cray
@@ -369,7 +413,7 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-_CRAY_PMI = ["cray_pmi", "cray_pmi_init", "cray_pmi_error"]
+_CRAY_PMI = ["cray_pmi", "cray_pmi_init", "cray_pmi_error", "cray_pmi_barrier"]
 
 
 def _cray_pmi(rule: Rule, ctx: Context) -> list[Finding]:
@@ -391,6 +435,13 @@ def _cray_pmi(rule: Rule, ctx: Context) -> list[Finding]:
         detail = (
             f"Cray PMI of {who} could not connect to the step's PMI control network: a node's high-speed network "
             "was not ready or not reachable; resubmit excluding the node (--exclude), and report it if it repeats"
+        )
+    elif ctx.stats(rule, ["cray_pmi_barrier"]):
+        g = ctx.samples(rule, ["cray_pmi_barrier"])[0][1]
+        detail = (
+            f"Cray PMI of {who} timed out in its node-local bootstrap barrier: {g['synced']} of the node's "
+            f"{g['pes']} processes arrived; the others were slow to start or died before MPI_Init (the node's "
+            "memory, its file system, or a rank that crashed first)"
         )
     elif where := ctx.captures(rule, "where", ["cray_pmi_error"]):
         detail = (
