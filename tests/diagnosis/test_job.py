@@ -243,6 +243,17 @@ def test_a_kill_that_failed_after_the_time_limit_is_the_time_limit(rules):
     assert top(diagnose(rules, [flux]), "node-failure").hosts == ["gpu-a12"]
 
 
+def test_hydra_losing_a_proxy_and_a_step_on_a_drained_node_are_node_failures_of_less_certainty(rules):
+    for line in (
+        "[mpiexec@node017] control_cb (mpiexec/pmiserv_cb.c:252): assert (!closed) failed",
+        "srun: error: Unable to create step for job 4812733: Required node not available (down, drained or reserved)",
+    ):
+        finding = top(diagnose(rules, [line]), "node-failure")
+        assert finding.severity == "error" and finding.assumed, line
+    proxy = "[proxy:0:1@node018] HYD_pmcd_pmip_control_cmd_cb (pm/pmiserv/pmip_cb.c:144): assert (!closed) failed"
+    assert "node-failure" not in ids(diagnose(rules, [proxy]))
+
+
 def test_mpirun_losing_a_remote_daemon_names_its_node_unless_pmix_failed(rules):
     box = [
         "ORTE has lost communication with a remote daemon.",

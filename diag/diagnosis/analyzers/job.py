@@ -492,12 +492,20 @@ LOST_NODE_SAYS = [
      "mpirun lost the node mid-run (its daemon stopped answering, or its processes stopped sending heartbeats): the "
      "node went down, its network dropped, or the daemon died"),
     (FLUX_SHELL_LOST, "Flux lost contact with the job shell on a node (the node or its broker went away)"),
+    (["hydra_proxy_closed"],
+     "mpiexec (Hydra) lost the connection to a node's proxy before it reported its processes' exit: the node went "
+     "down, or the proxy was killed there (the OOM killer, a dropped ssh)"),
+    (["step_node_unavailable"],
+     "srun could not create its step because a node of the allocation is down or drained (Required node not "
+     "available)"),
 ]  # fmt: skip
 # A node's drain reason (and slurmctld's line that sets it), left also by a job that ended for another reason.
 DRAINED_AFTER = {"kill_task_reason", "batch_complete_failure", "slurmd_error_running"}
 # Processes that did not die when the job was being ended: the node's fault only when nothing else ended it.
 UNKILLABLE = {*DRAINED_AFTER, "kill_task_failed", "flux_unkillable"}
 MPIRUN_LOST = {"mpirun_lost_remote", "mpirun_heartbeat"}
+# A node lost to the job, or a process there killed / a node drained by hand: error, not critical.
+UNSURE = {"hydra_proxy_closed", "step_node_unavailable"}
 
 TAKEN_BACK = ["cloud_preempted", "spot_interruption", "termination_notice", "node_shutdown", "node_termination",
               "spot_itn", "ray_node_preempted"]  # fmt: skip
@@ -524,7 +532,7 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     for ev, _g in ctx.samples(rule, ["pals_shepherd"]):
         if host := ctx.host_for(ev):
             failed[host] = None
-    batch = ["pbs_node_down", "pbs_mom_lost", "flux_node_failure", "pals_shepherd", *FLUX_SHELL_LOST]
+    batch = ["pbs_node_down", "pbs_mom_lost", "pbs_join_failed", "flux_node_failure", "pals_shepherd", *FLUX_SHELL_LOST]
     for expr in ctx.captures(
         rule,
         "nodes",
@@ -664,10 +672,12 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         # mpirun's lost daemon among PMIx's own errors: the wire-up between the nodes failed (pmix-runtime-error).
         severity, confidence = "warning", 0.5
         assumed.append("the node went down, not the PMIx wire-up between the nodes that the PMIx errors show")
-    elif chosen <= {*MPIRUN_LOST, "instance_gone", "wrong_batch_host"}:
+    elif chosen <= {*MPIRUN_LOST, "instance_gone", "wrong_batch_host", *UNSURE}:
         # The node is lost to the job either way, but these words also fit a dropped network path, a daemon
         # that died, or a spot VM taken back: less sure than Slurm's own NODE_FAIL.
         confidence = 0.75
+        if chosen & UNSURE:
+            severity, confidence = "error", 0.65
         assumed.append(
             "the node itself went down, not only the network path to it, its daemon or (cloud) a preempted VM"
         )
