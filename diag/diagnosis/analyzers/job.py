@@ -542,7 +542,9 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
             failed[host] = None
     parts = []
     if failed:
-        parts.append(f"Slurm lost {hosts_text(list(failed))}")
+        # Only Slurm's own words make it "Slurm" that lost the node; mpirun, Flux or PBS say so for themselves.
+        others = {n for n, _ in ctx.stats(rule)} <= {*batch, "pbs_sister_lost", "mpirun_lost_remote", "hydra_proxy_closed"}
+        parts.append(f"{'the job lost' if others else 'Slurm lost'} {hosts_text(list(failed))}")
     ids = ctx.captures(rule, "nodeid", ["io_error", "io_timeout"])
     if ids:
         parts.append(f"srun lost the connection to the slurmstepd of node index {', '.join(ids[:6])} of the step")
