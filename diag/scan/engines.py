@@ -280,7 +280,7 @@ def _lines_of_matches(
     built once per distinct combination: on a dense NCCL log most candidate lines match two or
     three expressions, and a Python step per extra match cost as much as the scan's callbacks."""
     data = np.frombuffer(block, dtype=np.uint8)
-    terminators = np.flatnonzero((data == 10) | (data == 13))
+    terminators = np.flatnonzero((data == 10) | (data == 13) if b"\r" in block else data == 10)
     end_array = np.array(ends, dtype=np.int64)
     order = np.argsort(end_array, kind="stable")
     which = np.searchsorted(terminators, np.maximum(end_array[order] - 1, 0), side="left")
