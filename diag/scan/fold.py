@@ -151,7 +151,10 @@ class Folder:
         foldable = not ordered and (not rules or rule_set <= self._full)
         writes = None
         if last_wins:
-            writes = [w for name, groups in last_wins for w in overwrites(name, groups, host, pid)]
+            if desc[6] is not None and host and pid is not None:  # a lone comm_rank: its writes (facts.overwrites)
+                writes = (((RANK_OF, host, pid), desc[6]), ((HOST_OF, desc[6]), host))
+            else:
+                writes = [w for name, groups in last_wins for w in overwrites(name, groups, host, pid)]
         # What the line's effect depends on besides its matches: its host, and for a rule match the
         # rank its evidence gets (diag.scan.scanner.apply: the line's own, or rank_for(host, pid)).
         # Not the pid itself: every rank prints the same lines, and they fold across processes.
