@@ -298,22 +298,36 @@ def _lines_of_matches(
     else:
         # The distinct (line, expression) pairs, in line order, then expression order.
         width = len(members)
-        pairs = np.unique((np.cumsum(first) - 1) * width + expr_array)
-        pair_line, pair_expr = np.divmod(pairs, width)
+        pairs = _distinct(np, (np.cumsum(first) - 1) * width + expr_array)
+        pair_line = pairs // width
+        pair_expr = pairs - pair_line * width
         head = np.flatnonzero(np.concatenate(([True], pair_line[1:] != pair_line[:-1])))
         count = np.diff(np.append(head, len(pairs)))
         state = pair_expr[head]  # a set id per line: an expression's own id while it holds one
         k = 1
         several = np.flatnonzero(count > 1)
         while len(several):  # add each line's k-th expression: one step per distinct (set, expression)
-            keys, where = np.unique(state[several] * width + pair_expr[head[several] + k], return_inverse=True)
+            keys = state[several] * width + pair_expr[head[several] + k]
+            order = np.argsort(keys, kind="stable")
+            distinct = _distinct(np, keys[order], presorted=True)
             step = combos.step
-            ids = np.array([step(*divmod(key, width)) for key in keys.tolist()], dtype=np.int64)
-            state[several] = ids[where]
+            ids = np.array([step(key // width, key % width) for key in distinct.tolist()], dtype=np.int64)
+            state[several[order]] = ids[np.searchsorted(distinct, keys[order])]
             k += 1
             several = several[count[several] > k]
     tried = list(map(combos.sets.__getitem__, state.tolist()))
     return list(zip((bounds[lines] + 1).tolist(), bounds[lines + 1].tolist(), tried))
+
+
+def _distinct(np, values, presorted: bool = False):
+    """The distinct values of a NumPy integer array, ascending (``np.unique`` without its hash table,
+    which left each worker a few MB larger)."""
+    if not presorted:
+        values = values.copy()
+        values.sort()
+    if len(values) < 2:
+        return values
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
 
 
 class _Combos:

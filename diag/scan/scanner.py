@@ -35,6 +35,7 @@ _MEMO_ENTRIES = 4096  # payloads whose matches are remembered (NCCL repeats its 
 _MEMO_MAX_PAYLOAD = 512  # longer payloads are matched every time: the memos hold at most ~4 MB
 _HOST_EMITTERS = ("nccl", "ucx", "ompi")
 _MAX_HEAD = 256  # a line whose NCCL_INFO starts later is framed on its own, its head not remembered
+_MAX_HEADS = 1024  # heads remembered (about a process each: 500 bytes with their fields), all forgotten when full
 _UNSEEN = object()
 # digest_block reads the prefix's groups by number.
 assert list(COMMON_NCCL_BYTES.groupindex) == ["task", "rank", "local", "ts", "host", "pid", "tid", "dev", "src", "level"]
@@ -236,7 +237,7 @@ class Scanner:
                     head = raw[: at + len(NCCL_INFO)]
                     framed = heads.get(head, _UNSEEN)
                     if framed is _UNSEEN:
-                        if len(heads) >= _MEMO_ENTRIES:
+                        if len(heads) >= _MAX_HEADS:
                             heads.clear()
                         framed = heads[head] = frame_head(head)
                 else:
