@@ -146,6 +146,35 @@ def match_common_nccl(line: bytes) -> re.Match[bytes] | None:
     return COMMON_NCCL_BYTES.match(line)
 
 
+# What ends the head of most NCCL lines: frame_head reads a line's prefix from the line up to it.
+NCCL_INFO = b" NCCL INFO "
+
+
+def frame_head(line: bytes) -> tuple | None:
+    """What :data:`COMMON_NCCL_BYTES` reads off an ASCII line without escape sequences, as the
+    scanner ships it: (payload offset, level as bytes, host, pid, rank, local rank, task, level,
+    timestamp), or None where it does not match.
+
+    The scanner (its loop without the compiled core) calls this with the line cut just after its
+    first :data:`NCCL_INFO`, and keeps the answer per cut: every line of a process starts alike.
+    The cut does not change the answer, because no way through the pattern reads past a head
+    ending in ``INFO``: it would have to take the head's last byte, a space, and go on, and the
+    only parts of the pattern that end on a space and are followed by more (a ``task: `` label,
+    ``[rankN]: ``, a timestamp, ``host:pid:tid ``, ``[dev] ``, a number, ``src:line ``,
+    ``(func) ``, ``NCCL ``) cannot end on ``INFO `` (``tests/input/test_framing.py`` compares
+    both on prefix stacks with any tail); the pattern's last part, ``LEVEL ?``, ends the match.
+    Every other step reads no further than a space before it (host, source and the rest stop at
+    one; the ``rank`` look-ahead stops at its first byte that is neither a digit nor ``]``)."""
+    m = COMMON_NCCL_BYTES.match(line)
+    if m is None:
+        return None
+    task, rank, local, ts, host, pid, _, _, _, level = m.groups()
+    return (
+        m.end(), level, host.decode("ascii"), int(pid), int(rank) if rank else None, int(local) if local else None,
+        int(task) if task else None, level.decode("ascii"), ts.decode("ascii") if ts else None,
+    )  # fmt: skip
+
+
 def frame(line: str) -> Frame:
     """Parse ``line`` (without its terminator) into a :class:`Frame`."""
     text = strip_ansi(line)

@@ -879,14 +879,15 @@ typedef struct {
     PyObject *folder, *shadow, *rank_key, *inherited;  /* for the rank token of a rule match without a rank */
     PyObject *host_key, *shipped;                      /* for keep_in_c: last-wins writes, samples shipped */
     PyObject *folded;
-    Py_ssize_t max_samples, max_seen, max_shadow;
+    PyObject *assumed; /* Folder._assumed: the folds made taking a process's rank at the task's start as none */
+    Py_ssize_t max_samples, max_seen, max_shadow, max_assumed;
     Py_ssize_t forgot; /* times the folder's memory was (or may have been) forgotten while the core ran */
 } Fold;
 
 /* keep_described's token for a rule match on a line without a rank of its own: the rank this task
- * last gave the process, else None when the folder saw the job from its start, else
- * (INHERITED, pid). New reference, NULL on error. */
-static PyObject *rank_token(Fold *fold, PyObject *host, PyObject *pid) {
+ * last gave the process, else None when the folder saw the job from its start or assumes (Folder.assume:
+ * *assumed is set then), else (INHERITED, pid). New reference, NULL on error. */
+static PyObject *rank_token(Fold *fold, PyObject *host, PyObject *pid, int *assumed) {
     PyObject *key = PyTuple_Pack(3, fold->rank_key, host, pid);
     if (!key)
         return NULL;
@@ -907,7 +908,30 @@ static PyObject *rank_token(Fold *fold, PyObject *host, PyObject *pid) {
         return NULL;
     if (yes)
         Py_RETURN_NONE;
+    PyObject *assume = PyObject_GetAttrString(fold->folder, "_assume");
+    if (!assume)
+        return NULL;
+    yes = PyObject_IsTrue(assume);
+    Py_DECREF(assume);
+    if (yes < 0)
+        return NULL;
+    if (yes) {
+        *assumed = 1;
+        Py_RETURN_NONE;
+    }
     return PyTuple_Pack(2, fold->inherited, pid);
+}
+
+/* A fold made under Folder.assume, listed as keep_described lists it: (host, pid, rule entries). */
+static int note_assumed(Fold *fold, PyObject *host, PyObject *pid, PyObject *rule_set) {
+    if (PySet_GET_SIZE(fold->assumed) >= fold->max_assumed)
+        return 0; /* at the cap the apply digests the task again */
+    PyObject *k = PyTuple_Pack(3, host, pid, rule_set);
+    if (!k)
+        return -1;
+    int rc = PySet_Add(fold->assumed, k);
+    Py_DECREF(k);
+    return rc;
 }
 
 /* dict[key] += 1 (starting from 0). */
@@ -937,6 +961,7 @@ static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, P
         PyTuple_GET_SIZE(last_wins) != 0 || !PyTuple_Check(counters))
         return 0;
     Py_ssize_t nrules = PyTuple_GET_SIZE(rules);
+    int assumed = 0;
     PyObject *token = Py_None;
     Py_INCREF(token);
     if (nrules) {
@@ -949,7 +974,7 @@ static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, P
         if (rank != Py_None) {
             token = rank;
             Py_INCREF(token);
-        } else if (!(token = rank_token(fold, host, pid))) {
+        } else if (!(token = rank_token(fold, host, pid, &assumed))) {
             return -1;
         }
     }
@@ -961,6 +986,8 @@ static int try_fold(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, P
     Py_DECREF(key);
     if (in <= 0)
         return in;
+    if (assumed && note_assumed(fold, host, pid, rule_set) < 0)
+        return -1;
     for (Py_ssize_t i = 0; i < nrules; i++) {
         PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), host);
         if (!k || bump(fold->matches, k) < 0) {
@@ -1023,11 +1050,12 @@ static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, 
     if (nrules && (foldable = PyObject_RichCompareBool(rule_set, fold->full, Py_LE)) < 0)
         return -1;
     PyObject *token;
+    int assumed = 0;
     if (!nrules)
         token = Py_None, Py_INCREF(token);
     else if (rank != Py_None)
         token = rank, Py_INCREF(token);
-    else if (!(token = rank_token(fold, host, pid)))
+    else if (!(token = rank_token(fold, host, pid, &assumed)))
         return -1;
     PyObject *key = PyTuple_Pack(4, host, nccl, token, values);
     Py_DECREF(token);
@@ -1062,6 +1090,8 @@ static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, 
                 }
             }
             if (foldable) {
+                if (assumed && note_assumed(fold, host, pid, rule_set) < 0)
+                    goto done;
                 for (Py_ssize_t i = 0; i < nrules; i++) {
                     PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), host);
                     if (!k || bump(fold->matches, k) < 0) {
@@ -1537,12 +1567,14 @@ static int fold_init(Fold *fold, PyObject *folder) {
     fold->host_key = get_attr(folder, "HOST_KEY");
     fold->inherited = get_attr(folder, "INHERITED");
     fold->shipped = get_attr(folder, "_shipped");
+    fold->assumed = get_attr(folder, "_assumed");
     fold->max_samples = get_ssize(folder, "max_samples");
     fold->max_seen = get_ssize(folder, "MAX_SEEN");
     fold->max_shadow = get_ssize(folder, "MAX_SHADOW");
+    fold->max_assumed = get_ssize(folder, "MAX_ASSUMED");
     if (PyErr_Occurred())
         return -1;
-    if (!fold->shadow || !fold->rank_key || !fold->host_key || !fold->inherited || !fold->shipped ||
+    if (!fold->assumed || !PySet_Check(fold->assumed) || !fold->shadow || !fold->rank_key || !fold->host_key || !fold->inherited || !fold->shipped ||
         !PyDict_Check(fold->shadow) || !PyDict_Check(fold->shipped) || !fold->seen || !fold->full ||
         !fold->matches || !fold->counters || !fold->keep || !PySet_Check(fold->seen) || !PyAnySet_Check(fold->full) ||
         !PyDict_Check(fold->matches) || !PyDict_Check(fold->counters)) {
@@ -1565,6 +1597,7 @@ static void fold_release(Fold *fold) {
     Py_CLEAR(fold->host_key);
     Py_CLEAR(fold->shipped);
     Py_CLEAR(fold->inherited);
+    Py_CLEAR(fold->assumed);
 }
 
 /* Keeper(folder)(host, pid, rank, emitter, desc) -> bool: folder.keep_described(...), decided in C

@@ -219,6 +219,7 @@ class HyperscanEngine(_Engine):
         self.db = _cached_database(hyperscan, exprs)
         self.scratch = hyperscan.Scratch(self.db)
         self._collector = self.core.Collector() if self.core is not None else None  # records matches in C
+        self._combos = _Combos(self.members)  # the NumPy path's member sets of lines with several expressions
 
     def lines(self, block: bytes) -> list[Line]:
         """Candidate lines, each with the patterns that matched on it."""
@@ -245,7 +246,7 @@ class HyperscanEngine(_Engine):
         if len(ends) >= _VECTOR_MIN_MATCHES:
             np = lines_module._load_numpy()
             if np is not None:
-                return _lines_of_matches(np, block, ends, exprs, self.members)
+                return _lines_of_matches(np, block, ends, exprs, self.members, self._combos)
         return lines_of_ends(block, ends, exprs, self.members)
 
 
@@ -270,14 +271,16 @@ _VECTOR_MIN_MATCHES = 64  # below this, NumPy's per-call overhead costs more tha
 
 
 def _lines_of_matches(
-    np, block: bytes, ends: list[int], exprs: list[int], members: list[frozenset[int]]
+    np, block: bytes, ends: list[int], exprs: list[int], members: list[frozenset[int]], combos: _Combos | None = None
 ) -> list[Line]:
     """The candidate lines of the matches (``ends[k]``, ``exprs[k]``), as line_span finds them
     one by one, with NumPy: every terminator is located in one pass, and the line holding offset
     ``pos`` runs from just after the last terminator before ``pos`` to the first one at or after
-    it. Python only touches a line once, and a second match on a line once more."""
+    it. A line matched by several expressions gets the union of their members from ``combos``,
+    built once per distinct combination: on a dense NCCL log most candidate lines match two or
+    three expressions, and a Python step per extra match cost as much as the scan's callbacks."""
     data = np.frombuffer(block, dtype=np.uint8)
-    terminators = np.flatnonzero((data == 10) | (data == 13))
+    terminators = np.flatnonzero((data == 10) | (data == 13) if b"\r" in block else data == 10)
     end_array = np.array(ends, dtype=np.int64)
     order = np.argsort(end_array, kind="stable")
     which = np.searchsorted(terminators, np.maximum(end_array[order] - 1, 0), side="left")
@@ -287,14 +290,72 @@ def _lines_of_matches(
     np.not_equal(which[1:], which[:-1], out=first[1:])
     lines = which[first]
     bounds = np.concatenate(([-1], terminators, [len(block)]))
-    tried = [members[e] for e in expr_array[first].tolist()]
-    more = np.flatnonzero(~first)
-    if len(more):
-        line_of = np.cumsum(first) - 1
-        for line, expr_id in zip(line_of[more].tolist(), expr_array[more].tolist()):
-            if not members[expr_id] <= tried[line]:  # same line: more patterns to try
-                tried[line] = tried[line] | members[expr_id]
+    if combos is None:
+        combos = _Combos(members)
+    combos.start_block()
+    if len(lines) == len(which):  # one match per line
+        state = expr_array
+    else:
+        # The distinct (line, expression) pairs, in line order, then expression order.
+        width = len(members)
+        pairs = _distinct(np, (np.cumsum(first) - 1) * width + expr_array)
+        pair_line = pairs // width
+        pair_expr = pairs - pair_line * width
+        head = np.flatnonzero(np.concatenate(([True], pair_line[1:] != pair_line[:-1])))
+        count = np.diff(np.append(head, len(pairs)))
+        state = pair_expr[head]  # a set id per line: an expression's own id while it holds one
+        k = 1
+        several = np.flatnonzero(count > 1)
+        while len(several):  # add each line's k-th expression: one step per distinct (set, expression)
+            keys = state[several] * width + pair_expr[head[several] + k]
+            order = np.argsort(keys, kind="stable")
+            distinct = _distinct(np, keys[order], presorted=True)
+            step = combos.step
+            ids = np.array([step(key // width, key % width) for key in distinct.tolist()], dtype=np.int64)
+            state[several[order]] = ids[np.searchsorted(distinct, keys[order])]
+            k += 1
+            several = several[count[several] > k]
+    tried = list(map(combos.sets.__getitem__, state.tolist()))
     return list(zip((bounds[lines] + 1).tolist(), bounds[lines + 1].tolist(), tried))
+
+
+def _distinct(np, values, presorted: bool = False):
+    """The distinct values of a NumPy integer array, ascending (``np.unique`` without its hash table,
+    which left each worker a few MB larger)."""
+    if not presorted:
+        values = values.copy()
+        values.sort()
+    if len(values) < 2:
+        return values
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
+
+
+class _Combos:
+    """Member sets of lines matched by several expressions, shared by id: ids below
+    ``len(members)`` stand for one expression's members, each further id for a set extended by one
+    expression (:meth:`step`). At most ``_MAX_COMBOS`` are kept; the table starts over between blocks."""
+
+    def __init__(self, members: list[frozenset[int]]):
+        self.members = members
+        self.sets: list[frozenset[int]] = list(members)
+        self._ids: dict[tuple[int, int], int] = {}
+
+    def start_block(self) -> None:
+        if len(self.sets) > len(self.members) + _MAX_COMBOS:
+            self.sets = list(self.members)
+            self._ids = {}
+
+    def step(self, set_id: int, expr: int) -> int:
+        """The id of set ``set_id`` with the members of expression ``expr`` added."""
+        found = self._ids.get((set_id, expr))
+        if found is None:
+            have, more = self.sets[set_id], self.members[expr]
+            found = self._ids[(set_id, expr)] = len(self.sets)
+            self.sets.append(have if more <= have else have | more)
+        return found
+
+
+_MAX_COMBOS = 4096
 
 
 def _cached_core_database(core_module, exprs: list[bytes]):

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING
 
 from diag.input import lines
 from diag.input.sources import InputStats, MemorySource, Source, Span, resume_state
+from diag.scan.fold import assumption_holds
 from diag.scan.runs import apply_run
+from diag.scan.scanner import MAX_DISTINCT
 
 if TYPE_CHECKING:
     from diag.scan.fold import Folded, Folder
@@ -155,19 +157,24 @@ _sources: list[Source] = []
 _carried: tuple | None = None  # this worker's fold memory from its earlier tasks (Folder.carry)
 
 
-def _digest(task: Task) -> tuple[list[Record], InputStats, Folded]:
+def _digest(task: Task) -> tuple[list[Record], InputStats, Folded, set[tuple]]:
     global _carried
     assert _scanner is not None
     source = _sources[task.index]
     stats = InputStats(source.path)
-    folder = _scanner.folder(from_start=task.index == 0 and (task.span is None or task.span.start == 0))
+    folder = _scanner.folder(from_start=_from_start(task))
     if _carried is not None:  # the pool hands each worker its tasks in input order
         folder.adopt(_carried)
+    folder.assume()  # checked by the apply before this task's records (fold.assumption_holds)
     shipped = dict(folder._shipped)  # what this worker shipped before the task: runs.condense needs it
     records = list(_scanner.digest_source(task.index, source, stats, span=task.span, folder=folder))
     _carried = folder.carry()
     records = _scanner.condense(records, shipped)
-    return records, stats, folder.folded
+    return records, stats, folder.folded, folder._assumed
+
+
+def _from_start(task: Task) -> bool:
+    return task.index == 0 and (task.span is None or task.span.start == 0)
 
 
 def _worker_start(parent: int) -> None:
@@ -249,9 +256,25 @@ def _apply_one(
     scanner: Scanner, sources: list[Source], item, lines_before: list[int], result: ScanResult, folder: Folder
 ) -> None:
     task, future = item
-    records, stats, folded = future.result()
+    records, stats, folded, assumed = future.result()
     index = task.index
-    apply_condensed(scanner, records, sources[index].path, index, lines_before[index], result, folder)
-    scanner.apply_folded(folded, result)
+    source = sources[index]
+    if assumed and not assumption_holds(assumed, result.facts.rank_of_process, _rule_stats(scanner, result), MAX_DISTINCT):
+        # A process the worker took to have no rank had one: digest the task here, as one core would,
+        # with the folder that has seen every record applied so far. The worker's answer is dropped.
+        stats = InputStats(source.path)
+        records = scanner.digest_source(index, source, stats, span=task.span, folder=folder)
+        scanner.apply(records, source.path, index, result, line_base=lines_before[index])
+        folded = None
+    else:
+        apply_condensed(scanner, records, source.path, index, lines_before[index], result, folder)
+    if folded is not None:
+        scanner.apply_folded(folded, result)
     lines_before[index] += stats.lines
     result.inputs[index].add(stats)
+
+
+def _rule_stats(scanner: Scanner, result: ScanResult):
+    keys = scanner._rule_key_list()
+    stats = result.stats
+    return lambda i: stats.get(keys[i]) if keys[i] is not None else None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from diag.catalog.model import RuleSet, Signature
 from diag.evidence import MAX_EVIDENCE_TEXT, Evidence
 from diag.input.allocator import keep_block_buffers
-from diag.input.framing import ANSI_BYTES_RE, COMMON_NCCL_BYTES, Frame, frame_fields, match_common_nccl
+from diag.input.framing import ANSI_BYTES_RE, COMMON_NCCL_BYTES, NCCL_INFO, Frame, frame_fields, frame_head
 from diag.input.lines import count_newlines, trailing_silent_lines
 from diag.input.sources import CHUNK_BYTES, InputStats, Source, Span, read_blocks
 from diag.scan import core, runs
@@ -34,6 +34,9 @@ FACTS_OWNER = "@facts"
 _MEMO_ENTRIES = 4096  # payloads whose matches are remembered (NCCL repeats its channel lines per communicator)
 _MEMO_MAX_PAYLOAD = 512  # longer payloads are matched every time: the memos hold at most ~4 MB
 _HOST_EMITTERS = ("nccl", "ucx", "ompi")
+_MAX_HEAD = 256  # a line whose NCCL_INFO starts later is framed on its own, its head not remembered
+_MAX_HEADS = 1024  # heads remembered (about a process each: 500 bytes with their fields), all forgotten when full
+_UNSEEN = object()
 # digest_block reads the prefix's groups by number.
 assert list(COMMON_NCCL_BYTES.groupindex) == ["task", "rank", "local", "ts", "host", "pid", "tid", "dev", "src", "level"]
 
@@ -112,6 +115,7 @@ class Scanner:
         self._bytes_memo: dict[tuple, tuple] = {}  # (payload, level, members) -> (matches, fold description)
         self._old_memo: dict[tuple, tuple] = {}
         self._hosts: dict[bytes, str] = {}
+        self._heads: dict[bytes, tuple | None] = {}  # without the core: line heads -> frame_head's answer
         self._member_order: dict[Set[int], tuple] = {}  # members -> ((entry, its levels, its search), ...) in entry order
         self._describe = self.folder().describe
         self.sampler = Sampler(engine, self, FACTS_OWNER) if sample_errors else None
@@ -212,33 +216,43 @@ class Scanner:
         return shipped
 
     def _digest_in_python(self, block: bytes, folder: Folder | None) -> list[tuple[int, Record]]:
-        hosts = self._hosts
+        heads = self._heads
         keep = folder.keep_described if folder is not None else None
         seen = folder._seen if folder is not None else None  # cleared in place when the folder forgets
         counters = folder.folded.counters if folder is not None else None
         # One pass over an ASCII block (the usual case) instead of a check per line.
-        fast = COMMON_NCCL_BYTES.match if block.isascii() and b"\x1b" not in block else match_common_nccl
+        plain = b"\x1b" not in block
+        ascii_block = plain and block.isascii()
         shipped: list[tuple[int, Record]] = []
         slow = self._slow(block, folder)
+        memo_get = self._bytes_memo.get
         for start, end, members in self.engine.lines(block):
             raw = block[start:end]
-            m = fast(raw)
-            if m is None:
+            framed = None
+            if ascii_block or (plain and raw.isascii()):  # else match_common_nccl would give None
+                at = raw.find(NCCL_INFO)
+                if 0 <= at < _MAX_HEAD:
+                    # The prefix's fields depend on the line up to its first " NCCL INFO " only
+                    # (frame_head): each process's head is matched once, not once per line.
+                    head = raw[: at + len(NCCL_INFO)]
+                    framed = heads.get(head, _UNSEEN)
+                    if framed is _UNSEEN:
+                        if len(heads) >= _MAX_HEADS:
+                            heads.clear()
+                        framed = heads[head] = frame_head(head)
+                else:
+                    framed = frame_head(raw)
+            if framed is None:
                 record = slow(start, end, members)
                 if record is not None:
                     shipped.append((start, record))
                 continue
-            rank, host_b, pid_b, level_b = m.group(2, 5, 6, 10)  # the rest only if it ships
-            cut = m.end()
+            cut, level_b, host, pid, rank = framed[:5]
             key = (raw[cut:], level_b, members)
-            known = self._bytes_memo.get(key)
+            known = memo_get(key)
             if known is None:
                 known = self._resolve(key, end - start - cut)
-            host = hosts.get(host_b)
-            if host is None:
-                host = hosts[host_b] = host_b.decode("ascii")
-            pid = int(pid_b)
-            rank = int(rank) if rank else None
+                memo_get = self._bytes_memo.get  # the memo may have turned over
             if keep is not None:
                 desc = known[1]
                 if not (desc[1] or desc[2] or desc[3]) and desc[0] is not None:
@@ -251,14 +265,7 @@ class Scanner:
                         continue
                 if not keep(host, pid, rank, "nccl", desc):
                     continue
-            text = raw.decode("ascii")
-            task, local, ts = m.group(1, 3, 4)
-            shipped.append((start, (
-                0, text, cut, host, pid, rank, int(local) if local else None, int(task) if task else None,
-                level_b.decode("ascii"), ts.decode("ascii") if ts else None, "nccl", known[0],
-            )))  # fmt: skip
-        if len(hosts) > _MEMO_ENTRIES:
-            hosts.clear()
+            shipped.append((start, (0, raw.decode("ascii"), cut, host, pid, rank, *framed[5:], "nccl", known[0])))
         return shipped
 
     def _slow(self, block: bytes, folder: Folder | None):

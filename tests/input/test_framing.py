@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diag.input.framing import _COMMON_NCCL, frame, frame_general, match_common_nccl, strip_ansi
+from diag.input.framing import _COMMON_NCCL, NCCL_INFO, frame, frame_general, frame_head, match_common_nccl, strip_ansi
 
 CASES = [
     # (line, payload, expected context)
@@ -144,3 +144,36 @@ def test_the_byte_level_prefix_leaves_other_lines_to_the_general_reading():
     assert match_common_nccl("nöde:1:2 [0] NCCL INFO x".encode()) is None  # not ASCII: decoded first
     assert match_common_nccl(b"\x1b[1mh:1:2 [0] NCCL INFO x") is None
     assert match_common_nccl(b"h:1:2 [0] NCCL INFO Using network IB").end() == len(b"h:1:2 [0] NCCL INFO ")
+
+
+# Pieces that the prefix pattern reads specially, to build heads that are right, nearly right or wrong.
+HEAD_PIECE = st.sampled_from(
+    [" ", "  ", ":", ": ", "[", "]", "]:", "[rank", "rank", "[rank3]", "[rank3]: ", "[default", "7", "12", "3.5", ".",
+     "node-1", "h", "*", "`", ">", "(", ")", "(f) ", "x.cc:12 ", "XX", "NCCL", "NCCL ", "INFO", "INFO ", "WARN ",
+     "[2026-01-02 03:04:05] ", "2026-01-02", "\x1c", "\t", "h:1:2 ", "h:1:2 [0] ", "1: "]
+)  # fmt: skip
+HEAD_TAIL = st.text(st.characters(min_codepoint=9, max_codepoint=126, blacklist_characters="\n\r\x1b"), max_size=20)
+
+
+@given(pieces=st.lists(HEAD_PIECE, max_size=12), tail=st.lists(st.one_of(HEAD_PIECE, HEAD_TAIL), max_size=6))
+def test_a_line_is_framed_as_its_head_up_to_the_first_nccl_info(pieces, tail):
+    """The scanner without the compiled core frames a line by the head it cuts at the line's first
+    " NCCL INFO " and remembers per head (diag.scan.scanner, frame_head): whatever follows the cut,
+    and whatever stands before it, the line reads as its head does."""
+    line = ("".join(pieces) + NCCL_INFO.decode() + "".join(tail)).encode()
+    head = line[: line.find(NCCL_INFO) + len(NCCL_INFO)]
+    assert frame_head(head) == frame_head(line)
+    m = match_common_nccl(line)
+    framed = frame_head(line)
+    assert (m is None) == (framed is None)
+    if m is not None:
+        assert framed[:2] == (m.end(), m.group("level"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0][:40] for c in CASES])
+def test_frame_head_reads_the_prefixes_of_known_lines_as_the_pattern_does(case):
+    line = case[0].encode()
+    if not line.isascii() or NCCL_INFO not in line:
+        return
+    head = line[: line.find(NCCL_INFO) + len(NCCL_INFO)]
+    assert frame_head(head) == frame_head(line)

@@ -273,6 +273,21 @@ def test_digesting_any_bytes_gives_the_python_records(rules, monkeypatch, blob, 
         assert with_core == without, engine
 
 
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(blob=_blocks(), fold=st.booleans(), repeat=st.integers(1, 3))
+def test_lines_framed_by_their_remembered_head_give_the_records_of_lines_framed_alone(rules, monkeypatch, blob, fold, repeat):
+    """Without the core, a line is framed by the head it cuts at its first " NCCL INFO ", remembered
+    per head (diag.input.framing.frame_head): the records, line counts and folded counts are those
+    of framing every line on its own, with heads repeating within and across blocks."""
+    from diag.scan import scanner as scanner_module
+
+    blob *= repeat
+    remembered = _digest(_scanner(rules, "hyperscan", False, monkeypatch), blob, fold)
+    monkeypatch.setattr(scanner_module, "_MAX_HEAD", 0)  # no head is short enough: each line framed alone
+    alone = _digest(_scanner(rules, "hyperscan", False, monkeypatch), blob, fold)
+    assert remembered == alone
+
+
 @needs_core
 def test_a_dense_job_reports_the_same_with_and_without_the_core(rules, monkeypatch):
     """Many ranks, communicators rebuilt, faults planted: the whole JSON report is byte-identical."""

@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diag.api import diagnose_bytes
@@ -276,3 +276,30 @@ def test_grouping_key_holds_the_patterns_and_the_deriving_code(rules, tmp_path, 
     monkeypatch.setattr(engines, "_SOURCE_KEY", engines._SOURCE_KEY + b" changed")
     engines._grouped(patterns)
     assert len(list(tmp_path.iterdir())) == 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), cap=st.integers(0, 6))
+def test_lines_of_several_matches_get_the_union_of_their_members(data, cap):
+    """The NumPy path builds a line's members once per distinct combination of expressions
+    (engines._Combos, its table starting over between blocks when full): the lines and members of
+    the reference loop, for matches ending anywhere inside a line, many to a line, out of order."""
+    from diag.scan import engines
+
+    np = pytest.importorskip("numpy")
+    members = [frozenset({0}), frozenset({1, 2}), frozenset({2}), frozenset({3, 4, 5}), frozenset({0, 5})]
+    combos = engines._Combos(members)
+    saved = engines._MAX_COMBOS
+    engines._MAX_COMBOS = cap
+    try:
+        for _ in range(3):  # one table across blocks
+            block = data.draw(st.binary(min_size=1, max_size=60).map(lambda b: b.replace(b"x", b"\n")))
+            inside = [end for end in range(1, len(block) + 1) if block[end - 1] not in b"\r\n"]
+            if not inside:
+                continue
+            ends = data.draw(st.lists(st.sampled_from(inside), min_size=1, max_size=40))
+            exprs = data.draw(st.lists(st.integers(0, len(members) - 1), min_size=len(ends), max_size=len(ends)))
+            got = engines._lines_of_matches(np, block, ends, exprs, members, combos)
+            assert got == engines.lines_of_ends(block, ends, exprs, members)
+    finally:
+        engines._MAX_COMBOS = saved

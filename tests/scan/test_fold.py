@@ -166,3 +166,22 @@ def test_a_later_span_of_the_same_worker_folds_what_its_earlier_span_shipped(rul
     assert not second.keep_described(*channel)  # folded: its first sighting is applied before this span
     assert second.keep_described(*version)  # shipped: process 7's rank may differ here
     assert not second.keep_described(*version)  # then a repeat within this span folds
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(st.tuples(st.sampled_from(["n0", "n1", ""]), st.integers(0, 3), st.integers(0, 5)), max_size=80))
+def test_a_lone_communicator_line_writes_what_overwrites_says(rules, steps):
+    """keep_described takes a lone ``comm_rank`` observation's writes from its description (the rank
+    ``describe`` read) instead of asking facts.overwrites: the same decisions and last-wins values."""
+    scanner = Scanner(rules, jobs=1)
+    entry = scanner._rank_entry
+    folders = [scanner.folder(), scanner.folder()]
+    for host, pid, rank in steps:
+        matches = ((entry, {"rank": str(rank), "nranks": "8"}),)
+        desc = folders[0].describe(matches)
+        assert desc[6] == rank
+        kept = [folders[0].keep_described(host, pid, None, "nccl", desc),
+                folders[1].keep_described(host, pid, None, "nccl", (*desc[:6], None))]  # fmt: skip
+        assert kept[0] == kept[1]
+        assert folders[0]._shadow == folders[1]._shadow
+        assert folders[0].folded == folders[1].folded

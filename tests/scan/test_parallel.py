@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -279,3 +280,92 @@ def test_a_busy_machine_scans_on_one_core_unless_told(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "idle_cores", lambda: 1)
     monkeypatch.setenv(parallel.JOBS_ENV, "2")
     assert parallel.plan(sources, None, 4, min_bytes=0, task_chunks=1).jobs == 2
+
+
+def _count_checks(monkeypatch) -> dict:
+    """Count the apply side's checks of the folds workers made assuming (fold.Folder.assume)."""
+    checks = {True: 0, False: 0}
+    check = parallel.assumption_holds
+
+    def counted(*args):
+        held = check(*args)
+        checks[held] += 1
+        return held
+
+    monkeypatch.setattr(parallel, "assumption_holds", counted)
+    return checks
+
+
+@pytest.mark.parametrize("no_core", ["", "1"])
+def test_folds_a_worker_makes_assuming_a_new_process_are_checked_and_redone_where_wrong(
+    rules, tmp_path, monkeypatch, no_core
+):
+    """A worker's span folds the first lines of processes it has seen no rank for as if they had
+    none (most are new processes after a restart); where one did have a rank that its rules'
+    ranks do not hold yet (64 ranks: those tables are not full), the apply digests that span
+    again. Both happen on this log, and the result is one process's."""
+    from diag.scan import core
+
+    monkeypatch.setenv(core.NO_CORE_ENV, no_core)
+    log = tmp_path / "dense.log"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "gen_log.py"), "--shape", "dense", "--ranks", "64", "--size", "2M",
+         "--density", "0.30", "--out", str(log)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    checks = _count_checks(monkeypatch)
+    one = _scan(rules, [str(log)], 1, 64 << 10)
+    assert _scan(rules, [str(log)], 2, 64 << 10, min_bytes=0, task_chunks=2) == one
+    # Which of two workers takes which span follows their timing (under AddressSanitizer no check
+    # failed), and with it which folds a worker makes assuming. One worker taking every span in
+    # turn makes both outcomes of the check certain on this log.
+    plan = parallel.plan
+    monkeypatch.setattr(parallel, "plan", lambda *args, **kwargs: dataclasses.replace(plan(*args, **kwargs), jobs=1))
+    checks.update({True: 0, False: 0})
+    assert _scan(rules, [str(log)], 2, 64 << 10, min_bytes=0, task_chunks=2) == one
+    assert checks[True] and checks[False]
+
+
+def _process_lines(host: str, pid: int, rank: int | None, comm: int) -> list[str]:
+    head = f"{host}:{pid}:{pid} [0] NCCL INFO"
+    lines = [
+        f"{head} NCCL version 2.28.9+cuda12.9",
+        f"{head} NET/IB : No device found.",
+        f"{head} Using network Socket",
+        f"{head} NCCL_IB_HCA set to mlx5_0",
+    ]
+    if rank is not None:
+        lines.append(f"{head} comm 0x{comm:x} rank {rank} nranks 1024 cudaDev {rank % 8} busId 1000 - Init START")
+    return lines
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 1), st.integers(0, 5), st.one_of(st.none(), st.integers(0, 1023)), st.integers(0, 3)),
+        min_size=1,
+        max_size=120,
+    ),
+    chunk=st.integers(min_value=200, max_value=2000),
+    samples=st.integers(min_value=1, max_value=4),
+)
+def test_processes_that_keep_or_reuse_their_pid_across_spans_scan_the_same_on_workers(
+    rules, tmp_path_factory, monkeypatch, steps, chunk, samples
+):
+    """Processes printing rank-less rule matches (their NCCL version, a missing IB device) before
+    and after they take a rank, pids reused on a host, the lines cut into many spans anywhere:
+    whatever the workers assume about a process's rank at their span's start, the scan finds what
+    one process finds. Few samples per rule, so folds (and the assumption) start early; ranks up
+    to 1023, so a process's rank is often missing from its rules' ranks and the check fails."""
+    monkeypatch.setattr("diag.scan.scanner.MAX_SAMPLES", samples)
+    monkeypatch.setattr("diag.input.sources.PASTE_BYTES", -1)  # a small file read whole is not repaired as a paste
+    lines = []
+    for n, (node, pid, rank, noise) in enumerate(steps):
+        lines += _process_lines(f"node{node}", 100 + pid, rank, 0x1000 + n)
+        lines += [f"step {n} loss 1.{noise}"] * noise
+    path = tmp_path_factory.mktemp("reuse") / "job.log"
+    path.write_text("\n".join(lines) + "\n")
+    two = _scan(rules, [str(path)], 2, chunk, min_bytes=0, task_chunks=1)
+    assert two == _scan(rules, [str(path)], 1, chunk)
