@@ -174,11 +174,18 @@ def rejoin_wrapped(data: bytes) -> bytes:
         return data
     # A row that looks like an srun label starts a record only in a paste that has labels elsewhere.
     labelled = any(_SRUN_LABEL.match(row) for i, row in enumerate(rows) if i == 0 or widths[i - 1] != width)
+    tabular = _table_rows(rows)
     out = list(rows)
     i = 0
     while i < len(rows):
         j = i
-        while j + 1 < len(rows) and widths[j] == width and _continues(rows[j + 1], labelled):
+        while (
+            j + 1 < len(rows)
+            and widths[j] == width
+            and j not in tabular
+            and j + 1 not in tabular
+            and _continues(rows[j + 1], labelled)
+        ):
             j += 1
         if j > i:
             out[i] = b"".join(row.rstrip(b"\r") for row in rows[i : j + 1]) + rows[j][len(rows[j].rstrip(b"\r")) :]
@@ -209,6 +216,29 @@ def rejoin_banner(data: bytes) -> bytes:
             rows[i] = rows[i].rstrip(b"\r").rstrip() + b" " + tail["tail"] + cr
             rows[j] = b"\r" if rows[j].endswith(b"\r") else b""
     return b"\n".join(rows)
+
+
+# The dashed rule under a fixed-width table's header (sacct, squeue -o, sinfo -o): its rows are padded to
+# one width by the program, so being as wide as the widest row says nothing about a terminal's cut.
+_TABLE_RULE = re.compile(rb"\s*-{2,}(?: +-{2,})+\s*\r?$")
+
+
+def _table_rows(rows: list[bytes]) -> set[int]:
+    """The indexes of a fixed-width table's rule and of the rows after it that keep to its columns
+    (a blank at every gap between two dashed columns)."""
+    tabular: set[int] = set()
+    for i, row in enumerate(rows):
+        if not _TABLE_RULE.match(row):
+            continue
+        rule = row.rstrip(b"\r")
+        gaps = [k for k in range(1, len(rule)) if rule[k] == 0x20 and rule[k - 1] == 0x2D]
+        tabular.add(i)
+        for k in range(i + 1, len(rows)):
+            cells = rows[k].rstrip(b"\r")
+            if not cells.strip() or any(g < len(cells) and cells[g] != 0x20 for g in gaps):
+                break
+            tabular.add(k)
+    return tabular
 
 
 def _continues(row: bytes, labelled: bool) -> bool:

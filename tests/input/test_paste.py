@@ -202,3 +202,27 @@ def test_a_task_cgroup_binding_error_of_a_step_that_ran_is_no_failure(rules):
         "> slurmstepd-eureka: error: task/cgroup: task[0] unable to set taskset '0x0'",
     ]
     assert not [f for f in diagnose_bytes(("\n".join(log) + "\n").encode(), rules).findings if f.severity == "error"]
+
+
+_SACCT = (
+    b"JobID           JobName  Partition    Account  AllocCPUS      State ExitCode\n"
+    b"------------ ---------- ---------- ---------- ---------- ---------- --------\n"
+    b"4137752           train        gpu     proj01         64  PREEMPTED      0:0\n"
+    b"4137752.bat+      batch                proj01         32  CANCELLED     0:15\n"
+    b"4137752.0        python                proj01         64  CANCELLED     0:15\n"
+)
+
+
+def test_a_pasted_sacct_table_keeps_its_rows(rules):
+    # Every row of a fixed-width table is as wide as the widest: that is the program's padding, not a cut.
+    assert rejoin_wrapped(_SACCT) == _SACCT
+    report = diagnose_bytes(_SACCT, rules)
+    assert [f.id for f in report.findings][:1] == ["preempted"]
+    assert report.findings[0].evidence[0].line == 3
+
+
+def test_a_record_cut_after_a_table_is_still_rejoined():
+    record = b"host1:1:1 [0] NCCL INFO NET/IB : No device found. Falling back to the socket transport now"
+    wrapped = _SACCT + b"\n" + record[:76] + b"\n" + record[76:] + b"\n"
+    rows = rejoin_wrapped(wrapped).split(b"\n")
+    assert record in rows and rows[:5] == _SACCT.split(b"\n")[:5]
