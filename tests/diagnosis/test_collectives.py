@@ -40,6 +40,19 @@ def test_timeout_names_a_rank_that_said_nothing(rules):
     assert (timeout.ranks, timeout.hosts) == ([1], ["slinky-1"])
 
 
+def test_a_watchdog_timeout_rethrown_by_old_pytorch_is_not_an_unknown_failure(rules):
+    # PyTorch 1.12-2.1 rethrows from the watchdog thread: the terminate line names only the C++ type.
+    old = WATCHDOG.replace("[rank0]:[E1202 11:14:33.189526546 ProcessGroupNCCL.cpp:689]", "[E ProcessGroupNCCL.cpp:828]")
+    rethrown = [
+        old,
+        "terminate called after throwing an instance of 'std::runtime_error'",
+        "  what():  " + old.split("] ", 1)[1],
+    ]
+    top(diagnose(rules, rethrown), "nccl-timeout")
+    # The same line without a timeout is still a failure nobody explained.
+    top(diagnose(rules, ["terminate called after throwing an instance of 'std::runtime_error'"]), "unexplained-failure")
+
+
 def test_timeout_where_every_rank_waited_in_the_same_collective_blames_no_straggler(rules):
     timeout = found(diagnose(rules, INIT + [WATCHDOG, dump(0, 2, 1), dump(1, 2, 1)]), "nccl-timeout")
     assert timeout.ranks == [0]  # only the reporter: nobody fell behind

@@ -56,6 +56,9 @@ TIMEOUT_CASCADE = (
     "communicator was aborted",
     "ChildFailedError",
     "SignalException",
+    # PyTorch before 2.2 rethrows the watchdog's timeout from its thread: the type alone, its what() below.
+    "instance of 'std::runtime_error'",
+    "instance of 'c10::DistBackendError'",
     "NCCL error",
     "Connection reset by peer",
     "operation to complete",  # Gloo's "Timed out waiting <ms>ms for recv operation to complete"
