@@ -1440,3 +1440,10 @@ def test_gdr_forms_of_nccl_229_and_23(rules):
 def test_ucx_rdma_cm_device_missing(rules):
     line = "[1733390412.517204] [n3:41:0]     rdmacm_cm.c:953  UCX  DIAG  rdma_create_event_channel failed: No such file or directory"
     assert top(diagnose(rules, [line])) == "ib-devices-not-mounted"
+
+
+def test_connect_retries_exhausted_without_an_address_still_name_the_route(rules):
+    """NCCL 2.24-2.26 say only the error when connect retries run out: no route is the interface's doing."""
+    line = "n4:55:58 [0] misc/socket.cc:544 NCCL WARN socketPollConnect: connect returned No route to host, exceeded error retry count (35)"
+    finding = found(diagnose(rules, [line]), "nccl-socket-ifname")
+    assert "No route to host" in finding.detail and finding.severity == "warning"

@@ -223,7 +223,7 @@ UNROUTABLE_PREFIXES = ("127.", "172.17.", "192.168.122.", "169.254.")
 def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
     """NCCL's own socket to a peer failed with an error that means "cannot get there", or the address it
     dialled is one no other node can reach: the interface NCCL picked (here or on the peer) is wrong."""
-    samples = ctx.samples(rule, ["connect_failed"])
+    samples = ctx.samples(rule, ["connect_failed", "connect_exceeded"])
     unreachable = [(ev, g) for ev, g in samples if (g.get("err") or "").startswith(UNREACHABLE_ERRORS)]
     # UCX's and Open MPI's TCP transports fail to connect for many reasons; to a bridge address, for one.
     others = ctx.samples(rule, OTHER_CONNECTS)
