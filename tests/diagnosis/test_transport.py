@@ -1385,3 +1385,65 @@ def test_sockets_after_an_efa_plugin_failed_are_not_read_as_an_ethernet_cluster(
     ]
     fallback = found(diagnose(rules, lines), "nccl-tcp-fallback")
     assert "Ethernet-only" not in fallback.detail and "aws-ofi-nccl" in fallback.detail
+
+
+# ------------------------------------------------------------------ session 17: upstream forms
+def test_verbs_library_missing_leads_when_nccl_net_asks_for_ib(rules):
+    """NCCL_NET=IB: without libibverbs NCCL does not fall back, it stops at init (2.27+ "Failed to initialize
+    any NET plugin", 2.19-2.26 "Error: network IB not found."): the library is the step that failed."""
+    head = "n3:41:41 [0] NCCL INFO Failed to open libibverbs.so[.1]"
+    for tail in (
+        ["n3:41:41 [0] NCCL INFO Failed to initialize NET plugin IB",
+         "n3:41:41 [0] plugin/net.cc:379 NCCL WARN Failed to initialize any NET plugin"],
+        ["n3:41:41 [0] net.cc:579 NCCL WARN Error: network IB not found."],
+    ):  # fmt: skip
+        report = diagnose(rules, [head, *tail])
+        assert top(report) == "ib-verbs-library-missing"
+        assert found(report, "ib-verbs-library-missing").severity == "error"
+        assert "NCCL_NET" in found(report, "ib-verbs-library-missing").detail
+    # The same missing library with no NCCL_NET: an excerpt that shows no failure stays a warning.
+    assert found(diagnose(rules, [head]), "ib-verbs-library-missing").severity == "warning"
+
+
+def test_named_hca_port_left_unused_is_a_warning(rules):
+    """NCCL skips a named HCA it does not find, or whose port is not active, without a word."""
+    lines = [
+        "n3:41:41 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0:1,mlx5_1:1",
+        "n3:41:41 [0] NCCL INFO NET/IB : Using [0]mlx5_1:1/IB [RO]; OOB ib0:10.10.0.3<0>",
+    ]
+    hca = found(diagnose(rules, lines), "nccl-ib-hca-wrong")
+    assert hca.severity == "warning" and "mlx5_0:1" in hca.detail
+    # A prefix that matches every HCA, or an exclusion, leaves nothing unused.
+    for value in ("mlx5", "^mlx5_bond_0", "=mlx5_0:1,mlx5_1:1"):
+        ok = [f"n3:41:41 [0] NCCL INFO NCCL_IB_HCA set to {value}",
+              "n3:41:41 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:10.10.0.3<0>"]  # fmt: skip
+        assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, ok))
+
+
+def test_bootstrap_on_a_bridge_is_named_on_an_excerpt_and_loopback_is_not(rules):
+    docker = diagnose(rules, ["n3:41:41 [0] NCCL INFO Bootstrap: Using docker0:172.17.0.1<0>"])
+    finding = found(docker, "nccl-socket-ifname")
+    assert finding.severity == "warning" and "docker0" in finding.detail
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, ["n3:41:41 [0] NCCL INFO Bootstrap: Using lo:127.0.0.1<0>"]))
+
+
+def test_gdr_forms_of_nccl_229_and_23(rules):
+    line = "n3:41:41 [2] NCCL INFO GPU Direct RDMA Disabled for GPU/0-110592 (rank 2) - NET/0-1 (distance 5 > 4)"
+    assert "distance 5 > 4" in found(diagnose(rules, [line]), "gdr-disabled").detail
+    for var in ("NCCL_IB_CUDA_SUPPORT", "NCCL_IB_GDR_LEVEL"):
+        report = diagnose(rules, [f"n3:41:41 [0] NCCL INFO {var} set by environment to 0."])
+        assert f"{var}=0" in found(report, "gdr-disabled").detail
+    enabled = "n3:41:41 [2] NCCL INFO GPU Direct RDMA Enabled for GPU/0-110592 (rank 2) - NET/0-1 (distance 3 <= 4, read 1, mode Default)"
+    assert "gdr-disabled" not in ids(diagnose(rules, [enabled]))
+
+
+def test_ucx_rdma_cm_device_missing(rules):
+    line = "[1733390412.517204] [n3:41:0]     rdmacm_cm.c:953  UCX  DIAG  rdma_create_event_channel failed: No such file or directory"
+    assert top(diagnose(rules, [line])) == "ib-devices-not-mounted"
+
+
+def test_connect_retries_exhausted_without_an_address_still_name_the_route(rules):
+    """NCCL 2.24-2.26 say only the error when connect retries run out: no route is the interface's doing."""
+    line = "n4:55:58 [0] misc/socket.cc:544 NCCL WARN socketPollConnect: connect returned No route to host, exceeded error retry count (35)"
+    finding = found(diagnose(rules, [line]), "nccl-socket-ifname")
+    assert "No route to host" in finding.detail and finding.severity == "warning"

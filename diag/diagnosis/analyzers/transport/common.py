@@ -42,6 +42,18 @@ def ib_evidence(ctx: Context) -> list[str]:
     return reasons
 
 
+def ib_asked_and_failed(ctx: Context) -> bool:
+    """NCCL stopped because the network NCCL_NET names is NCCL's own IB and it could not start: 2.19-2.26
+    "Error: network IB not found.", 2.27+ "Failed to initialize NET plugin IB" then "Failed to initialize
+    any NET plugin" (with NCCL_NET set only the plugin of that name is initialised; unset, Socket would start)."""
+    plugin = ctx.rules.get("nccl-net-plugin")
+    if plugin is None:
+        return False
+    if any(n.strip().upper() == "IB" for n in ctx.captures(plugin, "net", ["network_not_found"])):
+        return True
+    return bool(ctx.stats(plugin, ["any_failed"])) and "IB" in ctx.captures(plugin, "net", ["failed_ib"])
+
+
 def external_net(nets: set[str]) -> bool:
     """A network NCCL chose that is neither its own IB nor its Socket transport: a net plugin's."""
     return any(n not in ("IB", "Socket") for n in nets)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.transport.common import IB_ASSUMED, ib_evidence
+from diag.diagnosis.analyzers.transport.common import IB_ASSUMED, ib_asked_and_failed, ib_evidence
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -35,6 +36,15 @@ def verbs_missing(rule: Rule, ctx: Context) -> list[Finding]:
         )
         if works or other_hw:
             return []
+    if ib_asked_and_failed(ctx) and hit - PROVIDER_WARNINGS:
+        # NCCL_NET names IB, NCCL could not load the verbs library, and it stopped at init (on any number of
+        # nodes): the library is the step that failed; on nodes without IB the setting is the mistake.
+        found = ctx.make_finding(rule)
+        detail = (
+            f"NCCL was told to use IB (NCCL_NET=IB) and could not start it, so communicator init failed: {found.detail}; "
+            "install the verbs user space (rdma-core) in the image, or unset NCCL_NET where the nodes have no IB"
+        )
+        return [dataclasses.replace(found, detail=detail)]
     return ib_expected(rule, ctx)
 
 
@@ -45,7 +55,10 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
     reasons = ib_evidence(ctx)
     known = ctx.facts.nodes_known()
     if reasons:
-        return [ctx.make_finding(rule)]
+        # Only between nodes does a missing IB cost anything: a warning on one node, or on an excerpt that
+        # says neither how many nodes nor that the job failed.
+        single = known is False or (known is None and not ctx.job_failed())
+        return [ctx.make_finding(rule, severity="warning" if single else None)]
     if known is False:
         # One node: NCCL moves data between its GPUs over NVLink, PCIe or shared memory, never the network.
         detail = (
@@ -58,7 +71,8 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
         return [ctx.make_finding(rule, confidence=0.75)]
     if known is None and ctx.count("unexplained-failure", ["nccl_error", "nccl_tests_failure", "nccl_warn"]):
         # NCCL itself then failed: the verbs stack it could not load is the likeliest reason.
-        return [ctx.make_finding(rule, confidence=0.6, assumed=[IB_ASSUMED])]
+        severity = None if ctx.job_failed() else "warning"
+        return [ctx.make_finding(rule, confidence=0.6, assumed=[IB_ASSUMED], severity=severity)]
     if known is None:
         # An excerpt that shows neither IB nor how many nodes: the same lines are on every job in a
         # container without RDMA, where nothing needs IB.

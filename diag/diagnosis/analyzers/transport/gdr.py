@@ -26,7 +26,10 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
     ring0 = {ctx.host_for(ev) for ev, _ in ctx.samples(rule, ["rings_gdr0"])} & ib_hosts
     explicit = ctx.samples(
         rule,
-        ["disabled_hca", "disabled_gpu", "disabled_gpu_hca", "disabled_gpu_v23", "peermem_missing", "ucx_gdr", "ofi_gdr", "ompi_gdr"],
+        [
+            "disabled_hca", "disabled_gpu", "disabled_gpu_hca", "disabled_gpu_v23", "disabled_gpu_net", "peermem_missing",
+            "ucx_gdr", "ofi_gdr", "ompi_gdr",
+        ],  # fmt: skip
     )
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
     hosts = sorted((no_gdr | ring0 | said) - {None}, key=natural_key)
@@ -55,10 +58,10 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         ev, g = said_disabled[0]
         why = f" ({g['why']})" if g.get("why") else ""
         parts.append(f'"GPU Direct RDMA Disabled for {g["hca"]}{why}"')
-    level = ctx.captures(rule, "level", ["gdr_level_env"]) or facts.env_values("NCCL_NET_GDR_LEVEL")
+    level = gdr_settings(rule, ctx)
     detail = f"GPUDirect RDMA is not used on {hosts_text(hosts) if hosts else 'this job'}: {'; '.join(parts)}"
     if level:
-        detail += f"; NCCL_NET_GDR_LEVEL={level[0]} is set"
+        detail += f"; {level[0][0]}={level[0][1]} is set"
     detail += ". Inter-node data is staged through host memory."
     evidence = [ev for ev, _ in explicit] + [
         ev for ev, _ in ctx.samples(rule, ["plain_ib_channel", "rings_gdr0"]) if ctx.host_for(ev) in hosts
@@ -92,22 +95,31 @@ UCX_GDR = "Couldn't enable GPUDirect RDMA"
 GDR_OFF_LEVELS = ("LOC", "0")
 
 
+def gdr_settings(rule: Rule, ctx: Context) -> list[tuple[str, str]]:
+    """(variable, value) of the GDR settings the job shows: NCCL_NET_GDR_LEVEL, 2.3-2.4's NCCL_IB_GDR_LEVEL
+    and NCCL_IB_CUDA_SUPPORT=0, as NCCL echoes them, then NCCL_NET_GDR_LEVEL from an env dump."""
+    echoed = [(g["var"], g["level"]) for _, g in ctx.samples(rule, ["gdr_level_env", "cuda_support_env"])]
+    return echoed + [("NCCL_NET_GDR_LEVEL", v) for v in ctx.facts.env_values("NCCL_NET_GDR_LEVEL")]
+
+
 def _gdr_switched_off(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
-    """No channel lines to judge by, but the job itself sets NCCL_NET_GDR_LEVEL so that no GPU/NIC pair
-    qualifies: GPUDirect RDMA is off by configuration wherever IB is used."""
-    levels = ctx.captures(rule, "level", ["gdr_level_env"]) + ctx.facts.env_values("NCCL_NET_GDR_LEVEL")
-    off = [lv for lv in levels if lv.strip().upper() in GDR_OFF_LEVELS]
+    """No channel lines to judge by, but the job itself sets NCCL_NET_GDR_LEVEL (NCCL_IB_GDR_LEVEL,
+    NCCL_IB_CUDA_SUPPORT on 2.3-2.4) so that no GPU/NIC pair qualifies: GPUDirect RDMA is off by
+    configuration wherever IB is used."""
+    off = [(var, lv) for var, lv in gdr_settings(rule, ctx) if lv.strip().upper() in GDR_OFF_LEVELS]
     if not off or any(h.uses_socket() for h in ctx.facts.hosts.values()):
         return []
-    detail = (
-        f"NCCL_NET_GDR_LEVEL={off[0]} is set: no GPU and NIC are ever close enough for GPUDirect RDMA, so "
-        "inter-node data is staged through host memory"
+    var, level = off[0]
+    what = "turns GPUDirect RDMA off for every HCA" if var == "NCCL_IB_CUDA_SUPPORT" else (
+        "no GPU and NIC are ever close enough for GPUDirect RDMA"
     )
+    detail = f"{var}={level} is set: {what}, so inter-node data is staged through host memory"
     return [
         ctx.make_finding(
-            rule, ["gdr_level_env"], detail=detail + ".", severity="warning", confidence=0.6, assumed=assumed
+            rule, ["gdr_level_env", "cuda_support_env"], detail=detail + ".", severity="warning", confidence=0.6,
+            assumed=assumed,
         )
-    ]
+    ]  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------- /dev/shm

@@ -38,6 +38,7 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
             or _hca_off_fabric(rule, ctx)
             or _mixed_links(rule, ctx)
             or _prefix_matched(rule, ctx)
+            or _named_unused(rule, ctx)
         )
     values = sorted({facts.hosts[h].env["NCCL_IB_HCA"] for h in bad_hosts})
     seen_elsewhere = sorted({hca for h in facts.hosts.values() for hca in h.hcas})
@@ -195,7 +196,9 @@ def _prefix_matched(rule: Rule, ctx: Context) -> list[Finding]:
             continue
         names = {e.split(":")[0] for e in filt.split(",") if e}
         for dev in dict.fromkeys(hca.split(":")[0] for hca in h.hcas):
-            if dev not in names and any(dev.startswith(n) for n in names):
+            # Only where the name given ends a number that the device's name goes on (mlx5_1 -> mlx5_10): a
+            # prefix such as "mlx5" is meant to take every HCA of that kind.
+            if dev not in names and any(dev.startswith(n) and n[-1:].isdigit() and dev[len(n):][:1].isdigit() for n in names):
                 extra.setdefault(h.host, []).append(dev)
                 value = filt
     if not extra:
@@ -301,3 +304,51 @@ def _hca_set_by_script(rule: Rule, ctx: Context, unopenable: set[str]) -> list[F
             severity=severity,
         )
     ]
+
+
+def _filter_entries(value: str) -> tuple[bool, list[tuple[str, str | None]]]:
+    """NCCL_IB_HCA's entries as (device, port or None), and whether they match names exactly ('=')."""
+    exact = value.startswith("=")
+    entries = []
+    for entry in value.lstrip("=").split(","):
+        dev, _, port = entry.strip().partition(":")
+        if dev:
+            entries.append((dev, port or None))
+    return exact, entries
+
+
+def _named_unused(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL_IB_HCA names several HCAs or ports and NCCL uses some of them but not all: NCCL skips a named
+    device it does not find and a port that is not ACTIVE without a word (net_ib init), so the missing
+    ones are absent on that node or their link is down, and the job runs on fewer rails than asked."""
+    missing: dict[str, list[str]] = {}
+    value = ""
+    for h in ctx.facts.hosts.values():
+        filt = h.env.get("NCCL_IB_HCA", "")
+        if not filt or filt.startswith("^") or not h.hcas:
+            continue
+        exact, entries = _filter_entries(filt)
+        used = [hca.split(":") for hca in h.hcas]
+        for dev, port in entries:
+            if not any((d == dev if exact else d.startswith(dev)) and (port is None or p == port) for d, p in used):
+                missing.setdefault(h.host, []).append(f"{dev}:{port}" if port else dev)
+                value = filt
+    if not missing:
+        return []
+    hosts = sorted(missing, key=natural_key)
+    names = sorted({n for ns in missing.values() for n in ns}, key=natural_key)
+    where = f" on {hosts_text(hosts)}" if UNNAMED_HOST not in missing else ""
+    detail = (
+        f"NCCL_IB_HCA={value} names {', '.join(names)}, which NCCL did not use{where}: that device is not there or its "
+        "port is not active (NCCL skips both without a word), so the job runs on fewer HCAs than it asks for; "
+        "check ibstat / ibdev2netdev on that node"
+    )
+    failed = ctx.job_failed()
+    evidence = [ev for ev, _ in ctx.samples(rule, ["hca_set", "hca_assign"])]
+    return [
+        ctx.make_finding(
+            rule, ["hca_set", "hca_assign"], detail=detail + ".", hosts=[h for h in hosts if h != UNNAMED_HOST] or None,
+            severity=None if failed else "warning", confidence=0.55, values={"value": value},
+            evidence=pick_evidence(evidence) or None,
+        )
+    ]  # fmt: skip

@@ -150,7 +150,24 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
             or _bare_system_error(rule, ctx, assumed)
         )
     if assumed and not failed and not listed:
-        return []  # lo for the bootstrap is right on one node, and nothing says there are more
+        # lo for the bootstrap is right on one node, and nothing says there are more. NCCL takes a container
+        # bridge (docker0, virbr0) only when told to or when the host has no other interface but lo: an
+        # excerpt that does not say how many nodes still gets it named, as a guess.
+        bridges = sorted({i for i in bad.values() if not i.startswith("lo")})
+        if not bridges:
+            return []
+        hosts = [h for h, i in bad.items() if i in bridges and h != UNNAMED_HOST]
+        detail = (
+            f"NCCL's bootstrap uses {', '.join(bridges)}{' on ' + hosts_text(hosts) if hosts else ''}, a container or "
+            "virtual bridge whose address (172.17.0.1 on every docker host) no other node can reach: across nodes "
+            "ranks cannot connect; set NCCL_SOCKET_IFNAME to the NIC the nodes share"
+        )
+        return [
+            ctx.make_finding(
+                rule, ["bootstrap_on"], detail=detail + ".", hosts=hosts or None, severity="warning", confidence=0.4,
+                assumed=assumed, values={"iface": ", ".join(bridges)},
+            )
+        ]  # fmt: skip
     ifaces = sorted({g["iface"] for _, g in listed} | set(bad.values()))
     hosts = [h for h in bad if h != UNNAMED_HOST]
     where = f" on {hosts_text(hosts)}" if hosts else ""
@@ -206,7 +223,7 @@ UNROUTABLE_PREFIXES = ("127.", "172.17.", "192.168.122.", "169.254.")
 def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
     """NCCL's own socket to a peer failed with an error that means "cannot get there", or the address it
     dialled is one no other node can reach: the interface NCCL picked (here or on the peer) is wrong."""
-    samples = ctx.samples(rule, ["connect_failed"])
+    samples = ctx.samples(rule, ["connect_failed", "connect_exceeded"])
     unreachable = [(ev, g) for ev, g in samples if (g.get("err") or "").startswith(UNREACHABLE_ERRORS)]
     # UCX's and Open MPI's TCP transports fail to connect for many reasons; to a bridge address, for one.
     others = ctx.samples(rule, OTHER_CONNECTS)
