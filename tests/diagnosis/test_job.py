@@ -1002,3 +1002,78 @@ def test_a_container_platform_s_exit_code_132_is_a_failure_of_an_illegal_instruc
     line = "INFO: container failed with non-zero exit code: container failed with non-zero exit code: 132 (exit code 132)"
     finding = top(diagnose(rules, [line]), "unexplained-failure")
     assert finding.severity == "error" and "SIGILL" in finding.detail
+
+
+# ------------------------------------------------------------------- a run that reported its success
+EXIT_BARRIER = [
+    "I1209 11:42:09.104000 3114 torch/distributed/elastic/agent/server/api.py:931] [default] worker group successfully "
+    "finished. Waiting 300 seconds for other agents to finish.",
+    "E1209 11:42:09.131000 3114 torch/distributed/elastic/agent/server/api.py:1008] Error waiting on exit barrier. "
+    "Elapsed: 0.02545332908630371 seconds",
+    "E1209 11:42:09.131000 3114 torch/distributed/elastic/agent/server/api.py:1008] Traceback (most recent call last):",
+    "E1209 11:42:09.131000 3114 torch/distributed/elastic/agent/server/api.py:1008] torch.distributed.DistNetworkError: "
+    "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?",
+]
+
+
+def test_an_error_after_the_training_loop_ended_is_teardown_not_the_job_failing(rules):
+    report = diagnose(rules, ["2026-12-09 11:40:03 [INFO] Training completed", "srun: error: node018: task 8: Exited with exit code 1"])
+    failed = found(report, "unexplained-failure")
+    assert failed.severity == "warning"
+    assert "after the run reported success ([INFO] Training completed)" in failed.detail
+    assert not [f for f in report.findings if f.severity in ("error", "critical")]
+
+
+def test_a_failure_the_run_recovered_from_before_its_success_is_a_warning(rules):
+    events = [
+        "  Warning  PyTorchJobRestarting  12m  pytorchjob-controller  PyTorchJob llama-ft is restarting because 1 Worker "
+        "replica(s) failed.",
+        "  Normal   PyTorchJobSucceeded   1m   pytorchjob-controller  PyTorchJob llama-ft is successfully completed.",
+    ]
+    failed = found(diagnose(rules, events), "unexplained-failure")
+    assert failed.severity == "warning" and "says the job completed" in failed.detail
+
+
+def test_torchruns_exit_barrier_after_its_workers_succeeded_is_no_failure_and_its_words_no_cause(rules):
+    report = diagnose(rules, EXIT_BARRIER)
+    assert found(report, "unexplained-failure").severity == "warning"
+    assert not [f for f in report.findings if f.severity in ("error", "critical")]  # DistNetworkError's cue too
+
+
+def test_one_nodes_torchrun_finishing_well_does_not_clear_another_nodes_failed_workers(rules):
+    failing = [
+        EXIT_BARRIER[0],
+        "E1209 11:42:09.172000 696 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 717) of binary: /usr/bin/python",
+        "[rank9]: ValueError: shapes (4,) and (5,) not aligned",
+    ]
+    assert found(diagnose(rules, failing), "unexplained-failure").severity == "error"
+
+
+def test_slurms_completed_row_lowers_a_caught_exception_and_its_failed_row_does_not(rules):
+    exception = ["[rank3]: Traceback (most recent call last):", "[rank3]: ConnectionError: Read timed out."]
+    table = ["JobID           JobName      State ExitCode", "------------ ---------- ---------- --------"]
+    completed = diagnose(rules, exception + table + ["4812733          llama3  COMPLETED      0:0"])
+    assert found(completed, "unexplained-failure").severity == "warning"
+    failed = diagnose(rules, exception + table + ["4812733          llama3     FAILED      1:0"])
+    assert found(failed, "unexplained-failure").severity == "error"
+
+
+def test_an_nccl_warn_after_nccl_tests_passed_is_a_peers_teardown(rules):
+    lines = [
+        "# Out of bounds values : 0 OK",
+        "# Avg bus bandwidth    : 175.63 ",
+        "node017:48211:48290 [0] proxy.cc:1533 NCCL WARN [Service thread] Could not receive type from localRank 3, res=3, closed=1",
+    ]
+    failed = found(diagnose(rules, lines), "unexplained-failure")
+    assert failed.severity == "info" and "teardown" in failed.detail
+
+
+def test_a_worker_restart_before_the_training_loop_ended_was_recovered_from(rules):
+    lines = [
+        "E1209 10:49:31.172000 696 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 717) of binary: /usr/bin/python",
+        "I1209 11:40:03.104000 3114 torchtitan/trainer.py:1071] Training completed",
+    ]
+    failed = found(diagnose(rules, lines), "unexplained-failure")
+    assert failed.severity == "warning" and "it recovered from them" in failed.detail

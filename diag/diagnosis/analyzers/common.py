@@ -8,6 +8,7 @@ from diag.catalog.causes import severity_rank
 from diag.catalog.model import fill_action
 from diag.diagnosis.context import Context
 from diag.evidence import Evidence, time_key
+from diag.input.framing import frame_fields
 
 NODE_LOCAL_PREFIXES = ("/tmp/", "/var/tmp/", "/dev/shm/", "/scratch/local/", "/local/", "/raid/", "/run/user/")
 # Inside a path: per-user caches that frameworks fill on the node that downloads (HF datasets and
@@ -144,3 +145,35 @@ def sentences(rule, ctx: Context, chosen: set[str], table) -> list[str]:
         for _ev, g in ctx.samples(rule, sigs)[:1]:
             parts.append(fill_action(say, {k: v[:MAX_SENTENCE_VALUE] for k, v in g.items() if v}))
     return parts
+
+
+# --------------------------------------------------------------------------- a run that did its work
+# unexplained-failure's success_* facts: lines a run prints once its work is done and went well.
+# A verdict is the scheduler's or operator's word on the whole job (wherever it is printed); a run
+# marker is the program's own end of its work (what it prints after it may still fail); a process
+# marker is one launcher's processes ending well (other nodes may still have failed).
+SUCCESS_VERDICT = ("success_k8s", "success_sacct", "success_state")
+SUCCESS_RUN = ("success_nccl_tests", "success_training", "success_lightning", "success_megatron")
+SUCCESS_PROCESS = ("success_torchrun", "success_torchrun_local", "success_deepspeed")
+
+
+def success_lines(ctx: Context) -> tuple[list[Evidence], list[Evidence], list[Evidence]]:
+    """The verdicts, run markers and process markers of success in the logs, each in file order."""
+    rule = ctx.rules.get("unexplained-failure")
+    if rule is None:
+        return [], [], []
+    return tuple(  # type: ignore[return-value]
+        sorted((ev for ev, _ in ctx.samples(rule, names)), key=Evidence.file_order)
+        for names in (SUCCESS_VERDICT, SUCCESS_RUN, SUCCESS_PROCESS)
+    )
+
+
+def said(ev: Evidence, limit: int = 120) -> str:
+    """A line's message without its framing (timestamps, host and rank labels, logger prefixes), cut to ``limit``."""
+    text, cut = frame_fields(ev.text)[:2]
+    return text[cut:].strip()[:limit]
+
+
+def after_success(ev: Evidence, markers: list[Evidence]) -> bool:
+    """Whether ``ev`` comes after a success marker of its own file: printed at teardown, once the work was done."""
+    return any(m.path == ev.path and m.line < ev.line for m in markers)

@@ -6,7 +6,14 @@ import re
 
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import CANCELLED_TASK_ENDINGS, failure_is_timeout_cascade, first_or
+from diag.diagnosis.analyzers.common import (
+    CANCELLED_TASK_ENDINGS,
+    after_success,
+    failure_is_timeout_cascade,
+    first_or,
+    said,
+    success_lines,
+)
 from diag.diagnosis.analyzers.hints import outside_catalogue_hint
 from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.hostlist import expand
@@ -103,6 +110,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "prrte_srun_daemons",
                 "mvapich_vbuf",
                 "container_exit",
+                "sacct_failed",
             ],
         )
     ]
@@ -134,7 +142,78 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 assumed=assumed,
             )
         ]  # fmt: skip
+    done = _work_done(ctx, failed)
+    if done:
+        return [
+            ctx.make_finding(
+                rule, detail=f"{detail}. {done[0]}", evidence=evidence, hosts=sorted(hosts), ranks=ranks,
+                severity="warning", assumed=[done[1]],
+            )
+        ]  # fmt: skip
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
+
+
+# A process that ended badly, as its launcher or the scheduler reports it: a per-process success marker
+# (one node's torchrun or DeepSpeed launcher) says nothing of a job in which one of these is shown.
+_PROCESS_FAILED = {
+    *["task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "srun_force_term", "srun_force_job"],
+    *["container_exit", "ompi_nonzero", "ompi_signal", "ompi_improper", "ompi_aborted", "mvapich_spawn"],
+    *["pals_exit", "pals_signal", "mpich_bad_termination", "hydra_terminated", "banner_failed", "k8s_exit_code"],
+    "k8s_policy_exit", "sacct_failed",
+}
+
+
+def _work_done(ctx: Context, failed: list) -> tuple[str, str] | None:
+    """(what to say, what it assumes) when the logs show the run did its work despite the failure lines:
+    a whole-run success marker (nccl-tests' data check passed, the training loop's end, the operator's or
+    Slurm's COMPLETED) after which only teardown failed (a process's exit, a peer's closed connection) and
+    before which the run recovered from what failed; or a launcher's own processes ending well, with
+    every failure line teardown after it and no process shown failing."""
+    verdict, run, process = success_lines(ctx)
+    failure = [(name, ev) for name, st in failed for ev, _ in st.samples]
+    if verdict:
+        text = f"Slurm or the job's operator says the job completed ({said(verdict[-1])}): these lines did not fail it"
+        return text, "the COMPLETED record is this job's"
+    if run:
+        last = run[-1]
+        late = [(name, ev) for name, ev in failure if after_success(ev, [last])]
+        if not all(_teardown(name, ev) for name, ev in late):
+            return None  # the program went on after the marker and failed at something of its own
+        if len(late) == len(failure):
+            text = f"These lines came after the run reported success ({said(last)}): teardown, not the job's failure"
+        else:
+            text = f"The run reported success after these lines ({said(last)}): it recovered from them"
+        return text, "the success line is this job's, and its work was what it reports"
+    if not process or any(name in _PROCESS_FAILED for name, _ in failed):
+        return None
+    if any(st.count > len(st.samples) for _, st in failed):
+        return None
+    if not all(after_success(ev, process) and _teardown(name, ev) for name, ev in failure):
+        return None
+    text = (
+        f"These lines came after the launcher reported its processes finished well ({said(process[0])}): "
+        "teardown, not the job's failure"
+    )
+    return text, "no other node's processes failed: the logs show none failing"
+
+
+# What fails when a finished run's processes are torn down: a peer (the store's server, an NCCL proxy)
+# that already exited, a CUDA driver already shutting down. An exception of other words after the
+# run's success is the program failing at what it did next (saving, evaluating, exporting).
+_TEARDOWN_WORDS = re.compile(
+    r"[Cc]onnection (?:reset|refused|closed|was likely closed)|Broken ?pipe|ConnectionResetError|EOFError"
+    r"|DistNetworkError|DistStoreError|recvValue|Failed to (?:recv|send)|NCCL|ProcessGroup|c10d|socket"
+    r"|driver shutting down|context is destroyed"
+)
+_MESSAGE_LINES = {"exception", "exception_other", "exception_socket", "nccl_error", "nccl_error_quoted", "cuda_error"}
+
+
+def _teardown(name: str, ev) -> bool:
+    """Whether a failure line is what a finished run's teardown prints: a process's exit or crash, a
+    banner, or an exception about a peer that already left."""
+    if name in _MESSAGE_LINES:
+        return bool(_TEARDOWN_WORDS.search(ev.text))
+    return name not in {"python_no_script", "command_not_found", "loader_missing", "slurm_fatal", "sbatch_error"}
 
 
 def _went_past(ctx: Context, failed: list) -> bool:
@@ -221,10 +300,17 @@ def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
     if hint:
         detail += f". {hint}"
     assumed = ["the job failed of it: the logs show this error, but not the job failing"]
+    severity = "warning"
+    _, run, _ = success_lines(ctx)
+    if run and all(after_success(ev, run) for ev in unknown):
+        # After nccl-tests' data check passed or the training loop ended: a peer's teardown, worth knowing.
+        severity = "info"
+        detail += f". It came after the run reported success ({said(run[-1])}): teardown, not the job's failure"
+        assumed = ["the success line is this job's, and its work was what it reports"]
     hosts = sorted({h for ev in unknown if (h := ctx.host_for(ev))})
     return [
         ctx.make_finding(
-            rule, ["nccl_warn", "ucx_error"], detail=detail, evidence=pick_evidence(unknown), hosts=hosts, severity="warning",
+            rule, ["nccl_warn", "ucx_error"], detail=detail, evidence=pick_evidence(unknown), hosts=hosts, severity=severity,
             confidence=0.25, assumed=assumed,
         )
     ]  # fmt: skip
