@@ -31,6 +31,11 @@ def natural_key(text: str) -> list:
     return [int(p[:30]) if p.isdigit() else p for p in _NUM_SPLIT.split(text)]
 
 
+# unexplained-failure's signatures for the scheduler's or operator's word that the whole job
+# succeeded (a sacct job row COMPLETED 0:0, seff's/the mail's State: COMPLETED, Kubeflow's event).
+SUCCESS_VERDICT = ("success_k8s", "success_sacct", "success_state")
+
+
 @dataclass
 class Context:
     """What an analyzer may look at: the scan, the facts and the findings of earlier phases."""
@@ -108,8 +113,15 @@ class Context:
     def job_failed(self) -> bool:
         """Whether the logs show the job failing: some failure line of unexplained-failure's, other than
         slurmstepd's error-level notices of runs that go on (pyxis' ignored options, the TMPDIR fallback,
-        a memory limit reached at some point)."""
-        return bool(self.failure_signatures())
+        a memory limit reached at some point), and not where the scheduler's or operator's own verdict
+        says the job completed (and no job row of a pasted sacct table says it failed)."""
+        failed = self.failure_signatures()
+        if not failed:
+            return False
+        rule = self.rules["unexplained-failure"]
+        if self.count(rule.id, list(SUCCESS_VERDICT)) and not self.count(rule.id, ["sacct_failed"]):
+            return False
+        return True
 
     def failure_signatures(self) -> list[tuple[str, SigStats]]:
         rule = self.rules.get("unexplained-failure")

@@ -1059,6 +1059,22 @@ def test_slurms_completed_row_lowers_a_caught_exception_and_its_failed_row_does_
     assert found(failed, "unexplained-failure").severity == "error"
 
 
+def test_slurms_completed_row_makes_other_causes_weigh_a_run_that_went_on(rules):
+    # rendezvous-failure keeps c10d's name-resolution retries an error only in a job that failed:
+    # Slurm saying the job completed is the job not failing, whatever a step printed.
+    retries = [
+        "[W socket.cpp:558] [c10d] The IPv6 network addresses of (worker-1.svc, 29500) cannot be retrieved "
+        "(gai error: -3 - Temporary failure in name resolution).",
+        "srun: error: gpu01: task 1: Exited with exit code 1",
+    ]
+    table = ["JobID           JobName      State ExitCode", "------------ ---------- ---------- --------"]
+    assert found(diagnose(rules, retries), "rendezvous-failure").severity == "error"
+    completed = diagnose(rules, retries + table + ["4812733          llama3  COMPLETED      0:0"])
+    assert found(completed, "rendezvous-failure").severity == "warning"
+    failed = diagnose(rules, retries + table + ["4812733          llama3     FAILED      1:0"])
+    assert found(failed, "rendezvous-failure").severity == "error"
+
+
 def test_an_nccl_warn_after_nccl_tests_passed_is_a_peers_teardown(rules):
     lines = [
         "# Out of bounds values : 0 OK",

@@ -6,7 +6,7 @@ import re
 
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import fill_action
-from diag.diagnosis.context import Context
+from diag.diagnosis.context import SUCCESS_VERDICT, Context
 from diag.evidence import Evidence, time_key
 from diag.input.framing import frame_fields
 
@@ -152,7 +152,6 @@ def sentences(rule, ctx: Context, chosen: set[str], table) -> list[str]:
 # A verdict is the scheduler's or operator's word on the whole job (wherever it is printed); a run
 # marker is the program's own end of its work (what it prints after it may still fail); a process
 # marker is one launcher's processes ending well (other nodes may still have failed).
-SUCCESS_VERDICT = ("success_k8s", "success_sacct", "success_state")
 SUCCESS_RUN = ("success_nccl_tests", "success_training", "success_lightning", "success_megatron")
 SUCCESS_PROCESS = ("success_torchrun", "success_torchrun_local", "success_deepspeed")
 
