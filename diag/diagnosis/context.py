@@ -118,10 +118,8 @@ class Context:
         failed = self.failure_signatures()
         if not failed:
             return False
-        rule = self.rules["unexplained-failure"]
-        if self.count(rule.id, list(SUCCESS_VERDICT)) and not self.count(rule.id, ["sacct_failed"]):
-            return False
-        return True
+        completed = self.count("unexplained-failure", list(SUCCESS_VERDICT))
+        return not completed or bool(self.count("unexplained-failure", ["sacct_failed"]))
 
     def failure_signatures(self) -> list[tuple[str, SigStats]]:
         rule = self.rules.get("unexplained-failure")
