@@ -865,3 +865,16 @@ def test_hugging_face_missing_a_shared_model_dir_on_one_node_is_shared_storage_n
     # Megatron-Core's notice before it creates the directory, in a run that goes on: no finding.
     notice = "[rank9]: Checkpoint directory /lustre/proj/ckpt/gpt/iter_0002000 does not exist"
     assert "shared-storage-missing" not in ids(diagnose(rules, FOUR_NODES + [notice]))
+
+
+def test_a_missing_file_python_printed_and_ignored_at_exit_is_no_node_local_path(rules):
+    # DeepSpeed's triton kernels save an autotune cache from an atexit callback after the run finished.
+    missing = [
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.10/dist-packages/deepspeed/ops/transformer/inference/triton/matmul_ext.py", '
+        "line 444, in matmul_ext_update_autotune_table",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/home/alice/.triton/autotune/Fp16Matmul_2d_kernel.pickle'",
+    ]
+    ignored = ["Exception ignored in atexit callback: <function matmul_ext_update_autotune_table at 0x7f1c2d3e4f70>"]
+    assert "node-local-path" in ids(diagnose(rules, missing))
+    assert "node-local-path" not in ids(diagnose(rules, ignored + missing))

@@ -6,6 +6,7 @@ import re
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import node_local
+from diag.diagnosis.analyzers.job import ignored_exception_lines
 from diag.diagnosis.analyzers.storage.containers import named_container_made_nowhere
 from diag.diagnosis.analyzers.storage.shared import SHARED_FS_PREFIXES, SHARED_PREFIXES, resume_split
 from diag.diagnosis.context import MULTI_NODE_ASSUMED, Context, hosts_text, natural_key, pick_evidence
@@ -111,10 +112,14 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         ev for ev, _ in ctx.samples(rule, _SHELL_FORMS + _NOTICE_FORMS) if "[ERROR] " not in ev.text  # enroot's own error
     } if not failed else set()
     fell_back = _fell_back_to_tmp(rule, ctx)
+    failures = ctx.rules.get("unexplained-failure")
+    ignored = ignored_exception_lines(failures, ctx) if failures else set()
     for ev, g in ctx.samples(rule, _MISSING_PATHS):
         path = _clean_path(g.get("path") or g.get("path2") or g.get("pbs") or "")
         if not path or any(word in ev.text for word in _CONTAINER_WORDS):
             continue
+        if (ev.path, ev.line) in ignored:
+            continue  # printed under "Exception ignored in" (a destructor, an atexit callback): the program went on
         if fell_back and path.startswith("/tmp/") and ctx.host_for(ev) in fell_back:
             continue  # a relative path resolved in slurmstepd's /tmp fallback: the working directory is the cause
         if ev in shell or "cannot remove" in ev.text:
