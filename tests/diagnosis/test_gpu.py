@@ -217,3 +217,27 @@ def test_nccl_finding_p2p_disabled_between_nvlinked_gpus_is_a_hardware_fault_tha
     )
     finding = top(diagnose(rules, [line]), "gpu-xid")
     assert finding.hosts == ["node017"] and "GPUs 1 and 2" in finding.detail and "NCCL_IGNORE_DISABLED_P2P" in finding.detail
+
+
+# ------------------------------------------------------------------ session 17: GPU and memory forms
+def test_dcgm_memory_health_texts_are_gpu_faults_and_a_pending_remap_is_only_recorded(rules):
+    for line in (
+        "GPU 3 exceeded uncorrectable row remap limit with 512 remapped rows",
+        "Pending page retirements together with a DBE were detected on GPU 3.",
+        "Detected 2 volatile double-bit ECC error(s) in GPU 3.",
+        "Detected fatal errors on NvSwitch 2 link 44",
+    ):
+        finding = top(diagnose(rules, [line]), "gpu-xid")
+        assert finding.severity == "critical" and "[hardware]" in finding.detail, line
+    pending = found(diagnose(rules, ["GPU 3 had memory errors and row remappings are pending"]), "gpu-xid")
+    assert pending.severity == "warning" and "[recorded]" in pending.detail
+
+
+def test_an_unspecified_launch_failure_without_an_xid_stays_under_the_unexplained_failure(rules):
+    crash = ["[rank5]: torch.AcceleratorError: CUDA error: unspecified launch failure", "srun: error: n5: task 5: Exited"]
+    hint = found(diagnose(rules, crash), "gpu-xid")
+    assert hint.severity == "info" and diagnose(rules, crash).findings[0].id == "unexplained-failure"
+    # With the driver's Xid beside it, the GPU is the cause.
+    xid = "NVRM: Xid (PCI:0000:1b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+    assert top(diagnose(rules, [*crash, xid]), "gpu-xid").severity == "critical"
+
