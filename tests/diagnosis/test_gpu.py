@@ -241,3 +241,19 @@ def test_an_unspecified_launch_failure_without_an_xid_stays_under_the_unexplaine
     xid = "NVRM: Xid (PCI:0000:1b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
     assert top(diagnose(rules, [*crash, xid]), "gpu-xid").severity == "critical"
 
+
+def test_xla_s_allocator_giving_up_is_a_gpu_oom_but_its_retry_notice_is_not(rules):
+    gave_up = (
+        "W1206 05:12:12.448164     640 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of memory trying to "
+        "allocate 200.00GiB (rounded to 214748364800) from the lower end requested by op "
+    )
+    finding = top(diagnose(rules, [gave_up]), "cuda-oom")
+    assert finding.severity == "warning" and "200.00GiB" in finding.detail
+    failed = "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 200.02GiB"
+    assert top(diagnose(rules, [gave_up, failed]), "cuda-oom").severity == "error"
+    retry = (
+        "W1206 05:12:12.625258     713 bfc_allocator.cc:371] Allocator (GPU_0_bfc) ran out of memory trying to "
+        "allocate 200.02GiB from the lower end with freed_by_count=0. The caller indicates that this is not a "
+        "failure, but this may mean that there could be performance gains if more memory were available."
+    )
+    assert "cuda-oom" not in ids(diagnose(rules, [retry]))

@@ -220,6 +220,15 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
     elif chosen & {"xla_oom", "tf_oom"}:
         size = first_or(ctx.captures(rule, "alloc", ["xla_oom"]) + ctx.captures(rule, "req", ["xla_oom"]))
         detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")
+    elif chosen == {"bfc_oom"}:
+        _ev, g = ctx.samples(rule, ["bfc_oom"])[0]
+        detail = (
+            f"{who}: XLA's/TensorFlow's allocator {g['allocator']} could not get {g['alloc']} of GPU memory for an op "
+            "(the framework raises RESOURCE_EXHAUSTED next)"
+        )
+        if not ctx.job_failed():
+            # The allocator's own warning, without the error it leads to: the excerpt shows no failure.
+            return [ctx.make_finding(rule, detail=detail + ".", severity="warning", confidence=0.6)]
     else:
         detail = f"{who} ran out of GPU memory (CUDA error: out of memory)"
     return [ctx.make_finding(rule, detail=detail + ".")]
