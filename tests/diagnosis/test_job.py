@@ -1052,3 +1052,11 @@ def test_older_kernels_and_the_kubelet_name_the_oom_kill_in_their_own_words(rule
     assert "python3" in top(diagnose(rules, [rhel6]), "job-oom").detail
     event = "Warning  SystemOOM  6m57s  kubelet  System OOM encountered, victim process: python3, pid: 48211"
     assert "killed python3" in top(diagnose(rules, [event]), "job-oom").detail
+
+
+def test_docker_inspect_s_oomkilled_false_is_no_oom_but_true_is(rules):
+    state = ['"State": {', '    "Status": "exited",', '    "OOMKilled": {},', '    "ExitCode": {},']
+    healthy = [line.replace("{}", v) for line, v in zip(state, ["", "", "false", "0"])]
+    assert "job-oom" not in ids(diagnose(rules, healthy))
+    killed = [line.replace("{}", v) for line, v in zip(state, ["", "", "true", "137"])]
+    assert top(diagnose(rules, killed), "job-oom")

@@ -371,11 +371,21 @@ def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
     return [finding]
 
 
+def _docker_state_not_oomkilled(rule: Rule, ctx: Context) -> bool:
+    """Whether every OOMKilled the logs show is `docker inspect`'s `"OOMKilled": false` key."""
+    st = dict(ctx.stats(rule, ["k8s_oomkilled"]))["k8s_oomkilled"]
+    return st.count == len(st.samples) and all('"OOMKilled": false' in ev.text for ev, _ in st.samples)
+
+
 def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = ctx.stats(rule)
     if not chosen:
         return _worker_sigkilled(rule, ctx)
     names = {n for n, _ in chosen}
+    if "k8s_oomkilled" in names and _docker_state_not_oomkilled(rule, ctx):
+        names.discard("k8s_oomkilled")  # `docker inspect` of a container the kernel did not kill
+        if not names:
+            return _worker_sigkilled(rule, ctx)
     if names == {"sacct_state"} and not ctx.job_failed() and _extern_steps_only(rule, ctx):
         # The extern step holds no task of the job (it adopts ssh sessions); Slurm marks it OUT_OF_MEMORY
         # when any OOM event hit the job's cgroup or, on some cgroup v2 versions, for nothing at all.
