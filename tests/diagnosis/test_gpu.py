@@ -257,3 +257,8 @@ def test_xla_s_allocator_giving_up_is_a_gpu_oom_but_its_retry_notice_is_not(rule
         "failure, but this may mean that there could be performance gains if more memory were available."
     )
     assert "cuda-oom" not in ids(diagnose(rules, [retry]))
+
+
+def test_accelerate_s_batch_size_finder_reaching_zero_is_a_gpu_oom(rules):
+    report = diagnose(rules, ["RuntimeError: No executable batch size found, reached zero."])
+    assert "one sample does not fit" in top(report, "cuda-oom").detail

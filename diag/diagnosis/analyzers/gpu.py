@@ -220,6 +220,12 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
     elif chosen & {"xla_oom", "tf_oom"}:
         size = first_or(ctx.captures(rule, "alloc", ["xla_oom"]) + ctx.captures(rule, "req", ["xla_oom"]))
         detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")
+    elif chosen == {"batch_finder_zero"}:
+        detail = (
+            f"{who}: Accelerate's find_executable_batch_size ran out of memory at every batch size down to 1: one "
+            "sample does not fit in the GPU (or, less often, in host memory)"
+        )
+        return [ctx.make_finding(rule, detail=detail + ".", confidence=0.7)]
     elif chosen == {"bfc_oom"}:
         _ev, g = ctx.samples(rule, ["bfc_oom"])[0]
         detail = (
