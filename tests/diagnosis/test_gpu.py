@@ -217,3 +217,48 @@ def test_nccl_finding_p2p_disabled_between_nvlinked_gpus_is_a_hardware_fault_tha
     )
     finding = top(diagnose(rules, [line]), "gpu-xid")
     assert finding.hosts == ["node017"] and "GPUs 1 and 2" in finding.detail and "NCCL_IGNORE_DISABLED_P2P" in finding.detail
+
+
+# ------------------------------------------------------------------ session 17: GPU and memory forms
+def test_dcgm_memory_health_texts_are_gpu_faults_and_a_pending_remap_is_only_recorded(rules):
+    for line in (
+        "GPU 3 exceeded uncorrectable row remap limit with 512 remapped rows",
+        "Pending page retirements together with a DBE were detected on GPU 3.",
+        "Detected 2 volatile double-bit ECC error(s) in GPU 3.",
+        "Detected fatal errors on NvSwitch 2 link 44",
+    ):
+        finding = top(diagnose(rules, [line]), "gpu-xid")
+        assert finding.severity == "critical" and "[hardware]" in finding.detail, line
+    pending = found(diagnose(rules, ["GPU 3 had memory errors and row remappings are pending"]), "gpu-xid")
+    assert pending.severity == "warning" and "[recorded]" in pending.detail
+
+
+def test_an_unspecified_launch_failure_without_an_xid_stays_under_the_unexplained_failure(rules):
+    crash = ["[rank5]: torch.AcceleratorError: CUDA error: unspecified launch failure", "srun: error: n5: task 5: Exited"]
+    hint = found(diagnose(rules, crash), "gpu-xid")
+    assert hint.severity == "info" and diagnose(rules, crash).findings[0].id == "unexplained-failure"
+    # With the driver's Xid beside it, the GPU is the cause.
+    xid = "NVRM: Xid (PCI:0000:1b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+    assert top(diagnose(rules, [*crash, xid]), "gpu-xid").severity == "critical"
+
+
+def test_xla_s_allocator_giving_up_is_a_gpu_oom_but_its_retry_notice_is_not(rules):
+    gave_up = (
+        "W1206 05:12:12.448164     640 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of memory trying to "
+        "allocate 200.00GiB (rounded to 214748364800) from the lower end requested by op "
+    )
+    finding = top(diagnose(rules, [gave_up]), "cuda-oom")
+    assert finding.severity == "warning" and "200.00GiB" in finding.detail
+    failed = "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 200.02GiB"
+    assert top(diagnose(rules, [gave_up, failed]), "cuda-oom").severity == "error"
+    retry = (
+        "W1206 05:12:12.625258     713 bfc_allocator.cc:371] Allocator (GPU_0_bfc) ran out of memory trying to "
+        "allocate 200.02GiB from the lower end with freed_by_count=0. The caller indicates that this is not a "
+        "failure, but this may mean that there could be performance gains if more memory were available."
+    )
+    assert "cuda-oom" not in ids(diagnose(rules, [retry]))
+
+
+def test_accelerate_s_batch_size_finder_reaching_zero_is_a_gpu_oom(rules):
+    report = diagnose(rules, ["RuntimeError: No executable batch size found, reached zero."])
+    assert "one sample does not fit" in top(report, "cuda-oom").detail

@@ -1093,3 +1093,61 @@ def test_a_worker_restart_before_the_training_loop_ended_was_recovered_from(rule
     ]
     failed = found(diagnose(rules, lines), "unexplained-failure")
     assert failed.severity == "warning" and "it recovered from them" in failed.detail
+
+
+# ------------------------------------------------------------------ session 17: host-memory forms
+def test_ray_listing_the_oom_killer_among_possible_reasons_a_raylet_died_is_no_oom(rules):
+    # Ray 2.x's agent names the node and lists the OOM killer as one possibility; pastes wrap it onto a line of its own.
+    for lines in (
+        [
+            "2022-10-17 14:23:59,720 WARNING worker.py:1839 -- Raylet is terminated: ip=172.29.58.176, "
+            "id=c28cee44b5cd67e730b3a9f729ca772f9bfd3f4b936ae1999d38cf36. Termination is unexpected. Possible reasons "
+            "include: (1) SIGKILL by the user or system",
+            "OOM killer, (2) Invalid memory access from Raylet causing SIGSEGV or SIGBUS, (3) Other termination "
+            "signals. Last 20 lines of the Raylet logs:",
+        ],
+        [
+            "(raylet) [2025-03-02 11:20:31,512 E 48211 48211] Raylet is terminated: ip=10.12.0.21, id=8f3d4c2a1b9e. "
+            "Termination is unexpected. Possible reasons include: (1) SIGKILL by the user or system OOM killer, (2) "
+            "Invalid memory access from Raylet causing SIGSEGV or SIGBUS, (3) Other termination signals."
+        ],
+    ):
+        report = diagnose(rules, lines)
+        assert "job-oom" not in ids(report), [(f.id, f.detail) for f in report.findings]
+        assert "Raylet is terminated" in top(report, "unexplained-failure").detail
+
+
+def test_a_ray_worker_sigkilled_is_a_weak_oom_lead_that_never_decides_alone(rules):
+    worker = (
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+        "Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. "
+        "(1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. "
+        "(3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors."
+    )
+    finding = found(diagnose(rules, [worker]), "job-oom")
+    assert finding.severity == "warning" and finding.assumed and "ray stop --force" in finding.detail
+    # Beside Ray's memory monitor's own kill it is the OOM it looks like, at full strength.
+    monitor = "(raylet) node_manager.cc:3035: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers"
+    strong = top(diagnose(rules, [monitor + " crashed due to other reasons at node (ID: ab37, IP: 10.0.0.5)", worker]), "job-oom")
+    assert strong.severity == "error" and "memory monitor" in strong.detail
+
+
+def test_older_kernels_and_the_kubelet_name_the_oom_kill_in_their_own_words(rules):
+    memcg = [
+        "[6710782.257588] Task in /slurm/uid_1000/job_4812733/step_0 killed as a result of limit of "
+        "/slurm/uid_1000/job_4812733",
+        "[6710782.257601] memory: usage 268435456kB, limit 268435456kB, failcnt 1234",
+    ]
+    assert "limit of /slurm/uid_1000/job_4812733" in top(diagnose(rules, memcg), "job-oom").detail
+    rhel6 = "[6710784.707978] Killed process 215701, UID 1000, (python3) total-vm:412316860kB, anon-rss:261993005kB"
+    assert "python3" in top(diagnose(rules, [rhel6]), "job-oom").detail
+    event = "Warning  SystemOOM  6m57s  kubelet  System OOM encountered, victim process: python3, pid: 48211"
+    assert "killed python3" in top(diagnose(rules, [event]), "job-oom").detail
+
+
+def test_docker_inspect_s_oomkilled_false_is_no_oom_but_true_is(rules):
+    state = ['"State": {', '    "Status": "exited",', '    "OOMKilled": {},', '    "ExitCode": {},']
+    healthy = [line.replace("{}", v) for line, v in zip(state, ["", "", "false", "0"])]
+    assert "job-oom" not in ids(diagnose(rules, healthy))
+    killed = [line.replace("{}", v) for line, v in zip(state, ["", "", "true", "137"])]
+    assert top(diagnose(rules, killed), "job-oom")

@@ -32,6 +32,9 @@ XID_MEANING: dict[int, tuple[str, str]] = {
 
 ERROR_ONLY_XIDS = {63, 92, 94}  # hardware, but the GPU keeps working: error rather than critical
 RECORD_ONLY_XIDS = {63, 92}  # corrected and recorded: no process was stopped by them
+# DCGM's health and diagnostic texts (dcgm_errors.h) that name no Xid number.
+DCGM_SIGNATURES = ["dcgm_health", "dcgm_sxid", "dcgm_off_bus", "dcgm_nvlink", "dcgm_retired", "dcgm_dbe", "dcgm_row_remap",
+                   "dcgm_dbe_retired", "dcgm_nvswitch_fatal"]  # fmt: skip
 
 
 def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
@@ -101,14 +104,14 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
     if "handle_unknown" in chosen and "gpu_lost" not in chosen:
         parts.append("nvidia-smi cannot reach the GPU (Unknown Error): it dropped out, usually off the bus [hardware]")
         classes.add("hardware")
-    dcgm = [
-        g["what"]
-        for _, g in ctx.samples(rule, ["dcgm_health", "dcgm_sxid", "dcgm_off_bus", "dcgm_nvlink", "dcgm_retired"])
-        if not g.get("xid")
-    ]
+    dcgm = [(g["what"], g) for _, g in ctx.samples(rule, DCGM_SIGNATURES) if not g.get("xid")]
     if dcgm:
-        parts.append(f"DCGM's health check: {dcgm[0]} [hardware]")
-        classes.add("hardware")
+        what, _ = dcgm[0]
+        # A pending page retirement or row remapping is applied at the next GPU reset: recorded, no
+        # process was stopped by it (DCGM reports it as a warning, like Xid 63).
+        pending = all(g.get("pending") or what.startswith("A pending") for what, g in dcgm)
+        parts.append(f"DCGM's health check: {what} [{'recorded' if pending else 'hardware'}]")
+        classes.add("dcgm-pending" if pending else "hardware")
     if "reset_required" in chosen:
         parts.append("the driver says the GPU needs a reset (NV_ERR_RESET_REQUIRED): drain it and reset it [hardware]")
         classes.add("hardware")
@@ -139,6 +142,8 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
             parts.append("the logs show no failure: plan a GPU reset, nothing stopped of it")
     elif "driver" in classes:
         severity = "error"
+    elif "dcgm-pending" in classes:
+        severity = "error" if ctx.job_failed() else "warning"
     elif "application" in classes:
         severity = "warning"
         parts.append("no hardware Xid: rule out the program (illegal address) before suspecting the GPU")
@@ -158,14 +163,22 @@ def _launch_failure_only(rule: Rule, ctx: Context) -> list[Finding]:
     dmesg, not in the job's output. Worth naming only when the job failed of it."""
     if not ctx.stats(rule, ["launch_failure"]) or not ctx.job_failed():
         return []
-    what = first_or(ctx.captures(rule, "what", ["launch_failure"]), "unspecified launch failure")
+    whats = ctx.captures(rule, "what", ["launch_failure"])
+    what = first_or(whats, "unspecified launch failure")
     detail = (
         f"CUDA failed on the GPU ({what}) and the job failed; the logs carry no Xid line: "
         "look in the node's dmesg for the Xid, which says whether the GPU (ECC, fallen off the bus) or the "
         "program (illegal address) caused it."
     )
     assumed = ["the kernel fault was the GPU's: the logs show no Xid to tell the GPU's fault from the program's"]
-    return [ctx.make_finding(rule, ["launch_failure"], detail=detail, confidence=0.45, assumed=assumed)]
+    # An unspecified launch failure is the program's fault (an illegal address) as often as the GPU's:
+    # without an Xid or another hardware sign it is a lead to check (info, under the unexplained failure),
+    # not a node to drain. CUDA's unknown / unrecognized errors come from the driver, not from a kernel
+    # the program ran.
+    severity = "info" if set(whats) <= {"unspecified launch failure"} else None
+    return [
+        ctx.make_finding(rule, ["launch_failure"], detail=detail, severity=severity, confidence=0.45, assumed=assumed)
+    ]
 
 
 def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
@@ -207,6 +220,21 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
     elif chosen & {"xla_oom", "tf_oom"}:
         size = first_or(ctx.captures(rule, "alloc", ["xla_oom"]) + ctx.captures(rule, "req", ["xla_oom"]))
         detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")
+    elif chosen == {"batch_finder_zero"}:
+        detail = (
+            f"{who}: Accelerate's find_executable_batch_size ran out of memory at every batch size down to 1: one "
+            "sample does not fit in the GPU (or, less often, in host memory)"
+        )
+        return [ctx.make_finding(rule, detail=detail + ".", confidence=0.7)]
+    elif chosen == {"bfc_oom"}:
+        _ev, g = ctx.samples(rule, ["bfc_oom"])[0]
+        detail = (
+            f"{who}: XLA's/TensorFlow's allocator {g['allocator']} could not get {g['alloc']} of GPU memory for an op "
+            "(the framework raises RESOURCE_EXHAUSTED next)"
+        )
+        if not ctx.job_failed():
+            # The allocator's own warning, without the error it leads to: the excerpt shows no failure.
+            return [ctx.make_finding(rule, detail=detail + ".", severity="warning", confidence=0.6)]
     else:
         detail = f"{who} ran out of GPU memory (CUDA error: out of memory)"
     return [ctx.make_finding(rule, detail=detail + ".")]

@@ -457,11 +457,21 @@ def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
     return [finding]
 
 
+def _docker_state_not_oomkilled(rule: Rule, ctx: Context) -> bool:
+    """Whether every OOMKilled the logs show is `docker inspect`'s `"OOMKilled": false` key."""
+    st = dict(ctx.stats(rule, ["k8s_oomkilled"]))["k8s_oomkilled"]
+    return st.count == len(st.samples) and all('"OOMKilled": false' in ev.text for ev, _ in st.samples)
+
+
 def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = ctx.stats(rule)
     if not chosen:
         return _worker_sigkilled(rule, ctx)
     names = {n for n, _ in chosen}
+    if "k8s_oomkilled" in names and _docker_state_not_oomkilled(rule, ctx):
+        names.discard("k8s_oomkilled")  # `docker inspect` of a container the kernel did not kill
+        if not names:
+            return _worker_sigkilled(rule, ctx)
     if names == {"sacct_state"} and not ctx.job_failed() and _extern_steps_only(rule, ctx):
         # The extern step holds no task of the job (it adopts ssh sessions); Slurm marks it OUT_OF_MEMORY
         # when any OOM event hit the job's cgroup or, on some cgroup v2 versions, for nothing at all.
@@ -492,6 +502,12 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if names & set(kernel):
         comms = ctx.captures(rule, "comm", kernel)
         parts.append(f"the kernel killed {', '.join(comms[:3])} for memory")
+    for _ev, g in ctx.samples(rule, ["memcg_limit_kill"])[:1]:
+        # Kernels before 4.19 name the memory cgroup whose limit was reached (a Slurm job's or step's).
+        parts.append(f"the kernel's OOM killer killed a task of {g['task_cg']} at the memory limit of {g['limit_cg']}")
+    if "k8s_system_oom" in names:
+        victims = ctx.captures(rule, "comm", ["k8s_system_oom"])
+        parts.append(f"the kubelet reports the node's OOM killer killed {', '.join(victims[:3])}")
     if "ray_memory_monitor" in names:
         workers = ctx.captures(rule, "workers", ["ray_memory_monitor"])
         parts.append(f"Ray's memory monitor killed {', '.join(workers[:3])} worker(s) under host memory pressure")
@@ -518,11 +534,20 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if "exceeded_at_some_point" in names and not parts:
         parts.append("Slurm says the job exceeded its memory limit")
     confidence = None
+    severity = None
     assumed: list[str] = []
     if names == {"dataloader_killed"}:
         parts.append("a DataLoader worker was killed by SIGKILL, which is almost always the host's OOM killer")
         confidence = 0.6
-    weak = {"shell_killed", "enomem", "dataloader_killed"}
+    weak = {"shell_killed", "enomem", "dataloader_killed", "ray_worker_sigkill"}
+    if names == {"ray_worker_sigkill"}:
+        parts.append(
+            "a Ray worker process died of SIGKILL (connection error code 2), which Ray's OOM guide names as the "
+            "sign of the OS OOM killer; `ray stop --force` or a crashed worker print the same"
+        )
+        # One of three possible causes Ray lists: a lead under the failure, never the verdict on its own.
+        severity, confidence = "warning", 0.45
+        assumed.append("the kernel's OOM killer sent the SIGKILL: the logs show no OOM message")
     if names <= weak and names & {"shell_killed", "enomem"}:
         # Signs from inside the job only: SIGKILL and ENOMEM have other senders, so say what was assumed.
         if "shell_killed" in names:
@@ -534,7 +559,6 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         confidence = 0.75 if len(names) > 1 else 0.55
         assumed.append("the kernel's OOM killer sent the SIGKILL / refused the memory: the logs show no OOM message")
     where = f" on {hosts_text(list(hosts))}" if hosts else ""
-    severity = None
     if names == {"exceeded_at_some_point"} and not ctx.job_failed():
         # slurmstepd prints it when the cgroup's limit was hit at any time (pages reclaimed or swapped),
         # also for steps that went on and ended well: memory pressure, not a kill.
