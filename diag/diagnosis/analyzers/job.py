@@ -576,7 +576,9 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 K8S_NODE_LOST = ["k8s_node_status", "k8s_status_unknown", "k8s_taint_eviction", "k8s_node_eviction"]
-RAY_NODE_LOST = ["ray_health_check", "ray_node_died_error", "ray_raylet_died", "ray_objects_lost"]
+RAY_NODE_LOST = [
+    "ray_health_check", "ray_node_died_error", "ray_raylet_died", "ray_raylet_terminated", "ray_objects_lost"
+]
 
 
 # A provider or scheduler taking the node back: the node's "death" that Ray or Kubernetes reports next is that.
@@ -760,6 +762,10 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     severity = "warning" if chosen <= soft and not ctx.job_failed() else None
     confidence = None
     assumed: list[str] = []
+    if chosen == {"ray_raylet_terminated"}:
+        # Ray names the OOM killer, a crash of the raylet itself and other signals as possible reasons.
+        confidence = 0.5
+        assumed.append("the raylet died with its node: Ray lists SIGKILL by the OOM killer among the possible reasons")
     ended_by = _ended_otherwise(ctx)
     if (
         ended_by
