@@ -278,7 +278,8 @@ def test_port_in_use_names_the_node_that_printed_it(rules):
 
 def test_nccl_and_launchers_that_found_their_ports_taken_are_port_in_use(rules):
     nccl = "node017:2231:2231 [0] misc/socket.cc:379 NCCL WARN Call to bind failed : Address already in use"
-    assert found(diagnose(rules, [nccl]), "port-in-use").hosts == ["node017"]
+    finding = found(diagnose(rules, [nccl, nccl.replace("2231:2231 [0]", "2232:2232 [1]")]), "port-in-use")
+    assert finding.hosts == ["node017"] and "every communicator" in finding.detail and "torchrun" not in finding.detail
     ompi = (
         "[node017][[40113,1],0][btl_tcp_component.c:1128:mca_btl_tcp_create_listen] bind() failed: no port "
         "available in the range [1024..65535]"

@@ -485,11 +485,11 @@ NO_SUCH_FAMILY = ("-9", "-5")
 # What the other ranks say when rank 0 (the store's host) is gone or never set its keys.
 PEER_STORE_ERRORS = frozenset(
     {"store_get", "store_wait", "store_connection", "connect_refused", "client_timeout", "connect_any", "connect_timed_out"}
-) | frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost"})
+) | frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost", "stop_waiting"})
 
 
 # The store (or the rendezvous) went away under processes that had met: its host exited or crashed.
-STORE_LOST = frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost"})
+STORE_LOST = frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost", "stop_waiting"})
 
 
 # Connection attempts c10d repeats until the store answers: a failure only if it never did.
@@ -642,6 +642,8 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
             f"NCCL_COMM_ID{f'={value}' if value else ''} is not an address NCCL's bootstrap can use: it must be "
             "<host or IPv4>:<port> (or [<IPv6>]:<port>) of rank 0's node, the same on every rank"
         )
+    if "stop_waiting" in chosen:
+        parts.append("a wait on the store got no stop-waiting reply: the connection to the store broke under it")
     if chosen & {"store_closed", "store_socket"} and "store_get" not in chosen:
         at = f" at {target}" if "store_socket" in chosen else ""
         parts.append(
@@ -779,6 +781,13 @@ def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
         detail += f" on {hosts_text(hosts)}"
     if chosen <= {"port_range", "horovod_port"}:
         detail += ": the range the launcher may use is full (other jobs or leftover processes on that node), or set too narrow"
+    elif chosen == {"nccl_bind"}:
+        # init.cc: with NCCL_COMM_ID set, rank 0 of every communicator starts a bootstrap root on that address.
+        detail += (
+            ": with NCCL_COMM_ID set, rank 0 of every communicator listens on that one address, so a second "
+            "communicator created while the first still bootstraps (or another job on the node) cannot; unset "
+            "NCCL_COMM_ID and let the framework pass NCCL its unique id"
+        )
     elif crowded:
         where = ", ".join(f"{n} on {h}" if h != "?" else f"{n}" for h, n in crowded.items())
         detail += (
