@@ -212,6 +212,58 @@ def test_tcpstore_retries_while_rank_0_starts_are_no_failure(rules):
     assert "rendezvous-failure" not in ids(diagnose(rules, [retry]))
 
 
+STORE_CLOSED = (
+    "[rank3]: torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed. "
+    "Did the remote server shutdown or crash?"
+)
+STORE_SOCKET = (
+    "[W522 11:47:45.949247853 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=77, "
+    "addr=[node018]:39732, remote=[node017]:29500): failed to recv, got 0 bytes"
+)
+SHOULD_DUMP = (
+    '[rank8]:[W1209 02:30:39.927671113 ProcessGroupNCCL.cpp:1259] [PG ID 0 PG GUID 0(default_pg) Rank 8] Failed '
+    'to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: '
+    "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?"
+)
+AGENT_LOST = (
+    "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'node018_2231_0' has failed to "
+    "send a keep-alive heartbeat to the rendezvous '4812733' due to an error of type RendezvousConnectionError."
+)
+AGENT_DONE = (
+    "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 "
+    "seconds for other agents to finish"
+)
+
+
+def test_a_store_that_closed_under_the_ranks_names_its_host_and_yields_to_rank_0s_own_failure(rules):
+    finding = top(diagnose(rules, [STORE_SOCKET, STORE_CLOSED]), "rendezvous-failure")
+    assert "node017:29500 closed the connection" in finding.detail and finding.confidence < 0.6
+    oom = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert ids(diagnose(rules, [oom, STORE_SOCKET, STORE_CLOSED])) == {"cuda-oom"}
+
+
+def test_the_store_lost_at_a_teardown_or_after_the_workers_succeeded_is_no_failure(rules):
+    # ProcessGroupNCCL's and TCPStore's own warnings when rank 0's store exits first, and an agent whose
+    # workers succeeded losing the endpoint's store: the ends of working runs.
+    for lines in ([SHOULD_DUMP, STORE_SOCKET], [AGENT_DONE, AGENT_LOST]):
+        assert "rendezvous-failure" not in ids(diagnose(rules, lines)), lines
+    alone = found(diagnose(rules, [AGENT_LOST]), "rendezvous-failure")
+    assert alone.severity == "warning" and "node018_2231_0 lost the rendezvous store" in alone.detail
+
+
+def test_jax_and_horovod_launchers_that_never_met_are_rendezvous_failures(rules):
+    jax = (
+        "I0513 10:14:07.512345  2231 client.cc:134] Failed to connect to distributed JAX controller: "
+        "DEADLINE_EXCEEDED: Deadline Exceeded"
+    )
+    assert "coordinator" in found(diagnose(rules, [jax]), "rendezvous-failure").detail
+    horovod = (
+        "horovod.runner.common.util.network.NoValidAddressesFound: Horovod was unable to connect to horovod driver "
+        "service on any of the following addresses: {'ib0': [('10.1.1.17', 41235)]}."
+    )
+    assert "--network-interface" in top(diagnose(rules, [horovod]), "rendezvous-failure").detail
+
+
 # ------------------------------------------------------------------------------------- port_in_use
 EADDRINUSE = (
     "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
@@ -222,6 +274,17 @@ EADDRINUSE = (
 def test_port_in_use_names_the_node_that_printed_it(rules):
     finding = found(diagnose(rules, [f"slinky-0: {EADDRINUSE}"]), "port-in-use")
     assert (finding.severity, finding.hosts) == ("error", ["slinky-0"])
+
+
+def test_nccl_and_launchers_that_found_their_ports_taken_are_port_in_use(rules):
+    nccl = "node017:2231:2231 [0] misc/socket.cc:379 NCCL WARN Call to bind failed : Address already in use"
+    finding = found(diagnose(rules, [nccl, nccl.replace("2231:2231 [0]", "2232:2232 [1]")]), "port-in-use")
+    assert finding.hosts == ["node017"] and "every communicator" in finding.detail and "torchrun" not in finding.detail
+    ompi = (
+        "[node017][[40113,1],0][btl_tcp_component.c:1128:mca_btl_tcp_create_listen] bind() failed: no port "
+        "available in the range [1024..65535]"
+    )
+    assert "1024..65535" in top(diagnose(rules, [ompi]), "port-in-use").detail
 
 
 def test_store_listening_is_no_port_conflict(rules):

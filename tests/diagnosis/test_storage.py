@@ -507,6 +507,37 @@ def test_tensorflow_shards_of_a_sharded_save_missing_on_the_merging_task_are_nod
     assert "node-local-path" not in ids(diagnose(rules, ["Not found: /train_dir/model.ckpt-1000.index"]))
 
 
+# Session 17's upstream forms: (line, the cause it leads with, what its detail must say).
+UPSTREAM_CONTAINER_FORMS = [
+    (
+        "slurmstepd: error: pyxis:     enroot-aufs2ovlfs: failed to create user namespace: Operation not permitted",
+        "container-import-failure",
+        "unprivileged user namespace",
+    ),
+    (
+        "slurmstepd: error: pyxis:     enroot-mksquashovlfs: failed to execute mksquashfs: No such file or directory",
+        "container-import-failure",
+        "squashfs-tools",
+    ),
+    (
+        "FATAL:   could not open image /scratch/u/pytorch_24.05.sif: image format not recognized",
+        "container-import-failure",
+        "Apptainer could not get",
+    ),
+    (
+        "invoking the NVIDIA Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not "
+        "supported. Please use the NVIDIA Container Runtime (e.g. specify the --runtime=nvidia flag) instead.",
+        "container-runtime-error",
+        "--runtime=nvidia",
+    ),
+]
+
+
+def test_import_helpers_a_bad_image_file_and_a_cdi_mode_hook_in_their_upstream_words(rules):
+    for line, cause, says in UPSTREAM_CONTAINER_FORMS:
+        assert says in top(diagnose(rules, [line]), cause).detail, line
+
+
 def test_enroot_directories_a_user_cannot_create_stop_the_container_whatever_their_path(rules):
     relayed = [
         "slurmstepd-hades: error: pyxis:     mkdir: cannot create directory ‘/raid’: Permission denied",

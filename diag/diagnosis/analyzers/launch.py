@@ -485,7 +485,11 @@ NO_SUCH_FAMILY = ("-9", "-5")
 # What the other ranks say when rank 0 (the store's host) is gone or never set its keys.
 PEER_STORE_ERRORS = frozenset(
     {"store_get", "store_wait", "store_connection", "connect_refused", "client_timeout", "connect_any", "connect_timed_out"}
-)
+) | frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost", "stop_waiting"})
+
+
+# The store (or the rendezvous) went away under processes that had met: its host exited or crashed.
+STORE_LOST = frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost", "stop_waiting"})
 
 
 # Connection attempts c10d repeats until the store answers: a failure only if it never did.
@@ -545,7 +549,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         return _stopped_in_rendezvous(rule, ctx) or _cut_in_rendezvous(rule, ctx)
     if chosen <= RETRIED_CONNECTS and not ctx.job_failed() and _rendezvous_passed(rule, ctx):
         return []  # the workers started before rank 0's store and retried until it was up, as c10d does
-    socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai"]
+    if chosen <= STORE_LOST | {"rdzv_connection"} and ctx.stats(rule, ["agent_succeeded"]):
+        return []  # this node's workers succeeded; the endpoint's agent, and its store, left first at the end
+    if chosen <= {"store_socket", "store_closed"} and not ctx.job_failed():
+        return []  # TCPStore's client warns so at teardown too, when rank 0's store exits before the others
+    socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai", "store_socket"]
     addrs = ctx.captures(rule, "addr", socket_sigs)
     ports = ctx.captures(rule, "port", socket_sigs)
     target = f"{', '.join(addrs[:3])}:{', '.join(ports[:3])}" if addrs else "MASTER_ADDR:MASTER_PORT"
@@ -634,6 +642,35 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
             f"NCCL_COMM_ID{f'={value}' if value else ''} is not an address NCCL's bootstrap can use: it must be "
             "<host or IPv4>:<port> (or [<IPv6>]:<port>) of rank 0's node, the same on every rank"
         )
+    if "stop_waiting" in chosen:
+        parts.append("a wait on the store got no stop-waiting reply: the connection to the store broke under it")
+    if chosen & {"store_closed", "store_socket"} and "store_get" not in chosen:
+        at = f" at {target}" if "store_socket" in chosen else ""
+        parts.append(
+            f"the store{at} closed the connection (failed to recv, got 0 bytes): the process serving it (rank 0, or "
+            "torchrun's agent on the rendezvous endpoint's node) exited or crashed, and its own log holds the first failure"
+        )
+    for _ev, g in ctx.samples(rule, ["agent_store_lost"])[:1]:
+        what = "keep-alive heartbeat" if "heartbeat" in g["what"] else "shutdown"
+        parts.append(
+            f"torchrun's agent {g['node']} lost the rendezvous store ({what}: {g['err']}): the agent hosting it, on the "
+            "rendezvous endpoint's node, exited (its workers failed, or it finished first)"
+        )
+    if "rdzv_closed" in chosen:
+        parts.append(
+            "another node's torchrun agent closed the rendezvous (its workers failed past --max-restarts, or it "
+            "stopped): the cause is in that node's log"
+        )
+    for _ev, g in ctx.samples(rule, ["jax_connect"])[:1]:
+        parts.append(
+            f"a JAX process could not connect to the coordinator ({g['status'][:80]}): jax.distributed.initialize's "
+            "coordinator_address is not reachable from this node, or process 0 never started the service"
+        )
+    for _ev, g in ctx.samples(rule, ["horovod_unreachable"])[:1]:
+        parts.append(
+            f"horovodrun could not reach its {g['service']} on any of {g['addrs'][:80]}: no interface with the same "
+            "name routes between the hosts (name one with --network-interface)"
+        )
     for _ev, g in ctx.samples(rule, ["store_wait"])[:1]:
         parts.append(
             f"a key in the store ({g['keys'][:60]}) was not set within {int(g['ms']) // 1000} s: the process "
@@ -665,6 +702,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # Retries are the client waiting: the run may yet connect (the store's host was slow to start).
         assumed = ["the run hung retrying: the log ends while the client still tries"]
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
+    if chosen <= STORE_LOST:
+        # Only the consequence is in these files: the store's host went away, its reason is elsewhere.
+        assumed = ["the process that served the store (rank 0 or the endpoint's torchrun agent) failed first, in a log not here"]
+        severity = None if ctx.job_failed() else "warning"
+        return [ctx.make_finding(rule, detail=detail, severity=severity, confidence=0.5, values=values, assumed=assumed)]
     if chosen <= STORE_TIMEOUT_SIGNATURES and only_rank0_came(ctx):
         # world-size-mismatch names the likelier cause (nobody else was started); this stays the second answer.
         return [ctx.make_finding(rule, detail=detail, confidence=0.7, values=values)]
@@ -725,10 +767,28 @@ def port_in_use(rule: Rule, ctx: Context) -> list[Finding]:
     crowded = {h: len(v) for h, v in by_host.items() if len(v) > 1}
     port = ", ".join(dict.fromkeys(ports)) or "MASTER_PORT"
     detail = f"Port {port} was already in use"
+    chosen = {n for n, _ in ctx.stats(rule)}
+    if chosen <= {"port_range", "horovod_port"}:
+        span = first_or([f"{g['lo']}..{g['hi']}" for _, g in ctx.samples(rule, ["port_range"])], "")
+        port = span or "any port"
+        detail = f"No free port {'in ' + span if span else 'to listen on'} was left"
+    elif chosen == {"nccl_bind"}:
+        comm_id = first_or(ctx.facts.env_values("NCCL_COMM_ID"))
+        port = comm_id.rsplit(":", 1)[-1] if comm_id else "NCCL_COMM_ID's port"
+        detail = f"NCCL could not bind its bootstrap port ({comm_id or 'NCCL_COMM_ID'}): it was already in use"
     hosts = [h for h in by_host if h != "?"]
     if hosts:
         detail += f" on {hosts_text(hosts)}"
-    if crowded:
+    if chosen <= {"port_range", "horovod_port"}:
+        detail += ": the range the launcher may use is full (other jobs or leftover processes on that node), or set too narrow"
+    elif chosen == {"nccl_bind"}:
+        # init.cc: with NCCL_COMM_ID set, rank 0 of every communicator starts a bootstrap root on that address.
+        detail += (
+            ": with NCCL_COMM_ID set, rank 0 of every communicator listens on that one address, so a second "
+            "communicator created while the first still bootstraps (or another job on the node) cannot; unset "
+            "NCCL_COMM_ID and let the framework pass NCCL its unique id"
+        )
+    elif crowded:
         where = ", ".join(f"{n} on {h}" if h != "?" else f"{n}" for h, n in crowded.items())
         detail += (
             f": {where} launchers tried to serve the store on one node, so more than one torchrun ran per node "

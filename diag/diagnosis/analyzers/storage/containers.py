@@ -70,6 +70,20 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
             "enroot-aufs2ovlfs could not convert the image's whiteouts: it lacks its file capabilities "
             "(install the enroot+caps package)"
         )
+    for _ev, g in ctx.samples(rule, ["import_helper"])[:1]:
+        why = f" ({g['why']})" if g.get("why") else ""
+        if "namespace" in g["what"]:
+            reasons.append(
+                f"enroot-{g['tool']} could not {g['what'].removeprefix('failed to ')}{why}: enroot import runs its "
+                "helpers in an unprivileged user namespace, which this node does not allow (user.max_user_namespaces=0); "
+                "import where it is allowed, once, to a squash file on shared storage (enroot import -o)"
+            )
+        elif "mksquashfs" in g["what"]:
+            reasons.append(f"enroot import could not run mksquashfs{why}: squashfs-tools is not installed on this node")
+        else:
+            reasons.append(f"enroot-{g['tool']}: {g['what']}{why}")
+    for path in ctx.captures(rule, "path", ["apptainer_bad_image"])[:1]:
+        reasons.append(f"{path} is not an image Apptainer recognizes (a pull or copy cut short, or a wrong file): pull it again")
     for _ev, g in ctx.samples(rule, ["whiteouts_fs"])[:1]:
         where = f" ({g['path']})" if g.get("path") else ""
         if "not permitted" in (g.get("why") or "").lower():
@@ -127,7 +141,7 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     runtime = "pyxis/enroot"
     if chosen <= {"k8s_pull", "k8s_pull_backoff"}:
         runtime = "Kubernetes"
-    elif chosen <= {"apptainer_pull", "apptainer_image_missing"}:
+    elif chosen <= {"apptainer_pull", "apptainer_image_missing", "apptainer_bad_image"}:
         runtime = "Apptainer"
     detail = f"{runtime} could not get {image}" if runtime != "pyxis/enroot" else f"pyxis/enroot could not import {image}"
     if hosts:
@@ -238,6 +252,15 @@ SENTENCES: tuple = (
         ["spank_missing"],
         "slurmstepd on this node has no pyxis SPANK plugin (its plugstack.conf lacks it), so the task ran on the "
         "host without its container",
+    ),
+    (
+        [],
+        fixed_sentence(
+            "hook_direct",
+            "the NVIDIA container runtime hook runs in CDI or csv mode here, where docker --gpus (the hook alone) is "
+            "refused: start it with --runtime=nvidia (nvidia-ctk runtime configure), or set mode = \"legacy\" in "
+            "/etc/nvidia-container-runtime/config.toml",
+        ),
     ),
     (["nvidia_cli"], "nvidia-container-cli: {what}: {reason}"),
     (
