@@ -690,6 +690,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if earlier:
         detail += f" It followed {', '.join(sorted(f.id for f in earlier))}, which may be the cause."
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values)]
+    if chosen <= {"connect_refused", "cannot_init"} and not ctx.job_failed():
+        # c10d logs each refused connect as a warning and retries until rank 0's store listens; it gives
+        # up with an error of its own ("failed to connect to any network address", a timeout).
+        assumed = ["the run stopped there: c10d retries a refused connect until rank 0's store is up"]
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
     if chosen == {"gai"} and not ctx.job_failed():
         # c10d's warning ([W socket.cpp]) repeats while a peer's name does not resolve yet, as pods or
         # nodes come up one after the other; it is the failure only where the run then stops.
