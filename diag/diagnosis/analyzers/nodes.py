@@ -373,11 +373,13 @@ def _version_evidence(ctx: Context, hosts: list[str]) -> list[Evidence]:
 
 # ------------------------------------------------------------------------------------- duplicate GPU
 def duplicate_gpu(rule: Rule, ctx: Context) -> list[Finding]:
-    fatal = ["duplicate", "multi_rank", "multi_nvls"]
+    fatal = ["duplicate", "multi_rank", "multi_rank_node", "multi_nvls"]
     if ctx.stats(rule, fatal):
-        pairs = sorted({(int(g["rank"]), int(g["other"])) for _, g in ctx.samples(rule, ["duplicate"])})
+        # 2.30.3-2.30.4 name the pair on an INFO line of their own ("Detected ranks 0 and 1 sharing GPU with bus ...").
+        named = ["duplicate", "sharing_pair"]
+        pairs = sorted({(int(g["rank"]), int(g["other"])) for _, g in ctx.samples(rule, named)})
         ranks = sorted({r for p in pairs for r in p})
-        bus = ctx.captures(rule, "busid", ["duplicate"])
+        bus = sorted(set(ctx.captures(rule, "busid", named)))
         if pairs:
             shown = ", ".join(f"{a} and {b}" for a, b in pairs if a < b) or f"{pairs[0][0]} and {pairs[0][1]}"
             detail = f"Ranks {shown} share one GPU (CUDA device {', '.join(bus)})"
