@@ -282,3 +282,27 @@ def test_mvapich2s_fatal_port_event_is_a_link_fault(rules):
         "Got FATAL event port error on port 1"
     )
     assert "port error" in found(diagnose(rules, [line]), "ib-link-fault").detail
+
+
+def test_nccl_2_30_3_refusing_two_ranks_on_one_gpu_names_the_pair(rules):
+    lines = [
+        "node017:2231:2231 [0] NCCL INFO Detected ranks 0 and 1 sharing GPU with bus 1B000 on this node",
+        "node017:2231:2231 [0] graph/topo.cc:1977 NCCL WARN Multiple ranks detected using the same GPU on this node. "
+        "Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+    ]
+    finding = found(diagnose(rules, lines), "nccl-duplicate-gpu")
+    assert finding.severity == "error" and finding.ranks == [0, 1] and "1B000" in finding.detail
+
+
+def test_ucx_endpoint_timeout_and_open_mpis_rnr_box_are_link_faults_naming_the_hca(rules):
+    ucx = (
+        "[1733390455.018822] [node017:2231 :0]          ucp_ep.c:1660 UCX  ERROR ep 0x7f2a4c0a1000: error "
+        "'Endpoint timeout' on rc_mlx5/mlx5_0:1 will not be handled since no error callback is installed"
+    )
+    finding = found(diagnose(rules, [ucx]), "ib-link-fault")
+    assert "mlx5_0 on node017" in finding.detail and "stopped acknowledging" in finding.detail
+    rnr = [
+        'The OpenFabrics "receiver not ready" retry count on a per-peer',
+        "connection between two MPI processes has been exceeded.  In general,",
+    ]
+    assert "receiver not ready" in found(diagnose(rules, rnr), "ib-link-fault").detail

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids, one_node
+from tests.diagnosis.logs import diagnose, found, ids, one_node, top
 
 
 def top(report) -> str | None:
@@ -1385,3 +1385,46 @@ def test_sockets_after_an_efa_plugin_failed_are_not_read_as_an_ethernet_cluster(
     ]
     fallback = found(diagnose(rules, lines), "nccl-tcp-fallback")
     assert "Ethernet-only" not in fallback.detail and "aws-ofi-nccl" in fallback.detail
+
+
+# ------------------------------------------------- retry exceeded: timing and scope (session 17, upstream forms)
+def test_retry_exceeded_on_every_connection_before_any_work_puts_the_gid_index_first(rules):
+    # Two nodes, each failing its first transfer with status 12 (a RoCE GID or traffic class the peer cannot
+    # route), and nothing measured or trained before: the addressing leads, the link is the second reading.
+    start = [
+        "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129",
+        "gpu4:35902:35977 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129",
+    ]
+    report = diagnose(rules, start)
+    assert [f.id for f in report.findings][:2] == ["roce-gid-index", "ib-link-fault"]
+    gid = found(report, "roce-gid-index")
+    assert "before any work was done" in gid.detail and "RoCE or InfiniBand" in " ".join(gid.assumed)
+    assert any("rather than an address" in a for a in found(report, "ib-link-fault").assumed)
+    # The same errors after the job logged training iterations: the addressing had worked; a link failed.
+    trained = [
+        " [2024-12-05 10:12:01] iteration     1200/   20000 | consumed samples:       614400 | elapsed time per iteration (ms): 2951.3 |",
+        *start,
+    ]
+    report = diagnose(rules, trained)
+    assert top(report) == "ib-link-fault" and "roce-gid-index" not in ids(report)
+    assert "failed mid-run" in found(report, "ib-link-fault").detail
+
+
+def test_completion_lines_of_nccl_218_and_later_without_gids_come_from_infiniband_ports(rules):
+    # 2.18+ print localGid/remoteGid only where the link layer is Ethernet: without them the port is InfiniBand.
+    ib = [
+        "node017:2231:2290 [0] transport/net_ib.cc:2113 NCCL WARN NET/IB: Got completion from peer 192.168.40.18<50432> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_0",
+        "node018:2231:2290 [0] transport/net_ib.cc:2113 NCCL WARN NET/IB: Got completion from peer 192.168.40.17<41177> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_1",
+    ]
+    report = diagnose(rules, ib)
+    assert top(report) == "ib-link-fault" and "roce-gid-index" not in ids(report)
+    roce = [line.replace(" hca ", " localGid ::ffff:10.20.1.12 remoteGids::ffff:10.20.1.13 hca ") for line in ib]
+    assert "roce-gid-index" in ids(diagnose(rules, roce))
+
+
+def test_ucx_naming_an_empty_gid_entry_is_a_gid_index_problem(rules):
+    line = "[1733390412.517204] [node017:2231 :0]       ib_device.c:1433 UCX  ERROR invalid gid[3] on mlx5_0:1"
+    report = diagnose(rules, [line])
+    assert top(report) == "roce-gid-index"
+    finding = found(report, "roce-gid-index")
+    assert "GID index 3 on mlx5_0:1" in finding.detail and "empty" in finding.detail

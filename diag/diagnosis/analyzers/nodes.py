@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural, timeline_key
-from diag.diagnosis.analyzers.transport.roce import CQE_SIGNATURES, PORT_EVENTS, link_local_completions
+from diag.diagnosis.analyzers.transport.roce import (
+    CQE_SIGNATURES,
+    PORT_EVENTS,
+    addressing_suspect,
+    link_local_completions,
+    work_before,
+)
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence
 from diag.report import Finding
@@ -24,7 +30,13 @@ WC_STATUS = {
 LOCAL_PROTECTION = "4"  # IBV_WC_LOC_PROT_ERR: the HCA was refused the memory of the work request
 
 # Events whose captured words need a sentence to be read.
-EVENT_TEXT = {"UD endpoint": "UCX's UD endpoint to a peer timed out (the peer stopped acknowledging: its node or link)"}
+EVENT_TEXT = {
+    "UD endpoint": "UCX's UD endpoint to a peer timed out (the peer stopped acknowledging: its node or link)",
+    "Endpoint timeout": "UCX gave up on a peer that stopped acknowledging (endpoint timeout: its node, port or link)",
+    "per-peer": 'Open MPI\'s "receiver not ready" retry count ran out on a connection (the fabric or the peer stalled)',
+    "shared receive": 'Open MPI\'s "receiver not ready" retry count ran out on a shared receive queue '
+    "(btl_openib_ib_rnr_retry below 7, or the fabric)",
+}
 FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
 
 
@@ -181,7 +193,7 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     detail = f"First fabric error at {first.timestamp or 'line ' + str(first.line)}: {hca} on {host}: {what}"
     later = len(real) + len(faults) - 1
     if later > 0:
-        detail += f"; {plural(later, 'later error')} follow"
+        detail += f"; {plural(later, 'later error')} follow{'s' if later == 1 else ''}"
     if flushes:
         if real or faults:
             detail += f"; {plural(len(flushes), 'flush error')} (status 5) are consequences of it"
@@ -196,11 +208,34 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     hosts = [host] + [h for h in hosts if h != host] if host != "an unnamed node" else hosts
     evidence = pick_evidence([ev for ev, _ in ordered[:6]] + [ev for ev, _ in flushes[:2]])
     conf = 0.9 if (real or faults) else 0.5
+    assumed: list[str] = []
+    done = work_before(ctx, first)
+    if done:
+        # The same words at start-up can be a RoCE address the peer cannot reach; after work was done
+        # the addressing had worked, so the link (or the peer node) is what changed.
+        detail += f"; the job had done work before it ({_work_text(done)}), so a link or peer failed mid-run"
+    else:
+        at_start, assumed = addressing_suspect(ctx)
+        if at_start:
+            # Every connection failing before any work is what a RoCE GID index, RoCE version or traffic
+            # class the peers cannot route gives (roce-gid-index); a link that broke is the second reading.
+            detail += "; every failed connection failed before any work was done, which a link that broke mid-run does not explain"
+            conf = 0.55
+            assumed = assumed + ["the errors are a fabric fault rather than an address (GID/traffic class) the peers cannot route"]
     return [
         ctx.make_finding(
-            rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=conf, values={"hca": hca}
-        )
+            rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=conf, values={"hca": hca},
+            assumed=assumed,
+        )  # fmt: skip
     ]
+
+
+def _work_text(done: list[Evidence]) -> str:
+    if any("|" in ev.text and "iteration" in ev.text for ev in done):
+        return f"{plural(len(done), 'training iteration')} logged"
+    if any("'loss'" in ev.text for ev in done):
+        return f"{plural(len(done), 'training log line')} with a loss"
+    return f"{plural(len(done), 'nccl-tests result row')} measured"
 
 
 def _hca_of_host_events(ctx: Context, events: list, host: str) -> str | None:
