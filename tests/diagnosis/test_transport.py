@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.diagnosis.logs import diagnose, found, ids, one_node, top
+from tests.diagnosis.logs import diagnose, found, ids, one_node
 
 
 def top(report) -> str | None:
@@ -1412,19 +1412,25 @@ def test_retry_exceeded_on_every_connection_before_any_work_puts_the_gid_index_f
 
 def test_completion_lines_of_nccl_218_and_later_without_gids_come_from_infiniband_ports(rules):
     # 2.18+ print localGid/remoteGid only where the link layer is Ethernet: without them the port is InfiniBand.
-    ib = [
-        "node017:2231:2290 [0] transport/net_ib.cc:2113 NCCL WARN NET/IB: Got completion from peer 192.168.40.18<50432> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_0",
-        "node018:2231:2290 [0] transport/net_ib.cc:2113 NCCL WARN NET/IB: Got completion from peer 192.168.40.17<41177> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_1",
-    ]
-    report = diagnose(rules, ib)
+    def cqe(host: str, peer: str, gids: str = "") -> str:
+        return (
+            f"{host}:2231:2290 [0] transport/net_ib.cc:2113 NCCL WARN NET/IB: Got completion from peer {peer} with "
+            f"status=12 opcode=0 len=0 vendor err 129 (Send){gids} hca mlx5_0"
+        )
+
+    report = diagnose(rules, [cqe("node017", "192.168.40.18<50432>"), cqe("node018", "192.168.40.17<41177>")])
     assert top(report) == "ib-link-fault" and "roce-gid-index" not in ids(report)
-    roce = [line.replace(" hca ", " localGid ::ffff:10.20.1.12 remoteGids::ffff:10.20.1.13 hca ") for line in ib]
-    assert "roce-gid-index" in ids(diagnose(rules, roce))
+    gids = " localGid ::ffff:10.20.1.12 remoteGids::ffff:10.20.1.13"
+    assert "roce-gid-index" in ids(diagnose(rules, [cqe("node017", "10.20.1.13<50432>", gids)]))
 
 
-def test_ucx_naming_an_empty_gid_entry_is_a_gid_index_problem(rules):
-    line = "[1733390412.517204] [node017:2231 :0]       ib_device.c:1433 UCX  ERROR invalid gid[3] on mlx5_0:1"
-    report = diagnose(rules, [line])
-    assert top(report) == "roce-gid-index"
-    finding = found(report, "roce-gid-index")
-    assert "GID index 3 on mlx5_0:1" in finding.detail and "empty" in finding.detail
+def test_gid_entries_and_address_ranges_that_cannot_be_used_are_gid_index_findings(rules):
+    # UCX's empty GID table entry (uct_ib_device_query_gid) fails the job's transport: an error naming the index.
+    ucx = "[1733390412.517204] [node017:2231 :0]       ib_device.c:1433 UCX  ERROR invalid gid[3] on mlx5_0:1"
+    empty = found(diagnose(rules, [ucx]), "roce-gid-index")
+    assert empty.severity == "error" and "GID index 3 on mlx5_0:1: the GID table entry there is empty" in empty.detail
+    # NCCL ignores an NCCL_IB_ADDR_RANGE it cannot parse and picks the GID without it: a warning while the run goes on.
+    env = "node017:2231:2231 [0] NCCL INFO NCCL_IB_ADDR_RANGE set by environment to 10.20.0.0/33"
+    mask = "node017:2231:2231 [0] transport/net_ib.cc:154 NCCL WARN NET/IB: Ip address mask '33' is invalid for family AF_INET, ignoring mask"
+    ignored = found(diagnose(rules, [env, mask]), "roce-gid-index")
+    assert ignored.severity == "warning" and "NCCL_IB_ADDR_RANGE=10.20.0.0/33" in ignored.detail

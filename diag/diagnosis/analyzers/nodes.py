@@ -49,6 +49,8 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     table = _per_host_fabric(ctx)
     explicit = ctx.stats(rule)
+    if explicit and {n for n, _ in explicit} <= set(UNREACHABLE):
+        return _unreachable(rule, ctx, table)
     if explicit and {n for n, _ in explicit} <= {"mixed_counts"} and _unopenable_hosts(ctx) and not _odd_hosts(table):
         return []  # NCCL 2.30's count check on a node that could not open some HCAs: ib-devices-not-mounted
     if explicit:
@@ -92,6 +94,48 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
             confidence=0.75 if failed else 0.6,
         )
     ]
+
+
+# UCX's and Open MPI's word that a peer's port cannot be reached from this one at all.
+UNREACHABLE = ("ucx_unreachable", "ucx_ep_unreachable", "ompi_mixed_transport")
+# UCX's reasons (uct/ib/base/ib_iface.c) that the two ports are on different fabrics.
+_FABRIC_REASONS = (
+    ("local IB remote RoCE", "this node's port is InfiniBand, the peer's RoCE"),
+    ("local RoCE remote IB", "this node's port is RoCE, the peer's InfiniBand"),
+    ("IB subnet local", "the two ports are on different IB subnets"),
+    ("pkey local", "the two ports are in different IB partitions (P_Key)"),
+    ("partial member pkey", "neither port is a full member of the IB partition"),
+)
+
+
+def _unreachable(rule: Rule, ctx: Context, table: dict[str, str]) -> list[Finding]:
+    """UCX (or Open MPI over it) could not reach a peer's port with any transport of a kind. With
+    UCX 1.15+'s reason ("local IB remote RoCE", "IB subnet local ... remote ...", "pkey local ...")
+    the nodes' ports are on different fabrics; RoCE addressing reasons are roce-gid-index's; older
+    UCX only says "Destination is unreachable", which different device sets, fabrics or partitions all give."""
+    roce = ctx.rules.get("roce-gid-index")
+    if roce is not None and ctx.stats(roce, ["ucx_roce_unreachable"]):
+        return []
+    samples = ctx.samples(rule, ["ucx_unreachable"])
+    reasons = " ".join(g.get("reasons", "") for _, g in samples)
+    named = [text for key, text in _FABRIC_REASONS if key in reasons]
+    ompi = ctx.samples(rule, ["ompi_mixed_transport"])
+    peer = samples[0][1]["peer"] if samples else None
+    if named or ompi:
+        what = "; ".join(named) or "one node's port is InfiniBand, the peer's RoCE (Open MPI's openib transport types differ)"
+        detail = f"A peer{' (' + peer + ')' if peer else ''} is unreachable from this node's port: {what}"
+        conf, assumed = 0.8, []
+    elif samples and "Destination is unreachable" not in reasons:
+        return []  # a reason of another kind (the same device expected, no ndev): not a difference between nodes
+    else:
+        detail = (
+            f"UCX found no transport to {'peer ' + peer if peer else 'a peer'} (Destination is unreachable): the nodes "
+            "offer it ports it cannot pair (different devices or UCX_NET_DEVICES, link types, subnets or partitions)"
+        )
+        conf, assumed = 0.5, ["UCX's unreachable verdict comes from the nodes' ports, not a peer that had already died"]
+    if table:
+        detail += "; per node: " + _table_text(table)
+    return [ctx.make_finding(rule, list(UNREACHABLE), detail=detail + ".", confidence=conf, assumed=assumed)]
 
 
 def _ib_and_socket_text(ctx: Context) -> str:
@@ -200,15 +244,25 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
         else:
             detail = (
                 f"Only flush errors (status 5, work request flushed) on {host}: a queue pair was already in "
-                "error, and the first error was not logged"
+                "error, and the first error was not logged; every surviving rank sees these once a peer process "
+                "died or aborted its connection, so they name no link"
             )
     hosts = sorted(
         {h for ev, _ in real + faults if (h := ctx.host_for(ev))} or {host} - {"an unnamed node"}, key=natural_key
     )
     hosts = [host] + [h for h in hosts if h != host] if host != "an unnamed node" else hosts
     evidence = pick_evidence([ev for ev, _ in ordered[:6]] + [ev for ev, _ in flushes[:2]])
-    conf = 0.9 if (real or faults) else 0.5
+    conf = 0.9
     assumed: list[str] = []
+    if not (real or faults):
+        # Thin and ambiguous: worth a look at the fabric, not a cause shown (a failed job's unexplained
+        # failure, if any, ranks above it).
+        return [
+            ctx.make_finding(
+                rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=0.4, values={"hca": hca},
+                severity="warning", assumed=["the queue pair failed on the fabric, not because its peer process ended"],
+            )  # fmt: skip
+        ]
     done = work_before(ctx, first)
     if done:
         # The same words at start-up can be a RoCE address the peer cannot reach; after work was done

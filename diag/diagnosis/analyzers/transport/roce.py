@@ -17,8 +17,10 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule, names):
         return (
             _ucx_gid(rule, ctx)
+            or _ucx_roce_unreachable(rule, ctx)
             or _ompi_gid(rule, ctx)
             or _link_local_completions(rule, ctx)
+            or _addr_range(rule, ctx)
             or _retry_exceeded(rule, ctx)
             or _ud_timeout(rule, ctx)
         )
@@ -150,6 +152,40 @@ def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_invalid_gid", "ucx_create_ah"]
+
+
+def _addr_range(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL_IB_ADDR_RANGE that NCCL cannot parse for the address family: ignored, so the GID is chosen
+    without the range the user meant it to select. The run goes on; a warning unless it then fails."""
+    samples = ctx.samples(rule, ["addr_range_invalid"])
+    if not samples:
+        return []
+    g = samples[0][1]
+    given = ctx.facts.env_values("NCCL_IB_ADDR_RANGE")
+    detail = (
+        f"NCCL_IB_ADDR_RANGE{'=' + given[-1] if given else ''} is not valid for {g['af']} ('{g['value']}'), so NCCL "
+        "ignores it and picks the RoCE GID without it; give a range of the family NCCL_IB_ADDR_FAMILY names "
+        "(AF_INET by default: a.b.c.d/n, n <= 32)"
+    )
+    severity = None if ctx.job_failed() else "warning"
+    return [ctx.make_finding(rule, ["addr_range_invalid"], detail=detail + ".", severity=severity, confidence=0.55)]
+
+
+def _ucx_roce_unreachable(rule: Rule, ctx: Context) -> list[Finding]:
+    """UCX's wire-up judging a RoCE peer unreachable by the address its GID gives: RoCE versions,
+    address families or IP subnets that differ between the nodes' chosen GID entries."""
+    samples = ctx.samples(rule, ["ucx_roce_unreachable"])
+    if not samples:
+        return []
+    ev, g = samples[0]
+    host = ctx.host_for(ev)
+    detail = (
+        f"UCX{' on ' + host if host else ''} found peer {g['peer']} unreachable over RoCE: {g['reason']}; the GID "
+        "entries the nodes use differ in RoCE version, address family or subnet (set UCX_IB_GID_INDEX to the RoCE v2 "
+        "index every node has, show_gids)"
+    )
+    hosts = sorted({h for ev, _ in samples if (h := ctx.host_for(ev))}, key=natural_key)
+    return [ctx.make_finding(rule, ["ucx_roce_unreachable"], detail=detail + ".", hosts=hosts or None, confidence=0.8)]
 
 
 def _ompi_gid(rule: Rule, ctx: Context) -> list[Finding]:
