@@ -486,3 +486,44 @@ def test_one_ras_snapshot_of_different_operation_counts_is_a_warning_until_the_j
     assert found(diagnose(rules, RAS_REPORT), "nccl-timeout").severity == "warning"
     failed = RAS_REPORT + ["srun: error: node003: task 3: Exited with exit code 1"]
     assert found(diagnose(rules, failed), "nccl-timeout").severity == "error"
+
+
+def test_nccl_tests_2_0_to_2_12_rows_are_judged_like_later_ones(rules):
+    # No root column, and a deviation ("0e+00") where later versions count wrong values.
+    old = [
+        "#   Rank  0 Pid  48211 on gpu-node07 device  0 [0x18] NVIDIA A100-SXM4-80GB",
+        "#   Rank  8 Pid  51022 on gpu-node08 device  0 [0x18] NVIDIA A100-SXM4-80GB",
+        "#",
+        "#                                                       out-of-place                       in-place          ",
+        "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error",
+        "#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ",
+        "   536870912     134217728     float     sum   447392    1.20    2.25  0e+00   447392    1.20    2.25  0e+00",
+        "  1073741824     268435456     float     sum   894785    1.20    2.25  0e+00   894785    1.20    2.25  0e+00",
+        "# Out of bounds values : 0 OK",
+    ]
+    finding = found(diagnose(rules, old), "busbw-low")
+    assert "2.25 GB/s" in finding.detail and "1 GiB" in finding.detail and "100 Gb/s per node" in finding.detail
+    fast = [line.replace("    1.20    2.25", "   88.10  165.19") for line in old]
+    assert "busbw-low" not in ids(diagnose(rules, fast))
+
+
+def test_nccl_2_28s_port_speed_lines_give_the_rate_to_expect_between_nodes(rules):
+    def node(host: str, pid: int) -> list[str]:
+        return [
+            f"{host}:{pid}:{pid} [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:10.0.0.{pid % 250}<0>",
+        ] + [
+            f"{host}:{pid}:{pid} [0] NCCL INFO NET/IB: [{d}] mlx5_{d}:uverbs{d}:1/IB provider=Mlx5 speed=400000 "
+            f"context=0x55d0c8a0e2f0 pciPath=/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0 ar=0"
+            for d in range(2)
+        ]
+
+    table = [
+        "#  Rank  0 Group  0 Pid  48211 on  gpu-node07 device  0 [0000:18:00] NVIDIA H100 80GB HBM3",
+        "#  Rank  8 Group  0 Pid  51022 on  gpu-node08 device  0 [0000:18:00] NVIDIA H100 80GB HBM3",
+        "#",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+        "  8589934592    2147483648     float     sum      -1   766958   11.20   21.00      0   766958   11.20   21.00      0",
+        "# Out of bounds values : 0 OK",
+    ]
+    finding = found(diagnose(rules, node("gpu-node07", 48211) + node("gpu-node08", 51022) + table), "busbw-low")
+    assert "2 HCAs x 50 GB/s per node" in finding.detail and "90 GB/s expected" in finding.detail

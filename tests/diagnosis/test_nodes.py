@@ -282,3 +282,47 @@ def test_mvapich2s_fatal_port_event_is_a_link_fault(rules):
         "Got FATAL event port error on port 1"
     )
     assert "port error" in found(diagnose(rules, [line]), "ib-link-fault").detail
+
+
+def test_nccl_2_30_3_refusing_two_ranks_on_one_gpu_names_the_pair(rules):
+    info = "node017:2231:2231 [0] NCCL INFO Detected ranks 0 and 1 sharing GPU with bus 1B000 on this node"
+    refusal = (
+        "node017:2231:2231 [0] graph/topo.cc:1977 NCCL WARN Multiple ranks detected using the same GPU on this node. "
+        "Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration."
+    )
+    finding = found(diagnose(rules, [info, refusal]), "nccl-duplicate-gpu")
+    assert finding.severity == "error" and finding.ranks == [0, 1] and "1B000" in finding.detail
+
+
+def test_ucx_endpoint_timeout_and_open_mpis_rnr_box_are_link_faults_naming_the_hca(rules):
+    ucx = (
+        "[1733390455.018822] [node017:2231 :0]          ucp_ep.c:1660 UCX  ERROR ep 0x7f2a4c0a1000: error "
+        "'Endpoint timeout' on rc_mlx5/mlx5_0:1 will not be handled since no error callback is installed"
+    )
+    finding = found(diagnose(rules, [ucx]), "ib-link-fault")
+    assert "mlx5_0 on node017" in finding.detail and "stopped acknowledging" in finding.detail
+    rnr = [
+        'The OpenFabrics "receiver not ready" retry count on a per-peer',
+        "connection between two MPI processes has been exceeded.  In general,",
+    ]
+    assert "receiver not ready" in found(diagnose(rules, rnr), "ib-link-fault").detail
+
+
+def test_ucx_saying_why_a_peer_is_unreachable_names_the_fabric_difference(rules):
+    head = "[1733390412.611023] [node017:2231 :0]         select.c:722  UCX  ERROR no active messages transport to node018:77120: "
+    reason = "self/memory - Destination is unreachable, rc_mlx5/mlx5_0:1 - {}"
+    said = found(diagnose(rules, [head + reason.format("local IB remote RoCE")]), "ib-hca-mismatch-nodes")
+    assert "InfiniBand, the peer's RoCE" in said.detail
+    # A RoCE addressing reason is the GID's question, not a difference of devices.
+    versions = diagnose(rules, [head + reason.format("local ::ffff:10.20.1.12/RoCE v2 remote fe80::ba3f:d2ff:fe1c:4e11/RoCE v1")])
+    assert "roce-gid-index" in ids(versions) and "ib-hca-mismatch-nodes" not in ids(versions)
+    # Older UCX says only "Destination is unreachable": the same suspect, at lower confidence, saying so.
+    vague = found(diagnose(rules, [head + reason.format("Destination is unreachable")]), "ib-hca-mismatch-nodes")
+    assert vague.confidence < said.confidence and any("already died" in a for a in vague.assumed)
+    # Flush errors alone (status 5) are what every rank sees once a peer died: a warning naming no link.
+    flush = (
+        "node017:2231:2290 [0] transport/net_ib.cc:2543 NCCL WARN NET/IB: Got completion from peer 10.20.1.13<50432> with "
+        "status=IBV_WC_WR_FLUSH_ERR(5) opcode=IBV_WC_RECV_RDMA_WITH_IMM(129) reqSize=0 vendor_err=249 req_type=Recv hca mlx5_3"
+    )
+    flushed = found(diagnose(rules, [flush]), "ib-link-fault")
+    assert flushed.severity == "warning" and "name no link" in flushed.detail

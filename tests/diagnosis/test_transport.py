@@ -1447,3 +1447,52 @@ def test_connect_retries_exhausted_without_an_address_still_name_the_route(rules
     line = "n4:55:58 [0] misc/socket.cc:544 NCCL WARN socketPollConnect: connect returned No route to host, exceeded error retry count (35)"
     finding = found(diagnose(rules, [line]), "nccl-socket-ifname")
     assert "No route to host" in finding.detail and finding.severity == "warning"
+
+
+# ------------------------------------------------- retry exceeded: timing and scope (session 17, upstream forms)
+def test_retry_exceeded_on_every_connection_before_any_work_puts_the_gid_index_first(rules):
+    # Two nodes, each failing its first transfer with status 12 (a RoCE GID or traffic class the peer cannot
+    # route), and nothing measured or trained before: the addressing leads, the link is the second reading.
+    start = [
+        "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129",
+        "gpu4:35902:35977 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129",
+    ]
+    report = diagnose(rules, start)
+    assert [f.id for f in report.findings][:2] == ["roce-gid-index", "ib-link-fault"]
+    gid = found(report, "roce-gid-index")
+    assert "before any work was done" in gid.detail and "RoCE or InfiniBand" in " ".join(gid.assumed)
+    assert any("rather than an address" in a for a in found(report, "ib-link-fault").assumed)
+    # The same errors after the job logged training iterations: the addressing had worked; a link failed.
+    trained = [
+        " [2024-12-05 10:12:01] iteration     1200/   20000 | consumed samples:       614400 | elapsed time per iteration (ms): 2951.3 |",
+        *start,
+    ]
+    report = diagnose(rules, trained)
+    assert top(report) == "ib-link-fault" and "roce-gid-index" not in ids(report)
+    assert "failed mid-run" in found(report, "ib-link-fault").detail
+
+
+def test_completion_lines_of_nccl_218_and_later_without_gids_come_from_infiniband_ports(rules):
+    # 2.18+ print localGid/remoteGid only where the link layer is Ethernet: without them the port is InfiniBand.
+    def cqe(host: str, peer: str, gids: str = "") -> str:
+        return (
+            f"{host}:2231:2290 [0] transport/net_ib.cc:2113 NCCL WARN NET/IB: Got completion from peer {peer} with "
+            f"status=12 opcode=0 len=0 vendor err 129 (Send){gids} hca mlx5_0"
+        )
+
+    report = diagnose(rules, [cqe("node017", "192.168.40.18<50432>"), cqe("node018", "192.168.40.17<41177>")])
+    assert top(report) == "ib-link-fault" and "roce-gid-index" not in ids(report)
+    gids = " localGid ::ffff:10.20.1.12 remoteGids::ffff:10.20.1.13"
+    assert "roce-gid-index" in ids(diagnose(rules, [cqe("node017", "10.20.1.13<50432>", gids)]))
+
+
+def test_gid_entries_and_address_ranges_that_cannot_be_used_are_gid_index_findings(rules):
+    # UCX's empty GID table entry (uct_ib_device_query_gid) fails the job's transport: an error naming the index.
+    ucx = "[1733390412.517204] [node017:2231 :0]       ib_device.c:1433 UCX  ERROR invalid gid[3] on mlx5_0:1"
+    empty = found(diagnose(rules, [ucx]), "roce-gid-index")
+    assert empty.severity == "error" and "GID index 3 on mlx5_0:1: the GID table entry there is empty" in empty.detail
+    # NCCL ignores an NCCL_IB_ADDR_RANGE it cannot parse and picks the GID without it: a warning while the run goes on.
+    env = "node017:2231:2231 [0] NCCL INFO NCCL_IB_ADDR_RANGE set by environment to 10.20.0.0/33"
+    mask = "node017:2231:2231 [0] transport/net_ib.cc:154 NCCL WARN NET/IB: Ip address mask '33' is invalid for family AF_INET, ignoring mask"
+    ignored = found(diagnose(rules, [env, mask]), "roce-gid-index")
+    assert ignored.severity == "warning" and "NCCL_IB_ADDR_RANGE=10.20.0.0/33" in ignored.detail

@@ -595,7 +595,7 @@ def _other_collective_waits(rule: Rule, ctx: Context) -> list[Finding]:
 
 def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    rows = facts.busbw_rows
+    rows = list(facts.busbw_rows) + _old_rows(rule, ctx)
     oob = ctx.stats(rule, ["oob_failed"])
     below = ctx.captures(rule, "avg", ["avg_failed"])
     checked = ctx.samples(rule, ["nhc_busbw"])
@@ -619,7 +619,7 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
         largest = max(rows, key=lambda r: (r.size, r.order))
         # Several tests in one log: judge each by its own largest size, report the worst.
         measured = largest.busbw
-        expected, source = _expected_busbw(ctx, largest.size)
+        expected, source = _expected_busbw(ctx, largest.size, rule)
         threshold = 0.8 if source == "--expect-busbw" else 0.6
         if expected and measured < threshold * expected:
             low = (
@@ -678,6 +678,43 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     return [finding]
 
 
+def _old_rows(rule: Rule, ctx: Context) -> list:
+    """nccl-tests 2.0-2.12's result rows (no root column; a deviation, not a count, where later ones
+    count wrong values). A table longer than the samples kept is judged only if its largest size is
+    among them."""
+    from diag.scan.facts import BusbwRow
+
+    rows = []
+    for ev, g in ctx.samples(rule, ["row_old"]):
+        busbw = max(float(g["busbw1"]), float(g.get("busbw2") or 0))
+        rows.append(BusbwRow(ev.order, ev.text[:300], int(g["size"]), busbw, None))
+    sizes = ctx.captures(rule, "size", ["row_old"])
+    if rows and sizes and max(int(x) for x in sizes) > max(r.size for r in rows):
+        return []
+    return rows
+
+
+def _tests_hosts_gpus(ctx: Context, rule: Rule | None) -> tuple[set[str], set[str]]:
+    """The hosts and GPUs nccl-tests listed ("# Using devices"), in its 2.13+ and 2.0-2.12 forms."""
+    hosts, gpus = set(ctx.facts.tests_hosts), set(ctx.facts.tests_gpus)
+    if rule is not None:
+        for _, g in ctx.samples(rule, ["device_old"]):
+            hosts.add(g["host"])
+            gpus.add(g["gpu"])
+    return hosts, gpus
+
+
+def _port_speeds(ctx: Context, rule: Rule | None) -> list[tuple[int, float]]:
+    """(ports, GB/s per port) of each host from NCCL 2.28+'s per-port "provider=... speed=<Mb/s>" lines."""
+    if rule is None:
+        return []
+    per_host: dict[str, dict[str, float]] = {}
+    for ev, g in ctx.samples(rule, ["ib_speed"]):
+        host = ctx.host_for(ev) or ""
+        per_host.setdefault(host, {})[f"{g['hca']}:{g['port']}"] = int(g["speed"]) / 8000
+    return [(len(ports), min(ports.values())) for ports in per_host.values() if ports]
+
+
 def _busbw_suspects(ctx: Context) -> list[str]:
     """What the NCCL INFO lines of the same log show that caps bandwidth (so the finding says why)."""
     hosts = ctx.facts.hosts.values()
@@ -702,29 +739,30 @@ RDMA_FLOOR_BUSBW = 12.5  # GB/s: one 100 Gb/s port per node
 FLOOR_MIN_SIZE = 64 << 20  # smaller messages need not reach line rate
 
 
-def _expected_busbw(ctx: Context, largest_size: int = 0) -> tuple[float | None, str]:
+def _expected_busbw(ctx: Context, largest_size: int = 0, rule: Rule | None = None) -> tuple[float | None, str]:
     given = getattr(ctx, "expect_busbw", None)
     if given:
         return float(given), "--expect-busbw"
     facts = ctx.facts
-    hosts = facts.tests_hosts or {h for h in facts.hosts}
+    tests_hosts, tests_gpus = _tests_hosts_gpus(ctx, rule)
+    hosts = tests_hosts or {h for h in facts.hosts}
     ib = [h for h in facts.hosts.values() if h.hcas]
     if len(hosts) > 1 or facts.multi_node():
         if facts.hosts and any(h.uses_socket() for h in facts.hosts.values()):
             return None, ""  # TCP between nodes: tcp-fallback says why; no line rate to compare with
-        rates = [(len(h.hcas), h.nic_rate_gbs) for h in ib if h.nic_rate_gbs]
+        rates = [(len(h.hcas), h.nic_rate_gbs) for h in ib if h.nic_rate_gbs] or _port_speeds(ctx, rule)
         if rates:
             n, rate = min(rates)
             # ~90% of line rate per rail for large all_reduce (45 GB/s per 400 Gb/s NDR rail)
             return round(n * rate * 0.9, 1), f"inferred: {n} HCAs x {rate:g} GB/s per node"
-        if largest_size >= FLOOR_MIN_SIZE and any(name in gpu for gpu in facts.tests_gpus for name, _ in NVLINK_BUSBW):
+        if largest_size >= FLOOR_MIN_SIZE and any(name in gpu for gpu in tests_gpus for name, _ in NVLINK_BUSBW):
             # Nothing says what the fabric is, but data-centre GPUs across nodes sit on an RDMA fabric of
             # 100 Gb/s per node at the very least: far below that is no RDMA fabric at work (sockets, a
             # disabled plugin or hook), whatever the fabric.
             return RDMA_FLOOR_BUSBW, "inferred: the slowest RDMA fabric of a data-centre GPU cluster, 100 Gb/s per node"
         return None, ""
     for name, bw in NVLINK_BUSBW:
-        if any(name in gpu for gpu in facts.tests_gpus):
+        if any(name in gpu for gpu in tests_gpus):
             return bw, f"inferred: NVLink on one node of {name} GPUs"
     return None, ""
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural, timeline_key
-from diag.diagnosis.analyzers.transport.roce import CQE_SIGNATURES, PORT_EVENTS, link_local_completions
+from diag.diagnosis.analyzers.transport.roce import (
+    CQE_SIGNATURES,
+    PORT_EVENTS,
+    addressing_suspect,
+    link_local_completions,
+    work_before,
+)
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence
 from diag.report import Finding
@@ -24,7 +30,13 @@ WC_STATUS = {
 LOCAL_PROTECTION = "4"  # IBV_WC_LOC_PROT_ERR: the HCA was refused the memory of the work request
 
 # Events whose captured words need a sentence to be read.
-EVENT_TEXT = {"UD endpoint": "UCX's UD endpoint to a peer timed out (the peer stopped acknowledging: its node or link)"}
+EVENT_TEXT = {
+    "UD endpoint": "UCX's UD endpoint to a peer timed out (the peer stopped acknowledging: its node or link)",
+    "Endpoint timeout": "UCX gave up on a peer that stopped acknowledging (endpoint timeout: its node, port or link)",
+    "per-peer": 'Open MPI\'s "receiver not ready" retry count ran out on a connection (the fabric or the peer stalled)',
+    "shared receive": 'Open MPI\'s "receiver not ready" retry count ran out on a shared receive queue '
+    "(btl_openib_ib_rnr_retry below 7, or the fabric)",
+}
 FAULT_EVENTS = ("port error", "catastrophic", "CQ error", "QP", "path migration")
 
 
@@ -37,6 +49,8 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     table = _per_host_fabric(ctx)
     explicit = ctx.stats(rule)
+    if explicit and {n for n, _ in explicit} <= set(UNREACHABLE):
+        return _unreachable(rule, ctx, table)
     if explicit and {n for n, _ in explicit} <= {"mixed_counts"} and _unopenable_hosts(ctx) and not _odd_hosts(table):
         return []  # NCCL 2.30's count check on a node that could not open some HCAs: ib-devices-not-mounted
     if explicit:
@@ -80,6 +94,48 @@ def hca_mismatch(rule: Rule, ctx: Context) -> list[Finding]:
             confidence=0.75 if failed else 0.6,
         )
     ]
+
+
+# UCX's and Open MPI's word that a peer's port cannot be reached from this one at all.
+UNREACHABLE = ("ucx_unreachable", "ucx_ep_unreachable", "ompi_mixed_transport")
+# UCX's reasons (uct/ib/base/ib_iface.c) that the two ports are on different fabrics.
+_FABRIC_REASONS = (
+    ("local IB remote RoCE", "this node's port is InfiniBand, the peer's RoCE"),
+    ("local RoCE remote IB", "this node's port is RoCE, the peer's InfiniBand"),
+    ("IB subnet local", "the two ports are on different IB subnets"),
+    ("pkey local", "the two ports are in different IB partitions (P_Key)"),
+    ("partial member pkey", "neither port is a full member of the IB partition"),
+)
+
+
+def _unreachable(rule: Rule, ctx: Context, table: dict[str, str]) -> list[Finding]:
+    """UCX (or Open MPI over it) could not reach a peer's port with any transport of a kind. With
+    UCX 1.15+'s reason ("local IB remote RoCE", "IB subnet local ... remote ...", "pkey local ...")
+    the nodes' ports are on different fabrics; RoCE addressing reasons are roce-gid-index's; older
+    UCX only says "Destination is unreachable", which different device sets, fabrics or partitions all give."""
+    roce = ctx.rules.get("roce-gid-index")
+    if roce is not None and ctx.stats(roce, ["ucx_roce_unreachable"]):
+        return []
+    samples = ctx.samples(rule, ["ucx_unreachable"])
+    reasons = " ".join(g.get("reasons", "") for _, g in samples)
+    named = [text for key, text in _FABRIC_REASONS if key in reasons]
+    ompi = ctx.samples(rule, ["ompi_mixed_transport"])
+    peer = samples[0][1]["peer"] if samples else None
+    if named or ompi:
+        what = "; ".join(named) or "one node's port is InfiniBand, the peer's RoCE (Open MPI's openib transport types differ)"
+        detail = f"A peer{' (' + peer + ')' if peer else ''} is unreachable from this node's port: {what}"
+        conf, assumed = 0.8, []
+    elif samples and "Destination is unreachable" not in reasons:
+        return []  # a reason of another kind (the same device expected, no ndev): not a difference between nodes
+    else:
+        detail = (
+            f"UCX found no transport to {'peer ' + peer if peer else 'a peer'} (Destination is unreachable): the nodes "
+            "offer it ports it cannot pair (different devices or UCX_NET_DEVICES, link types, subnets or partitions)"
+        )
+        conf, assumed = 0.5, ["UCX's unreachable verdict comes from the nodes' ports, not a peer that had already died"]
+    if table:
+        detail += "; per node: " + _table_text(table)
+    return [ctx.make_finding(rule, list(UNREACHABLE), detail=detail + ".", confidence=conf, assumed=assumed)]
 
 
 def _ib_and_socket_text(ctx: Context) -> str:
@@ -181,26 +237,59 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
     detail = f"First fabric error at {first.timestamp or 'line ' + str(first.line)}: {hca} on {host}: {what}"
     later = len(real) + len(faults) - 1
     if later > 0:
-        detail += f"; {plural(later, 'later error')} follow"
+        detail += f"; {plural(later, 'later error')} follow{'s' if later == 1 else ''}"
     if flushes:
         if real or faults:
             detail += f"; {plural(len(flushes), 'flush error')} (status 5) are consequences of it"
         else:
             detail = (
                 f"Only flush errors (status 5, work request flushed) on {host}: a queue pair was already in "
-                "error, and the first error was not logged"
+                "error, and the first error was not logged; every surviving rank sees these once a peer process "
+                "died or aborted its connection, so they name no link"
             )
     hosts = sorted(
         {h for ev, _ in real + faults if (h := ctx.host_for(ev))} or {host} - {"an unnamed node"}, key=natural_key
     )
     hosts = [host] + [h for h in hosts if h != host] if host != "an unnamed node" else hosts
     evidence = pick_evidence([ev for ev, _ in ordered[:6]] + [ev for ev, _ in flushes[:2]])
-    conf = 0.9 if (real or faults) else 0.5
+    conf = 0.9
+    assumed: list[str] = []
+    if not (real or faults):
+        # Thin and ambiguous: worth a look at the fabric, not a cause shown (a failed job's unexplained
+        # failure, if any, ranks above it).
+        return [
+            ctx.make_finding(
+                rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=0.4, values={"hca": hca},
+                severity="warning", assumed=["the queue pair failed on the fabric, not because its peer process ended"],
+            )  # fmt: skip
+        ]
+    done = work_before(ctx, first)
+    if done:
+        # The same words at start-up can be a RoCE address the peer cannot reach; after work was done
+        # the addressing had worked, so the link (or the peer node) is what changed.
+        detail += f"; the job had done work before it ({_work_text(done)}), so a link or peer failed mid-run"
+    else:
+        at_start, assumed = addressing_suspect(ctx)
+        if at_start:
+            # Every connection failing before any work is what a RoCE GID index, RoCE version or traffic
+            # class the peers cannot route gives (roce-gid-index); a link that broke is the second reading.
+            detail += "; every failed connection failed before any work was done, which a link that broke mid-run does not explain"
+            conf = 0.55
+            assumed = assumed + ["the errors are a fabric fault rather than an address (GID/traffic class) the peers cannot route"]
     return [
         ctx.make_finding(
-            rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=conf, values={"hca": hca}
-        )
+            rule, detail=detail + ".", hosts=hosts, evidence=evidence, confidence=conf, values={"hca": hca},
+            assumed=assumed,
+        )  # fmt: skip
     ]
+
+
+def _work_text(done: list[Evidence]) -> str:
+    if any("|" in ev.text and "iteration" in ev.text for ev in done):
+        return f"{plural(len(done), 'training iteration')} logged"
+    if any("'loss'" in ev.text for ev in done):
+        return f"{plural(len(done), 'training log line')} with a loss"
+    return f"{plural(len(done), 'nccl-tests result row')} measured"
 
 
 def _hca_of_host_events(ctx: Context, events: list, host: str) -> str | None:
@@ -373,11 +462,13 @@ def _version_evidence(ctx: Context, hosts: list[str]) -> list[Evidence]:
 
 # ------------------------------------------------------------------------------------- duplicate GPU
 def duplicate_gpu(rule: Rule, ctx: Context) -> list[Finding]:
-    fatal = ["duplicate", "multi_rank", "multi_nvls"]
+    fatal = ["duplicate", "multi_rank", "multi_rank_node", "multi_nvls"]
     if ctx.stats(rule, fatal):
-        pairs = sorted({(int(g["rank"]), int(g["other"])) for _, g in ctx.samples(rule, ["duplicate"])})
+        # 2.30.3-2.30.4 name the pair on an INFO line of their own ("Detected ranks 0 and 1 sharing GPU with bus ...").
+        named = ["duplicate", "sharing_pair"]
+        pairs = sorted({(int(g["rank"]), int(g["other"])) for _, g in ctx.samples(rule, named)})
         ranks = sorted({r for p in pairs for r in p})
-        bus = ctx.captures(rule, "busid", ["duplicate"])
+        bus = sorted(set(ctx.captures(rule, "busid", named)))
         if pairs:
             shown = ", ".join(f"{a} and {b}" for a, b in pairs if a < b) or f"{pairs[0][0]} and {pairs[0][1]}"
             detail = f"Ranks {shown} share one GPU (CUDA device {', '.join(bus)})"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import ipaddress
 
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.common import timeline_key
 from diag.diagnosis.analyzers.transport.hca import hca_filter_values, mixed_links, qp_failures
 from diag.diagnosis.context import Context, hosts_text, natural_key
+from diag.evidence import Evidence, time_key
 from diag.report import Finding
 
 
@@ -15,8 +17,10 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule, names):
         return (
             _ucx_gid(rule, ctx)
+            or _ucx_roce_unreachable(rule, ctx)
             or _ompi_gid(rule, ctx)
             or _link_local_completions(rule, ctx)
+            or _addr_range(rule, ctx)
             or _retry_exceeded(rule, ctx)
             or _ud_timeout(rule, ctx)
         )
@@ -133,7 +137,10 @@ def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
     g = samples[0][1]
     hca, port, gid = g.get("hca"), g.get("port"), g.get("gid")
     where = f" on {hca}" + (f":{port}" if port else "") if hca else ""
-    if ctx.stats(rule, ["ucx_gid", "ucx_gid_type"]):
+    if ctx.stats(rule, ["ucx_invalid_gid"]) and not ctx.stats(rule, ["ucx_gid", "ucx_gid_type"]):
+        # UCS_ERR_INVALID_ADDR from uct_ib_device_query_gid: the entry's interface id is all zeros.
+        detail = f"UCX could not use GID index {gid}{where}: the GID table entry there is empty"
+    elif ctx.stats(rule, ["ucx_gid", "ucx_gid_type"]):
         detail = f"UCX could not use GID index {gid}{where}" if gid else f"UCX could not read a GID entry{where}"
         detail += f" ({g['err']})" if g.get("err") else " (its sysfs RoCE type is unreadable or empty)"
     else:
@@ -144,7 +151,41 @@ def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, UCX_GID, detail=detail + ".", confidence=0.8 if forced else 0.65)]
 
 
-UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_create_ah"]
+UCX_GID = ["ucx_gid", "ucx_gid_type", "ucx_invalid_gid", "ucx_create_ah"]
+
+
+def _addr_range(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL_IB_ADDR_RANGE that NCCL cannot parse for the address family: ignored, so the GID is chosen
+    without the range the user meant it to select. The run goes on; a warning unless it then fails."""
+    samples = ctx.samples(rule, ["addr_range_invalid"])
+    if not samples:
+        return []
+    g = samples[0][1]
+    given = ctx.facts.env_values("NCCL_IB_ADDR_RANGE")
+    detail = (
+        f"NCCL_IB_ADDR_RANGE{'=' + given[-1] if given else ''} is not valid for {g['af']} ('{g['value']}'), so NCCL "
+        "ignores it and picks the RoCE GID without it; give a range of the family NCCL_IB_ADDR_FAMILY names "
+        "(AF_INET by default: a.b.c.d/n, n <= 32)"
+    )
+    severity = None if ctx.job_failed() else "warning"
+    return [ctx.make_finding(rule, ["addr_range_invalid"], detail=detail + ".", severity=severity, confidence=0.55)]
+
+
+def _ucx_roce_unreachable(rule: Rule, ctx: Context) -> list[Finding]:
+    """UCX's wire-up judging a RoCE peer unreachable by the address its GID gives: RoCE versions,
+    address families or IP subnets that differ between the nodes' chosen GID entries."""
+    samples = ctx.samples(rule, ["ucx_roce_unreachable"])
+    if not samples:
+        return []
+    ev, g = samples[0]
+    host = ctx.host_for(ev)
+    detail = (
+        f"UCX{' on ' + host if host else ''} found peer {g['peer']} unreachable over RoCE: {g['reason']}; the GID "
+        "entries the nodes use differ in RoCE version, address family or subnet (set UCX_IB_GID_INDEX to the RoCE v2 "
+        "index every node has, show_gids)"
+    )
+    hosts = sorted({h for ev, _ in samples if (h := ctx.host_for(ev))}, key=natural_key)
+    return [ctx.make_finding(rule, ["ucx_roce_unreachable"], detail=detail + ".", hosts=hosts or None, confidence=0.8)]
 
 
 def _ompi_gid(rule: Rule, ctx: Context) -> list[Finding]:
@@ -191,6 +232,8 @@ CQE_SIGNATURES = [
     "poll_cq_failed",
     "ucx_ud_timeout",
     "ucx_transport_timeout",
+    "ucx_ep_timeout",
+    "ompi_rnr",
 ]
 
 
@@ -207,13 +250,103 @@ def ethernet_link_local(gid: str | None) -> bool:
     return packed[11:13] == b"\xff\xfe"
 
 
+def wc_status(g: dict[str, str]) -> str | None:
+    """A completion error's ibv_wc_status number, also where a line names it in words (UCX's "Transport
+    retry count exceeded", ibv_wc_status_str's "transport retry counter exceeded")."""
+    if g.get("status"):
+        return g["status"]
+    event = (g.get("event") or "").lower()
+    if "transport retry" in event:
+        return "12"
+    if "receive-no-ready" in event or "rnr retry" in event:
+        return "13"
+    return None
+
+
 def completions_all_of(ctx: Context, status: str) -> list:
     """ib-link-fault's completion errors (flushes aside) when every one has ``status``, else []."""
     fault = ctx.rules.get("ib-link-fault")
     if fault is None:
         return []
     cqe = [(ev, g) for ev, g in ctx.samples(fault, CQE_SIGNATURES) if g.get("status") != "5"]
-    return cqe if all(g.get("status") == status for _, g in cqe) else []
+    return cqe if all(wc_status(g) == status for _, g in cqe) else []
+
+
+def infiniband_by_line(ctx: Context) -> bool:
+    """Whether the error lines themselves say the ports are InfiniBand. NCCL 2.18+ prints the local and
+    remote GIDs of a failed completion only where the port's link layer is Ethernet (RoCE), so a 2.18+
+    completion line without them comes from an InfiniBand port; UCX ends the device name with /IB or /RoCE."""
+    fault = ctx.rules.get("ib-link-fault")
+    if fault is None:
+        return False
+    for name, st in ctx.stats(fault, ["cqe_v2", "cqe_v3", "cqe_v4", "ucx_retry", "ucx_wc_error"]):
+        for _, g in st.samples:
+            if g.get("link"):
+                if g["link"] == "IB":
+                    return True
+            elif g.get("lgid"):
+                return False
+            elif name != "cqe_v2" or g.get("type"):  # 2.10-2.17's form printed no GIDs at all
+                return True
+    return False
+
+
+# Work the job had done: lines whose presence before a fabric error says the addressing worked.
+PROGRESS = ["progress_iteration", "progress_loss"]
+
+
+def _before(a: Evidence, b: Evidence) -> bool:
+    ta, tb = time_key(a.timestamp), time_key(b.timestamp)
+    if ta and tb:
+        return ta < tb
+    return a.order[0] == b.order[0] and a.order < b.order
+
+
+def work_before(ctx: Context, first: Evidence) -> list[Evidence]:
+    """Lines that show collective work done before ``first``: nccl-tests result rows measured, training
+    iterations logged. A GID or traffic-class mismatch fails the first transfer; a job that moved data
+    before the error had its addressing right."""
+    out = [
+        ctx.evidence_at(row.order, row.text)
+        for row in ctx.facts.busbw_rows
+        if row.order[0] == first.order[0] and row.order < first.order
+    ]
+    fault = ctx.rules.get("ib-link-fault")
+    if fault is not None:
+        out += [ev for ev, _ in ctx.samples(fault, PROGRESS) if _before(ev, first)]
+    return sorted(out, key=lambda ev: ev.order)
+
+
+def shows_start(ctx: Context) -> bool:
+    """Whether the logs hold the job's start-up (NCCL's IB device or version lines, nccl-tests' device
+    list, ucx_perftest waiting for its peer): an excerpt of the error alone does not."""
+    facts = ctx.facts
+    fault = ctx.rules.get("ib-link-fault")
+    return (
+        any(h.hcas or h.versions for h in facts.hosts.values())
+        or bool(facts.tests_gpus)
+        or bool(fault is not None and ctx.stats(fault, ["perftest_start"]))
+    )
+
+
+def unanswered_at_start(ctx: Context, samples: list) -> tuple[bool, list[str]]:
+    """Timing and scope of errors that all say a peer never answered (retry exceeded, UD/endpoint
+    timeouts): (True, what was assumed) when they read as every connection failing at start-up (the
+    logs show the start and no work done before the first error, or several nodes or peers fail with
+    nothing done before), which on RoCE is the addressing (GID index, RoCE version, traffic class),
+    not a link that broke."""
+    if not samples:
+        return False, []
+    first = min((ev for ev, _ in samples), key=timeline_key)
+    if work_before(ctx, first):
+        return False, []
+    reporters = {h for ev, _ in samples if (h := ctx.host_for(ev))}
+    peers = {g["peer"] for _, g in samples if g.get("peer")}
+    several = len(reporters) > 1 or len(peers) > 1
+    if shows_start(ctx) or several:
+        assumed = [] if shows_start(ctx) else ["the excerpt begins near the job's start: nothing before the errors shows work done"]
+        return True, assumed
+    return False, []
 
 
 def link_local_completions(ctx: Context) -> list:
@@ -227,6 +360,23 @@ def link_local_completions(ctx: Context) -> list:
         for ev, g in ctx.samples(fault, NCCL_CQE)
         if g.get("status") != "5" and ethernet_link_local(g.get("lgid"))
     ]
+
+
+def addressing_suspect(ctx: Context) -> tuple[bool, list[str]]:
+    """For ib-link-fault: whether roce-gid-index reads the same errors as every connection failing at
+    start-up on ports that may be RoCE (then the link is the second suspect), and what that assumed."""
+    fault = ctx.rules.get("ib-link-fault")
+    if fault is None or ctx.stats(fault, PORT_EVENTS) or infiniband_by_line(ctx):
+        return False, []
+    if any(h.hcas and not h.roce for h in ctx.facts.hosts.values()):
+        return False, []
+    unanswered = completions_all_of(ctx, RETRY_EXCEEDED)
+    if not unanswered:
+        # UCX's UD timeouts, when they are the only errors
+        errors = [(ev, g) for ev, g in ctx.samples(fault, CQE_SIGNATURES) if g.get("status") != "5"]
+        ud = ctx.samples(fault, ["ucx_ud_timeout", "ucx_transport_timeout"])
+        unanswered = ud if len(ud) == len(errors) else []
+    return unanswered_at_start(ctx, unanswered)
 
 
 PORT_EVENTS = ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async", "mvapich_async"]
@@ -244,21 +394,31 @@ def _retry_exceeded(rule: Rule, ctx: Context) -> list[Finding]:
     hosts = ctx.facts.hosts.values()
     if any(h.hcas and not h.roce for h in hosts) or ctx.stats(ctx.rules["ib-link-fault"], PORT_EVENTS):
         return []  # InfiniBand addresses peers by LID; a port's own event points at the link
-    roce = any(h.roce for h in hosts)
+    if infiniband_by_line(ctx):
+        return []  # the completion lines themselves come from InfiniBand ports
+    if work_before(ctx, min((ev for ev, _ in cqe), key=timeline_key)):
+        return []  # data moved before the first error: the addressing worked, a link or peer failed later
+    roce = any(h.roce for h in hosts) or any((g.get("lgid") or "").startswith("::ffff:") for _, g in cqe)
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + ctx.facts.env_values("NCCL_IB_GID_INDEX")
+    at_start, assumed = unanswered_at_start(ctx, cqe)
     detail = (
         "Every completion error is status 12 (transport retry counter exceeded: the peer's NIC never answered)"
         + ("; the HCAs are RoCE" if roce else "")
         + (f"; NCCL_IB_GID_INDEX={'/'.join(sorted(set(forced)))} is forced" if forced else "")
+        + ("; they came before any work was done, on every connection the logs show" if at_start else "")
         + ". On RoCE the GID index decides the address a queue pair sends to: an index the peer cannot route to "
-        "(RoCE v1, link-local, another VLAN) fails exactly like this at the first transfer"
+        "(RoCE v1, link-local, another VLAN) or a traffic class the switches do not carry fails exactly like this "
+        "at the first transfer"
     )
     hosts_named = sorted({h for ev, _ in cqe if (h := ctx.host_for(ev))}, key=natural_key)
-    assumed = [] if roce else ["the ports are RoCE (nothing here says RoCE or InfiniBand)"]
+    if not roce:
+        assumed = assumed + ["the ports are RoCE (nothing here says RoCE or InfiniBand)"]
+    # Before any work, on every connection: the addressing leads; otherwise it stays the second suspect.
+    conf = (0.8 if (roce or forced) else 0.7) if at_start else (0.6 if (roce or forced) else 0.45)
     return [
         ctx.make_finding(
             rule, [], detail=detail + ".", hosts=hosts_named or None, evidence=[e for e, _ in cqe[:2]],
-            confidence=0.6 if (roce or forced) else 0.45, assumed=assumed,
+            confidence=conf, assumed=assumed,
         )  # fmt: skip
     ]
 
@@ -275,20 +435,26 @@ def _ud_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     hosts = ctx.facts.hosts.values()
     if not timeouts or any(h.hcas and not h.roce for h in hosts) or ctx.stats(fault, PORT_EVENTS):
         return []
+    if infiniband_by_line(ctx):
+        return []
     roce = any(h.roce for h in hosts)
+    at_start, assumed = unanswered_at_start(ctx, timeouts)
     detail = (
         "UCX's UD transport gave up on a peer that never acknowledged (endpoint timeout)"
         + ("; the HCAs are RoCE" if roce else "")
+        + ("; it came before any work was done" if at_start else "")
         + ". On RoCE the GID index decides the address UCX sends to: an index the peer cannot route to (RoCE v1, "
         "link-local, GID tables that differ between nodes) times out like this; set UCX_IB_GID_INDEX to the RoCE v2 "
         "index every node has (show_gids)"
     )
     named = sorted({h for ev, _ in timeouts if (h := ctx.host_for(ev))}, key=natural_key)
-    assumed = [] if roce else ["the ports are RoCE (nothing here says RoCE or InfiniBand)"]
+    if not roce:
+        assumed = assumed + ["the ports are RoCE (nothing here says RoCE or InfiniBand)"]
+    conf = (0.75 if roce else 0.7) if at_start else (0.55 if roce else 0.4)
     return [
         ctx.make_finding(
             rule, [], detail=detail + ".", hosts=named or None, evidence=[e for e, _ in timeouts[:2]],
-            confidence=0.55 if roce else 0.4, assumed=assumed,
+            confidence=conf, assumed=assumed,
         )  # fmt: skip
     ]
 
