@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 from diag.input import lines
 from diag.input.sources import InputStats, MemorySource, Source, Span, resume_state
 from diag.scan.fold import assumption_holds
-from diag.scan.runs import apply_run
-from diag.scan.scanner import MAX_DISTINCT
+from diag.scan.runs import MAX_DISTINCT, apply_run
 
 if TYPE_CHECKING:
     from diag.scan.fold import Folded, Folder

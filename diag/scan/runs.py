@@ -29,7 +29,7 @@ from diag.scan.facts import HOST_OF, RANK_OF
 MIN_RUN = 16  # shorter runs are shipped as they are: a run costs a few objects of its own
 _HOST_OF_RANK_CAP = 100_000  # Facts.observe_rank_line keeps at most this many ranks' hosts
 _HOST_RANKS_CAP = 4096  # ... and this many ranks per host
-_MAX_DISTINCT = 256  # SigStats keeps this many distinct hosts, ranks and values (scanner.MAX_DISTINCT)
+MAX_DISTINCT = 256  # SigStats keeps this many distinct hosts, ranks and values
 _NCCL_EMITTERS = ("nccl", "ucx", "ompi")
 
 
@@ -160,15 +160,15 @@ def apply_run(run: RankRun, index: int, line_base: int, result, folder) -> None:
         stats = result.stats[key]  # its samples are full: it exists
         stats.count += n
         for host, count in by_host.items():
-            if host in stats.hosts or len(stats.hosts) < _MAX_DISTINCT:
+            if host in stats.hosts or len(stats.hosts) < MAX_DISTINCT:
                 stats.hosts[host] = stats.hosts.get(host, 0) + count
         for rank in ev_ranks:
-            if len(stats.ranks) < _MAX_DISTINCT:
+            if len(stats.ranks) < MAX_DISTINCT:
                 stats.ranks.add(rank)
         for name, values in captures.items():
             kept = stats.captures.setdefault(name, {})
             for value in values:
-                if len(kept) < _MAX_DISTINCT:
+                if len(kept) < MAX_DISTINCT:
                     kept[value] = None
     if folder is not None:
         folder.wrote(((RANK_OF, host, pid), rank) for (host, pid), rank in processes.items())

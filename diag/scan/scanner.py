@@ -25,11 +25,10 @@ from diag.scan import core, runs
 from diag.scan.engines import Pattern, make_engine
 from diag.scan.facts import FACT_SIGNATURES, Facts
 from diag.scan.fold import Folded, Folder
-from diag.scan.runs import RankRun, condense
+from diag.scan.runs import MAX_DISTINCT, RankRun, condense
 from diag.scan.sample import SAMPLE_INDEX, ErrorSample, Sampler
 
 MAX_SAMPLES = 64
-MAX_DISTINCT = 256
 FACTS_OWNER = "@facts"
 _MEMO_ENTRIES = 4096  # payloads whose matches are remembered (NCCL repeats its channel lines per communicator)
 _MEMO_MAX_PAYLOAD = 512  # longer payloads are matched every time: the memos hold at most ~4 MB
