@@ -90,6 +90,10 @@ class Folder:
         # and each fold that took it so is listed here as (host, pid, rule entries) for the apply to check.
         self._assume = False
         self._assumed: set[tuple] = set()
+        # The compiled core's table of keys it folded (diag/scan/_core.c, FoldCache), kept here between its
+        # calls: it holds while _epoch (bumped whenever the memory is forgotten), _seen and _full stay.
+        self._epoch = 0
+        self._core_cache = None
 
     def describe(self, matches: tuple) -> tuple:
         """What folding needs to know of a line's ``matches``, computed once per distinct payload
@@ -247,6 +251,7 @@ class Folder:
         # its rank token against values no longer known.
         self._seen.clear()
         self._shadow.clear()
+        self._epoch += 1
         self._inherited_known = False  # what the forgotten keys held is no longer known
         self._assume = False  # nor what the processes had when the task began
 
