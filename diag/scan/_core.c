@@ -2419,13 +2419,13 @@ fail:
  * its ``_seen`` and ``_full`` objects are the ones it was filled under, so a key folded in one block
  * is counted here in the next ones too (before, every block's first repeat of a key went through
  * try_fold's Python tuples, set and dicts). At most FOLD_SLOTS / 2 entries; none is added once full. */
-#define FOLD_SLOTS 8192 /* a power of two */
+#define FOLD_SLOTS 4096 /* a power of two; 128 KB: a dense log's scan uses about 1,100 (at most 2,048) */
 #define FOLD_PROBES 8
 typedef struct {
     PyObject *host, *desc; /* held, so that their addresses stay theirs */
     long long token;
-    int has_token;
-    Py_ssize_t count;
+    int32_t has_token;
+    uint32_t count; /* lines counted since the last flush: at most one block's */
 } FoldHit;
 
 typedef struct {
@@ -2952,6 +2952,8 @@ static PyObject *digest_lines(Py_buffer *bufp, PyObject *lines, HitLines *it, Py
                 }
                 slot = fold_slot(cache, host, desc, token, has_token, &found);
                 if (found) { /* folded before, and nothing it depends on changed since */
+                    if (cache->slots[slot].count == UINT32_MAX && fold_cache_flush(cache, &fold) < 0)
+                        goto fail_line;
                     cache->slots[slot].count++;
                     Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
                     continue;
