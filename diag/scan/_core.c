@@ -1231,6 +1231,8 @@ static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, 
     }
     if (PySet_Add(fold->seen, key) < 0)
         goto done;
+    if (PyTuple_Check(PyTuple_GET_ITEM(key, 2)) && PyObject_SetAttrString(fold->folder, "_inherited_keys", Py_True) < 0)
+        goto done; /* a key with an (INHERITED, pid) token: Folder.carry drops those */
     rc = 0;
 done:
     Py_DECREF(key);
