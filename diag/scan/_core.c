@@ -133,14 +133,29 @@ static PyObject *members_union(PyObject *members, PyObject *unions, const Py_ssi
     return frozen;
 }
 
-/* The candidate lines of ``count`` match ends (sorted here), as the line-by-line loop of
+/* The candidate lines of ``count`` match ends (sorted here), one at a time, as the line-by-line loop of
  * diag.scan.engines.lines_of_ends gives them. Every hit is inside [0, n] and names an expression of
- * ``members`` (the callers check). */
-static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits, Py_ssize_t count, PyObject *members,
-                                 PyObject *unions) {
-    Py_ssize_t *ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
-    if (!ids)
-        return PyErr_NoMemory();
+ * ``members`` (the callers check). lines_from_hits makes the list Hs.lines returns of them; Hs.digest
+ * digests them as they come, without a (start, stop, members) tuple per line (session 17). */
+typedef struct {
+    const unsigned char *s;
+    Py_ssize_t n, count, i;
+    Hit *hits;
+    Py_ssize_t *ids;
+    Py_ssize_t last_ids[MAX_LAST_IDS], last_k;
+    PyObject *last_union, *members, *unions;
+} HitLines;
+
+/* 0, or -1 with an exception (then hit_lines_release still must be called). */
+static int hit_lines_init(HitLines *it, const unsigned char *s, Py_ssize_t n, Hit *hits, Py_ssize_t count,
+                          PyObject *members, PyObject *unions) {
+    it->s = s, it->n = n, it->hits = hits, it->count = count, it->i = 0, it->last_k = 0;
+    it->last_union = NULL, it->members = members, it->unions = unions;
+    it->ids = PyMem_Malloc(sizeof(Py_ssize_t) * (count ? count : 1));
+    if (!it->ids) {
+        PyErr_NoMemory();
+        return -1;
+    }
     /* Hyperscan reports in end order almost always: sort only when it did not (qsort may not be
      * given the NULL buffer of an empty collector). Ties are put in expression order too: an empty line
      * can be reported twice (a match ending before it, one ending on its terminator), and each report
@@ -150,51 +165,77 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
         sorted = hits[i - 1].end < hits[i].end || (hits[i - 1].end == hits[i].end && hits[i - 1].expr <= hits[i].expr);
     if (count > 1 && !sorted)
         qsort(hits, count, sizeof(Hit), hit_cmp);
-    Py_ssize_t last_ids[MAX_LAST_IDS], last_k = 0;
-    PyObject *last_union = NULL;
-    PyObject *out = PyList_New(0);
-    if (!out)
-        goto done;
-    Py_ssize_t i = 0;
-    while (i < count) {
-        /* A match ending at or before the current line's terminator is on that line, any other
-         * starts the line holding its last byte. */
-        Py_ssize_t pos = hits[i].end - 1 > 0 ? hits[i].end - 1 : 0, start, stop, k = 0;
-        line_span(s, n, pos, &start, &stop);
-        do {
-            Py_ssize_t e = hits[i].expr, j;
-            int seen = 0;
-            for (j = 0; j < k; j++)
-                if (ids[j] == e) {
-                    seen = 1;
-                    break;
-                }
-            if (!seen) { /* keep ids sorted: the key of the shared union */
-                j = k++;
-                while (j > 0 && ids[j - 1] > e) {
-                    ids[j] = ids[j - 1];
-                    j--;
-                }
-                ids[j] = e;
+    return 0;
+}
+
+static void hit_lines_release(HitLines *it) {
+    Py_CLEAR(it->last_union);
+    PyMem_Free(it->ids);
+    it->ids = NULL;
+}
+
+/* The next line: 1 with *start, *stop and *tried (a new reference to its member set), 0 after the last
+ * one, -1 with an exception. */
+static int hit_lines_next(HitLines *it, Py_ssize_t *start, Py_ssize_t *stop, PyObject **tried) {
+    Hit *hits = it->hits;
+    Py_ssize_t *ids = it->ids, i = it->i, count = it->count;
+    if (i >= count)
+        return 0;
+    /* A match ending at or before the current line's terminator is on that line, any other
+     * starts the line holding its last byte. */
+    Py_ssize_t pos = hits[i].end - 1 > 0 ? hits[i].end - 1 : 0, k = 0;
+    line_span(it->s, it->n, pos, start, stop);
+    do {
+        Py_ssize_t e = hits[i].expr, j;
+        int seen = 0;
+        for (j = 0; j < k; j++)
+            if (ids[j] == e) {
+                seen = 1;
+                break;
             }
-            i++;
-        } while (i < count && hits[i].end <= stop);
-        PyObject *tried;
-        if (k > 1 && k == last_k && last_union && memcmp(ids, last_ids, sizeof(Py_ssize_t) * k) == 0) {
-            tried = last_union; /* NCCL's lines come in runs of one kind: the union of the line before */
-            Py_INCREF(tried);
-        } else {
-            tried = members_union(members, unions, ids, k);
-            if (tried && k > 1 && k <= MAX_LAST_IDS) {
-                memcpy(last_ids, ids, sizeof(Py_ssize_t) * k);
-                last_k = k;
-                Py_XSETREF(last_union, tried);
-                Py_INCREF(tried);
+        if (!seen) { /* keep ids sorted: the key of the shared union */
+            j = k++;
+            while (j > 0 && ids[j - 1] > e) {
+                ids[j] = ids[j - 1];
+                j--;
             }
+            ids[j] = e;
         }
-        if (!tried) {
-            Py_CLEAR(out);
-            goto done;
+        i++;
+    } while (i < count && hits[i].end <= *stop);
+    it->i = i;
+    if (k > 1 && k == it->last_k && it->last_union && memcmp(ids, it->last_ids, sizeof(Py_ssize_t) * k) == 0) {
+        *tried = it->last_union; /* NCCL's lines come in runs of one kind: the union of the line before */
+        Py_INCREF(*tried);
+        return 1;
+    }
+    *tried = members_union(it->members, it->unions, ids, k);
+    if (!*tried)
+        return -1;
+    if (k > 1 && k <= MAX_LAST_IDS) {
+        memcpy(it->last_ids, ids, sizeof(Py_ssize_t) * k);
+        it->last_k = k;
+        Py_INCREF(*tried);
+        Py_XSETREF(it->last_union, *tried);
+    }
+    return 1;
+}
+
+/* The candidate lines of ``count`` match ends: [(start, stop, members)]. */
+static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits, Py_ssize_t count, PyObject *members,
+                                 PyObject *unions) {
+    HitLines it;
+    PyObject *out = NULL;
+    if (hit_lines_init(&it, s, n, hits, count, members, unions) < 0 || !(out = PyList_New(0)))
+        goto done;
+    for (;;) {
+        Py_ssize_t start, stop;
+        PyObject *tried;
+        int r = hit_lines_next(&it, &start, &stop, &tried);
+        if (r <= 0) {
+            if (r < 0)
+                Py_CLEAR(out);
+            break;
         }
         PyObject *item = PyTuple_New(3), *a = PyLong_FromSsize_t(start), *b = PyLong_FromSsize_t(stop);
         if (item && a && b) {
@@ -210,13 +251,12 @@ static PyObject *lines_from_hits(const unsigned char *s, Py_ssize_t n, Hit *hits
         if (!item || PyList_Append(out, item) < 0) {
             Py_XDECREF(item);
             Py_CLEAR(out);
-            goto done;
+            break;
         }
         Py_DECREF(item);
     }
 done:
-    Py_XDECREF(last_union);
-    PyMem_Free(ids);
+    hit_lines_release(&it);
     return out;
 }
 
@@ -356,9 +396,12 @@ typedef struct {
     hs_scratch_t *scratch;
     Hit *hits;
     Py_ssize_t count, cap;
-    int out_of_memory;
+    int out_of_memory, busy; /* busy: its hits are being digested (Hs.digest may call Python) */
     unsigned int nexprs;
 } Hs;
+
+static PyObject *digest_lines(Py_buffer *buf, PyObject *lines, HitLines *it, PyObject *capsule, PyObject *scanner,
+                              PyObject *folder, PyObject *slow);
 
 static PyTypeObject HsType;
 
@@ -382,7 +425,7 @@ static PyObject *hs_wrap(hs_database_t *db, unsigned int nexprs) {
     h->scratch = NULL;
     h->hits = NULL;
     h->count = h->cap = 0;
-    h->out_of_memory = 0;
+    h->out_of_memory = h->busy = 0;
     h->nexprs = nexprs;
     if (hs_alloc_scratch(db, &h->scratch) != HS_SUCCESS) {
         Py_DECREF(h);
@@ -480,42 +523,78 @@ static int hs_on_match(unsigned int id, unsigned long long from, unsigned long l
     return 0;
 }
 
+/* Scan ``buf`` into h->hits, checked: 0, or -1 with an exception. */
+static int hs_scan_block(Hs *h, Py_buffer *buf, PyObject *members) {
+    if (h->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the Hyperscan database is digesting another block");
+        return -1;
+    }
+    if (PyList_GET_SIZE(members) != (Py_ssize_t)h->nexprs) {
+        PyErr_SetString(PyExc_ValueError, "one member set per expression of the database");
+        return -1;
+    }
+    if (buf->len > (Py_ssize_t)UINT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "a block longer than Hyperscan scans at once");
+        return -1;
+    }
+    h->count = 0;
+    h->out_of_memory = 0;
+    hs_error_t rc = hs_scan(h->db, buf->buf, (unsigned int)buf->len, 0, h->scratch, hs_on_match, h);
+    if (h->out_of_memory) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (rc != HS_SUCCESS) {
+        PyErr_Format(PyExc_RuntimeError, "Hyperscan scan failed (error %d)", rc);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < h->count; i++) /* libhs's own promise, checked all the same */
+        if (h->hits[i].end < 0 || h->hits[i].end > buf->len || h->hits[i].expr >= (Py_ssize_t)h->nexprs) {
+            PyErr_SetString(PyExc_RuntimeError, "Hyperscan reported a match outside the block");
+            return -1;
+        }
+    return 0;
+}
+
+/* After a block: a block with very many matches does not keep its buffer. */
+static void hs_done(Hs *h) {
+    h->count = 0;
+    if (h->cap > (1 << 20)) {
+        free(h->hits);
+        h->hits = NULL;
+        h->cap = 0;
+    }
+}
+
 static PyObject *hs_lines(Hs *h, PyObject *args) {
     Py_buffer buf;
     PyObject *members, *unions, *out = NULL;
     if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyList_Type, &members, &PyDict_Type, &unions))
         return NULL;
-    if (PyList_GET_SIZE(members) != (Py_ssize_t)h->nexprs) {
-        PyErr_SetString(PyExc_ValueError, "one member set per expression of the database");
-        goto done;
-    }
-    if (buf.len > (Py_ssize_t)UINT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "a block longer than Hyperscan scans at once");
-        goto done;
-    }
-    h->count = 0;
-    h->out_of_memory = 0;
-    hs_error_t rc = hs_scan(h->db, buf.buf, (unsigned int)buf.len, 0, h->scratch, hs_on_match, h);
-    if (h->out_of_memory) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (rc != HS_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError, "Hyperscan scan failed (error %d)", rc);
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < h->count; i++) /* libhs's own promise, checked all the same */
-        if (h->hits[i].end < 0 || h->hits[i].end > buf.len || h->hits[i].expr >= (Py_ssize_t)h->nexprs) {
-            PyErr_SetString(PyExc_RuntimeError, "Hyperscan reported a match outside the block");
-            goto done;
-        }
-    out = lines_from_hits(buf.buf, buf.len, h->hits, h->count, members, unions);
-done:
-    h->count = 0;
-    if (h->cap > (1 << 20)) { /* a block with very many matches: do not keep its buffer */
-        free(h->hits);
-        h->hits = NULL;
-        h->cap = 0;
+    if (hs_scan_block(h, &buf, members) == 0)
+        out = lines_from_hits(buf.buf, buf.len, h->hits, h->count, members, unions);
+    if (!h->busy)
+        hs_done(h);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
+/* digest(block, members, unions, frame, scanner, folder, slow): core.digest of the lines this scan of
+ * ``block`` finds (the lines Hs.lines gives), digested as they are found. */
+static PyObject *hs_digest(Hs *h, PyObject *args) {
+    Py_buffer buf;
+    PyObject *members, *unions, *capsule, *scanner, *folder, *slow, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*O!O!OOOO", &buf, &PyList_Type, &members, &PyDict_Type, &unions, &capsule, &scanner,
+                          &folder, &slow))
+        return NULL;
+    if (hs_scan_block(h, &buf, members) == 0) {
+        HitLines it;
+        h->busy = 1;
+        if (hit_lines_init(&it, buf.buf, buf.len, h->hits, h->count, members, unions) == 0)
+            out = digest_lines(&buf, NULL, &it, capsule, scanner, folder, slow);
+        hit_lines_release(&it);
+        h->busy = 0;
+        hs_done(h);
     }
     PyBuffer_Release(&buf);
     return out;
@@ -523,6 +602,8 @@ done:
 
 static PyMethodDef hs_methods[] = {
     {"lines", (PyCFunction)hs_lines, METH_VARARGS, "lines(block, members, unions): candidate lines of a scan."},
+    {"digest", (PyCFunction)hs_digest, METH_VARARGS,
+     "digest(block, members, unions, frame, scanner, folder, slow): core.digest of the lines a scan finds."},
     {"serialize", (PyCFunction)hs_serialize, METH_NOARGS, "The database as bytes, for hs_load."},
     {NULL, NULL, 0, NULL},
 };
@@ -861,6 +942,18 @@ static PyObject *group_str(const unsigned char *s, PCRE2_SIZE *ov, int rc, int g
  * by this check; the byte loop was a third of core_digest's own samples). */
 static int is_plain_ascii(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
+    uint64_t high = 0, esc = 0; /* 32 bytes a step, one test: most lines pass */
+    for (; i + 32 <= n; i += 32) {
+        uint64_t v[4];
+        memcpy(v, s + i, 32);
+        for (int j = 0; j < 4; j++) {
+            uint64_t x = v[j] ^ (ONES * 0x1b);
+            high |= v[j];
+            esc |= (x - ONES) & ~x; /* exact where no byte has its high bit, and those return 0 anyway */
+        }
+    }
+    if ((high | esc) & HIGHS)
+        return 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t v, x;
         memcpy(&v, s + i, 8); /* unaligned-safe */
@@ -1138,6 +1231,8 @@ static int keep_in_c(Fold *fold, PyObject *host, PyObject *rank, PyObject *pid, 
     }
     if (PySet_Add(fold->seen, key) < 0)
         goto done;
+    if (PyTuple_Check(PyTuple_GET_ITEM(key, 2)) && PyObject_SetAttrString(fold->folder, "_inherited_keys", Py_True) < 0)
+        goto done; /* a key with an (INHERITED, pid) token: Folder.carry drops those */
     rc = 0;
 done:
     Py_DECREF(key);
@@ -2317,23 +2412,30 @@ fail:
 }
 
 
-/* The repeats try_fold folded in this digest call, by (host, description, rank token): the same line
- * again folds the same way as long as the folder's memory was not forgotten since (its seen lines only
- * grow until then, and so do the rules whose samples are full), so it is counted here without a Python
- * object, and the counts are added to the folder's tables (whose keys try_fold made the first time)
- * when the call ends or the memory is forgotten. */
-#define FOLD_SLOTS 1024 /* a power of two */
+/* The repeats try_fold folded, by (host, description, rank token): the same line again folds the same
+ * way as long as the folder's memory was not forgotten since (its seen lines only grow until then, and
+ * so do the rules whose samples are full), so it is counted here without a Python object, and the
+ * counts are added to the folder's tables (whose keys try_fold made the first time) when a digest call
+ * ends or the memory is forgotten. Since session 17 the table outlives the call: it is kept on the
+ * folder (``Folder._core_cache``) and holds while the folder's ``_epoch`` (bumped by ``_forget``) and
+ * its ``_seen`` and ``_full`` objects are the ones it was filled under, so a key folded in one block
+ * is counted here in the next ones too (before, every block's first repeat of a key went through
+ * try_fold's Python tuples, set and dicts). At most FOLD_SLOTS / 2 entries; none is added once full. */
+#define FOLD_SLOTS 4096 /* a power of two; 128 KB: a dense log's scan uses about 1,100 (at most 2,048) */
 #define FOLD_PROBES 8
 typedef struct {
     PyObject *host, *desc; /* held, so that their addresses stay theirs */
     long long token;
-    int has_token;
-    Py_ssize_t count;
+    int32_t has_token;
+    uint32_t count; /* lines counted since the last flush: at most one block's */
 } FoldHit;
 
 typedef struct {
-    FoldHit *slots;
+    PyObject_HEAD FoldHit *slots;
+    Py_ssize_t *order; /* the slots in use, in the order they were filled */
     Py_ssize_t used, forgot;
+    PyObject *seen, *full; /* the folder's containers it was filled under (held: their addresses stay theirs) */
+    Py_ssize_t epoch;
 } FoldCache;
 
 static Py_ssize_t fold_slot(const FoldCache *c, PyObject *host, PyObject *desc, long long token, int has_token,
@@ -2374,39 +2476,119 @@ static int bump_by(PyObject *dict, PyObject *key, Py_ssize_t n) {
     return rc;
 }
 
-/* Add the held counts to the folder's tables and forget every entry. */
+/* Add the held counts to the folder's tables; the entries stay. 0, or -1 with an exception. */
 static int fold_cache_flush(FoldCache *c, Fold *fold) {
-    int rc = 0;
-    if (!c->slots)
-        return 0;
-    for (Py_ssize_t at = 0; at < FOLD_SLOTS; at++) {
-        FoldHit *e = &c->slots[at];
-        if (!e->host)
+    for (Py_ssize_t u = 0; u < c->used; u++) {
+        FoldHit *e = &c->slots[c->order[u]];
+        if (!e->count)
             continue;
-        if (e->count && rc == 0) {
-            PyObject *rules = PyTuple_GET_ITEM(e->desc, 1), *counters = PyTuple_GET_ITEM(e->desc, 4);
-            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(rules) && rc == 0; i++) {
-                PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), e->host);
-                rc = k ? bump_by(fold->matches, k, e->count) : -1;
-                Py_XDECREF(k);
-            }
-            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counters) && rc == 0; i++) {
-                PyObject *k = PyTuple_Pack(2, e->host, PyTuple_GET_ITEM(counters, i));
-                rc = k ? bump_by(fold->counters, k, e->count) : -1;
-                Py_XDECREF(k);
-            }
+        PyObject *rules = PyTuple_GET_ITEM(e->desc, 1), *counters = PyTuple_GET_ITEM(e->desc, 4);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(rules); i++) {
+            PyObject *k = PyTuple_Pack(2, PyTuple_GET_ITEM(rules, i), e->host);
+            int rc = k ? bump_by(fold->matches, k, e->count) : -1;
+            Py_XDECREF(k);
+            if (rc < 0)
+                return -1;
         }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counters); i++) {
+            PyObject *k = PyTuple_Pack(2, e->host, PyTuple_GET_ITEM(counters, i));
+            int rc = k ? bump_by(fold->counters, k, e->count) : -1;
+            Py_XDECREF(k);
+            if (rc < 0)
+                return -1;
+        }
+        e->count = 0;
+    }
+    return 0;
+}
+
+/* Forget every entry (their counts too: flush them first where they count). */
+static void fold_cache_clear(FoldCache *c) {
+    for (Py_ssize_t u = 0; u < c->used; u++) {
+        FoldHit *e = &c->slots[c->order[u]];
         Py_CLEAR(e->host);
         Py_CLEAR(e->desc);
         e->count = 0;
     }
     c->used = 0;
-    return rc;
+}
+
+static void fold_cache_dealloc(FoldCache *c) {
+    if (c->slots && c->order)
+        fold_cache_clear(c);
+    PyMem_Free(c->slots);
+    PyMem_Free(c->order);
+    Py_CLEAR(c->seen);
+    Py_CLEAR(c->full);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *fold_cache_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    if (!PyArg_ParseTuple(args, ""))
+        return NULL;
+    FoldCache *c = (FoldCache *)type->tp_alloc(type, 0);
+    if (!c)
+        return NULL;
+    if (!(c->slots = PyMem_Calloc(FOLD_SLOTS, sizeof(FoldHit))) ||
+        !(c->order = PyMem_Malloc(sizeof(Py_ssize_t) * (FOLD_SLOTS / 2)))) {
+        Py_DECREF(c);
+        return PyErr_NoMemory();
+    }
+    c->epoch = -1;
+    return (PyObject *)c;
+}
+
+static PyObject *fold_cache_size(FoldCache *c, PyObject *unused) { return PyLong_FromSsize_t(c->used); }
+
+static PyMethodDef fold_cache_methods[] = {
+    {"size", (PyCFunction)fold_cache_size, METH_NOARGS, "How many folded keys are held."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FoldCacheType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "diag.scan._core.FoldCache",
+    .tp_basicsize = sizeof(FoldCache),
+    .tp_dealloc = (destructor)fold_cache_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = fold_cache_new,
+    .tp_methods = fold_cache_methods,
+    .tp_doc = "The keys digest folded for one folder, by (host, description, rank token) (Folder._core_cache).",
+};
+
+/* The folder's cache (created and kept on the folder the first time), emptied unless it was filled under
+ * the folder's present memory: the same _epoch, _seen and _full. New reference, or NULL with an exception. */
+static FoldCache *fold_cache_of(Fold *fold) {
+    Py_ssize_t epoch = get_ssize(fold->folder, "_epoch");
+    if (epoch == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *held = PyObject_GetAttrString(fold->folder, "_core_cache");
+    if (!held)
+        return NULL;
+    if (!PyObject_TypeCheck(held, &FoldCacheType)) {
+        Py_DECREF(held);
+        if (!(held = PyObject_CallNoArgs((PyObject *)&FoldCacheType)))
+            return NULL;
+        if (PyObject_SetAttrString(fold->folder, "_core_cache", held) < 0) {
+            Py_DECREF(held);
+            return NULL;
+        }
+    }
+    FoldCache *c = (FoldCache *)held;
+    if (c->epoch != epoch || c->seen != fold->seen || c->full != fold->full) {
+        fold_cache_clear(c);
+        c->epoch = epoch;
+        Py_INCREF(fold->seen);
+        Py_XSETREF(c->seen, fold->seen);
+        Py_INCREF(fold->full);
+        Py_XSETREF(c->full, fold->full);
+    }
+    return c;
 }
 
 /* The rank token of a line try_fold may fold (a description with no last-wins observation, nothing
- * order-dependent): 1 with *token, *has_token set when the cache may hold it, 0 when not (a rule
- * match whose rank comes from the folder's shadow, an unusual description). */
+ * order-dependent): 1 with *token, *has_token set when the cache may hold it, 2 for a rule match on a
+ * line without a rank of its own (its token is the rank the folder's shadow gives its process: see
+ * shadow_token), 0 when not (an unusual description, a rank too large). */
 static int fold_cache_key(PyObject *desc, PyObject *rank, long long *token, int *has_token) {
     if (!PyTuple_Check(desc) || PyTuple_GET_SIZE(desc) != 7 || PyTuple_GET_ITEM(desc, 0) == Py_None ||
         PyTuple_GET_ITEM(desc, 3) != Py_False || !PyTuple_Check(PyTuple_GET_ITEM(desc, 1)) ||
@@ -2417,7 +2599,9 @@ static int fold_cache_key(PyObject *desc, PyObject *rank, long long *token, int 
         *token = 0, *has_token = 0;
         return 1;
     }
-    if (rank == Py_None || !PyLong_Check(rank))
+    if (rank == Py_None)
+        return 2;
+    if (!PyLong_Check(rank))
         return 0;
     int overflow = 0;
     *token = PyLong_AsLongLongAndOverflow(rank, &overflow);
@@ -2447,6 +2631,29 @@ fail:
     return NULL;
 }
 
+/* The rank the folder's shadow gives process (host, pid), as try_fold's token for a rule match on a
+ * line without a rank of its own: 1 with *token and *value (borrowed) set when it holds an int, 0 when it
+ * holds nothing or something else (try_fold decides the line then), -1 with an exception. */
+static int shadow_token(Fold *fold, PyObject *host, PyObject *pid, long long *token, PyObject **value) {
+    PyObject *key = PyTuple_Pack(3, fold->rank_key, host, pid);
+    if (!key)
+        return -1;
+    PyObject *v = PyDict_GetItemWithError(fold->shadow, key);
+    Py_DECREF(key);
+    if (!v)
+        return PyErr_Occurred() ? -1 : 0;
+    if (!PyLong_CheckExact(v))
+        return 0;
+    int overflow = 0;
+    *token = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (*token == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *value = v;
+    return 1;
+}
+
 /* The memo key (payload, level, members) of a framed line: new reference, or NULL with an exception. */
 static PyObject *memo_key(const unsigned char *raw, PCRE2_SIZE *ov, Py_ssize_t cut, Py_ssize_t size, PyObject *members) {
     PyObject *payload = PyBytes_FromStringAndSize((const char *)raw + cut, size - cut);
@@ -2459,22 +2666,23 @@ static PyObject *memo_key(const unsigned char *raw, PCRE2_SIZE *ov, Py_ssize_t c
 
 /* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]
  *
- * lines: [(start, stop, members)] from an engine. scanner: the Scanner (its _bytes_memo, _hosts and
+ * lines: [(start, stop, members)] from an engine (digest_lines: or ``it``, the lines of a scan by Hs.digest,
+ * with ``lines`` NULL). scanner: the Scanner (its _bytes_memo, _hosts and
  * _resolve). folder: a Folder or None. slow(start, stop, members) -> record or None: the Python path
  * for a line the common NCCL prefix does not frame (it folds or not itself). */
-static PyObject *core_digest(PyObject *self, PyObject *args) {
-    Py_buffer buf;
-    PyObject *lines, *capsule, *scanner, *folder, *slow;
-    if (!PyArg_ParseTuple(args, "y*O!OOOO", &buf, &PyList_Type, &lines, &capsule, &scanner, &folder, &slow))
-        return NULL;
-    const unsigned char *s = buf.buf;
-    Py_ssize_t n = buf.len;
+static PyObject *digest_lines(Py_buffer *bufp, PyObject *lines, HitLines *it, PyObject *capsule, PyObject *scanner,
+                              PyObject *folder, PyObject *slow) {
+    const unsigned char *s = bufp->buf;
+    Py_ssize_t n = bufp->len;
+    PyObject *held_members = NULL; /* the member set of the line in hand, from ``it`` */
     PyObject *out = NULL, *memo = NULL, *hosts = NULL, *resolve = NULL, *nccl = NULL;
     PyObject *confirmers = NULL, *by_matches = NULL, *last_host_b = NULL;
     Answers *answers = NULL, *keys = NULL;
     MemberIds mi = {0};
     Fold fold = {0};
-    FoldCache cache = {NULL, 0, 0};
+    FoldCache *cache = NULL;
+    Py_ssize_t epoch = 0, known_at = -1; /* fold.forgot when inherited_known was read (-1: not yet) */
+    int inherited_known = 0;
     Regex *f = regex_of(capsule);
     if (!f)
         goto done;
@@ -2495,27 +2703,41 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         goto fail;
     if (folder != Py_None && fold_init(&fold, folder) < 0)
         goto bad_state;
-    if (fold.keep && !(cache.slots = PyMem_Calloc(FOLD_SLOTS, sizeof(FoldHit)))) {
-        PyErr_NoMemory();
-        goto fail;
+    if (fold.keep) {
+        if (!(cache = fold_cache_of(&fold)))
+            goto fail;
+        cache->forgot = fold.forgot;
+        epoch = cache->epoch;
     }
     out = PyList_New(0);
     if (!out)
         goto done;
-    Py_ssize_t count = PyList_GET_SIZE(lines);
-    for (Py_ssize_t li = 0; li < count; li++) {
-        PyObject *line = PyList_GET_ITEM(lines, li);
+    Py_ssize_t count = lines ? PyList_GET_SIZE(lines) : 0;
+    for (Py_ssize_t li = 0;; li++) {
         Py_ssize_t start, stop;
         PyObject *members;
-        if (!PyTuple_Check(line) || PyTuple_GET_SIZE(line) != 3) {
-            PyErr_SetString(PyExc_TypeError, "a candidate line is (start, stop, members)");
-            goto fail;
+        if (lines) {
+            if (li >= count)
+                break;
+            PyObject *line = PyList_GET_ITEM(lines, li);
+            if (!PyTuple_Check(line) || PyTuple_GET_SIZE(line) != 3) {
+                PyErr_SetString(PyExc_TypeError, "a candidate line is (start, stop, members)");
+                goto fail;
+            }
+            start = PyLong_AsSsize_t(PyTuple_GET_ITEM(line, 0));
+            stop = PyLong_AsSsize_t(PyTuple_GET_ITEM(line, 1));
+            members = PyTuple_GET_ITEM(line, 2);
+            if ((start == -1 || stop == -1) && PyErr_Occurred())
+                goto fail;
+        } else {
+            Py_CLEAR(held_members);
+            int r = hit_lines_next(it, &start, &stop, &held_members);
+            if (r < 0)
+                goto fail;
+            if (r == 0)
+                break;
+            members = held_members;
         }
-        start = PyLong_AsSsize_t(PyTuple_GET_ITEM(line, 0));
-        stop = PyLong_AsSsize_t(PyTuple_GET_ITEM(line, 1));
-        members = PyTuple_GET_ITEM(line, 2);
-        if ((start == -1 || stop == -1) && PyErr_Occurred())
-            goto fail;
         if (start < 0 || stop < start || stop > n) {
             PyErr_SetString(PyExc_ValueError, "candidate line outside the block");
             goto fail;
@@ -2697,29 +2919,59 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
             long long token = 0;
             int has_token = 0, found = 0, cached = fold_cache_key(desc, rank, &token, &has_token);
             Py_ssize_t slot = -1;
-            if (cached) {
-                if (cache.forgot != fold.forgot) {
-                    if (fold_cache_flush(&cache, &fold) < 0)
-                        goto fail_line;
-                    cache.forgot = fold.forgot;
+            PyObject *tried = rank; /* the token try_fold reads: the line's rank, or the one the shadow gives */
+            if (cached == 2) {
+                /* A rule match on a line without a rank of its own: keyed by the rank the folder's shadow
+                 * gives its process (try_fold's token, read the same way), when it gives one. */
+                if (!pid && !(pid = group_int(raw, ov, rc, 6)))
+                    goto fail_line;
+                cached = shadow_token(&fold, host, pid, &token, &tried);
+                if (cached < 0)
+                    goto fail_line;
+                has_token = 1;
+                if (!cached) {
+                    tried = rank;
+                    /* No rank for the process: its token is None while the folder has seen the job from
+                     * its start (rank_token), read once per call and again whenever it may have forgotten */
+                    if (known_at != fold.forgot) {
+                        PyObject *k = PyObject_GetAttrString(folder, "_inherited_known");
+                        inherited_known = k ? PyObject_IsTrue(k) : -1;
+                        Py_XDECREF(k);
+                        if (inherited_known < 0)
+                            goto fail_line;
+                        known_at = fold.forgot;
+                    }
+                    if (inherited_known)
+                        cached = 1, token = 0, has_token = 0;
                 }
-                slot = fold_slot(&cache, host, desc, token, has_token, &found);
+            }
+            if (cached) {
+                if (cache->forgot != fold.forgot) {
+                    if (fold_cache_flush(cache, &fold) < 0)
+                        goto fail_line;
+                    fold_cache_clear(cache);
+                    cache->forgot = fold.forgot;
+                }
+                slot = fold_slot(cache, host, desc, token, has_token, &found);
                 if (found) { /* folded before, and nothing it depends on changed since */
-                    cache.slots[slot].count++;
+                    if (cache->slots[slot].count == UINT32_MAX && fold_cache_flush(cache, &fold) < 0)
+                        goto fail_line;
+                    cache->slots[slot].count++;
                     Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
                     continue;
                 }
             }
             if (rank == Py_None && !pid && !(pid = group_int(raw, ov, rc, 6)))
                 goto fail_line; /* the rank token of a rule match reads the process's rank */
-            int folded_here = try_fold(&fold, host, rank, pid, nccl, desc);
+            /* with the shadow's rank as the token, try_fold builds the key it would build reading it itself */
+            int folded_here = try_fold(&fold, host, tried, pid, nccl, desc);
             if (folded_here < 0)
                 goto fail_line;
-            if (folded_here && slot >= 0 && cache.used < FOLD_SLOTS / 2) {
-                FoldHit *e = &cache.slots[slot];
+            if (folded_here && slot >= 0 && cache->used < FOLD_SLOTS / 2) {
+                FoldHit *e = &cache->slots[slot];
                 Py_INCREF(host), Py_INCREF(desc);
                 e->host = host, e->desc = desc, e->token = token, e->has_token = has_token, e->count = 0;
-                cache.used++;
+                cache->order[cache->used++] = slot;
             }
             if (folded_here) {
                 ship = 0;
@@ -2772,8 +3024,19 @@ static PyObject *core_digest(PyObject *self, PyObject *args) {
         Py_DECREF(host), Py_XDECREF(pid), Py_DECREF(rank), Py_DECREF(known);
         goto fail;
     }
-    if (fold_cache_flush(&cache, &fold) < 0)
-        goto fail;
+    if (cache) {
+        if (fold_cache_flush(cache, &fold) < 0)
+            goto fail;
+        /* Python called during the call may have forgotten the memory (the checks above catch it by the
+         * seen lines' count; the epoch says it for sure) */
+        Py_ssize_t now = get_ssize(folder, "_epoch");
+        if (now == -1 && PyErr_Occurred())
+            goto fail;
+        if (now != epoch || cache->forgot != fold.forgot) {
+            fold_cache_clear(cache);
+            cache->epoch = -1;
+        }
+    }
     goto done;
 bad_state:
     if (!PyErr_Occurred())
@@ -2781,13 +3044,12 @@ bad_state:
 fail:
     Py_CLEAR(out);
 done:
-    if (cache.slots) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        fold_cache_flush(&cache, &fold); /* after an error: only releases the entries */
-        PyErr_Clear();
-        PyErr_Restore(type, value, tb);
-        PyMem_Free(cache.slots);
+    if (cache) {
+        if (!out) { /* after an error the held counts are dropped with the entries */
+            fold_cache_clear(cache);
+            cache->epoch = -1;
+        }
+        Py_DECREF(cache);
     }
     Py_XDECREF(confirmers);
     Py_XDECREF(by_matches);
@@ -2799,7 +3061,18 @@ done:
     Py_XDECREF(hosts);
     Py_XDECREF(resolve);
     Py_XDECREF(nccl);
+    Py_XDECREF(held_members);
     fold_release(&fold);
+    return out;
+}
+
+/* digest(block, lines, frame, scanner, folder, slow) -> [(start, record)]: digest_lines of a list of lines. */
+static PyObject *core_digest(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *lines, *capsule, *scanner, *folder, *slow;
+    if (!PyArg_ParseTuple(args, "y*O!OOOO", &buf, &PyList_Type, &lines, &capsule, &scanner, &folder, &slow))
+        return NULL;
+    PyObject *out = digest_lines(&buf, lines, NULL, capsule, scanner, folder, slow);
     PyBuffer_Release(&buf);
     return out;
 }
@@ -2956,7 +3229,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!(*names[i].at = PyUnicode_InternFromString(names[i].text)))
             return NULL;
-    if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0 || PyType_Ready(&AnswersType) < 0)
+    if (PyType_Ready(&CollectorType) < 0 || PyType_Ready(&KeeperType) < 0 || PyType_Ready(&AnswersType) < 0 ||
+        PyType_Ready(&FoldCacheType) < 0)
         return NULL;
 #ifdef SLURMDIAG_HS
     if (PyType_Ready(&HsType) < 0)
@@ -2980,6 +3254,12 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&KeeperType);
     if (PyModule_AddObject(m, "Keeper", (PyObject *)&KeeperType) < 0) {
         Py_DECREF(&KeeperType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&FoldCacheType);
+    if (PyModule_AddObject(m, "FoldCache", (PyObject *)&FoldCacheType) < 0) {
+        Py_DECREF(&FoldCacheType);
         Py_DECREF(m);
         return NULL;
     }

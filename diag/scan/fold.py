@@ -90,6 +90,13 @@ class Folder:
         # and each fold that took it so is listed here as (host, pid, rule entries) for the apply to check.
         self._assume = False
         self._assumed: set[tuple] = set()
+        # The compiled core's table of keys it folded (diag/scan/_core.c, FoldCache), kept here between its
+        # calls: it holds while _epoch (bumped whenever the memory is forgotten), _seen and _full stay.
+        self._epoch = 0
+        self._core_cache = None
+        # Whether _seen may hold a key whose token is (_INHERITED, pid) (carry drops those): only made while
+        # the folder neither saw the job from its start nor assumes, which a worker's span rarely is.
+        self._inherited_keys = False
 
     def describe(self, matches: tuple) -> tuple:
         """What folding needs to know of a line's ``matches``, computed once per distinct payload
@@ -170,6 +177,7 @@ class Folder:
                     token, assumed = None, True
                 else:
                     token = (_INHERITED, pid)
+                    self._inherited_keys = True
         key = (host, emitter, token, values)
         seen = self._seen
         if foldable and key in seen:
@@ -220,12 +228,15 @@ class Folder:
         this span began", which is dropped. Last-wins values are not carried: a repeat that writes
         one still ships until its span wrote the same value. Two workers on a 256 MB log at 30%
         candidates shipped 155,000 records without this, for 85,000 that one process ships."""
-        kept = {key for key in self._seen if type(key[2]) is not tuple}  # (_INHERITED, pid): this span's own
+        kept = self._seen
+        if self._inherited_keys:  # (_INHERITED, pid): this span's own
+            kept = {key for key in kept if type(key[2]) is not tuple}
         return kept, self._shipped, self._full
 
     def adopt(self, carried: tuple) -> None:
         """Start from what :meth:`carry` gave (before this folder sees a line)."""
         self._seen, self._shipped, self._full = carried
+        self._inherited_keys = False  # carry() left none
 
     def assume(self) -> None:
         """For a task that does not start the job (a worker's span): fold a rule match on a line
@@ -247,6 +258,8 @@ class Folder:
         # its rank token against values no longer known.
         self._seen.clear()
         self._shadow.clear()
+        self._epoch += 1
+        self._inherited_keys = False
         self._inherited_known = False  # what the forgotten keys held is no longer known
         self._assume = False  # nor what the processes had when the task began
 

@@ -201,7 +201,11 @@ def run(scanner: Scanner, sources: list[Source], plan: Plan, result: ScanResult)
 
     global _scanner, _sources
     _scanner, _sources = scanner, sources
-    lines.preload()
+    if scanner._core is None:
+        # Without the compiled core the workers count line feeds (and may find lines) with NumPy:
+        # imported once here, not in each. The core needs none, and the import (60-110 ms) would
+        # only delay the first fork.
+        lines.preload()
     context = multiprocessing.get_context("fork")
     lines_before = [0] * len(sources)
     folder = scanner.folder(from_start=True)  # folds what each worker shipped as a first sighting of its task

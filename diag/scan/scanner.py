@@ -202,8 +202,13 @@ class Scanner:
         slice, one prefix match, two dictionary lookups and the fold. The compiled core
         (diag.scan.core) runs this same loop in C when it is built."""
         if self._core is not None:
-            lines = self.engine.lines(block)
-            shipped = self._core.digest(block, lines, self._frame, self, folder, self._slow(block, folder))
+            hs = getattr(self.engine, "hs", None)
+            if hs is not None:  # the core's own Hyperscan: its lines are digested as it finds them, no list
+                engine = self.engine
+                shipped = hs.digest(block, engine.members, engine._unions, self._frame, self, folder, self._slow(block, folder))
+            else:
+                lines = self.engine.lines(block)
+                shipped = self._core.digest(block, lines, self._frame, self, folder, self._slow(block, folder))
             if len(self._hosts) > _MEMO_ENTRIES:
                 self._hosts.clear()
         else:

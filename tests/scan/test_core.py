@@ -417,6 +417,74 @@ def test_the_core_forgets_with_python_when_the_fold_tables_fill(rules, monkeypat
 
 
 @needs_core
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    picks=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 5), st.integers(0, 2)), min_size=1, max_size=120),
+    chunk=st.sampled_from([256, 1024, 1 << 12]),
+    cap=st.sampled_from([16, 64, 65536]),
+    from_start=st.booleans(),
+)
+def test_the_fold_table_kept_between_blocks_folds_as_python(rules, monkeypatch, picks, chunk, cap, from_start):
+    """The core's table of folded keys outlives a block (Folder._core_cache): with small blocks,
+    processes whose rank moves between communicators, rule matches whose rank comes from the
+    process (the folder's shadow) or from nowhere yet, and fold tables small enough to be forgotten
+    again and again, the records and folded counts are Python's."""
+    from diag.scan import fold
+
+    from .test_fold import _init
+
+    for name in ("_MAX_SEEN", "_MAX_SHADOW"):
+        monkeypatch.setattr(fold, name, cap)
+        monkeypatch.setattr(fold.Folder, name[1:], cap)
+    lines = []
+    for proc, comm, kind in picks:
+        host, pid = f"node{proc // 4}", 100 + proc
+        rank = (proc + comm) % 12
+        init = _init(host, pid, rank, 12, 0x100 * comm + proc)
+        lines += init if kind == 0 else init[1:4] if kind == 1 else [init[3], f"{host}:{pid}:{pid} [0] NCCL INFO Using network Socket"]
+    blob = "\n".join(lines).encode()
+
+    def digest(on: bool):
+        monkeypatch.setenv(core.NO_CORE_ENV, "" if on else "1")
+        scanner = Scanner(rules, chunk_bytes=chunk, engine="auto", jobs=1)
+        stats = InputStats("job.log")
+        folder = scanner.folder(from_start=from_start)
+        records = list(scanner.digest_source(0, MemorySource("job.log", blob), stats, folder=folder))
+        return (records, stats, folder.folded), folder
+
+    (with_core, folder), (without, _) = digest(True), digest(False)
+    assert with_core == without
+    held = folder._core_cache
+    assert held is None or 0 <= held.size() <= 4096
+
+
+@needs_core
+def test_the_fold_table_is_used_across_blocks_and_dropped_with_the_memory(rules, monkeypatch):
+    """Keys folded in one block are counted from the table in the next ones (no try_fold), and the
+    table is emptied when the folder forgets or adopts other memory (its _epoch, _seen or _full)."""
+    from .test_fold import _init
+
+    lines = []
+    for comm in range(30):
+        for r in range(16):
+            lines += _init(f"node{r // 8}", 1000 + r, r, 16, 0x100 * comm + r)
+    blob = "\n".join(lines).encode()
+    scanner = _scanner(rules, "auto", True, monkeypatch)
+    folder = scanner.folder(from_start=True)
+    list(scanner.digest_source(0, MemorySource("job.log", blob), InputStats("job.log"), folder=folder))
+    held = folder._core_cache
+    assert held is not None and held.size() > 0
+    size = held.size()
+    folder._forget()  # a new epoch: the next call starts from an empty table
+    list(scanner.digest_source(0, MemorySource("job.log", blob[:4000]), InputStats("job.log"), folder=folder))
+    assert folder._core_cache is held and held.size() < size
+    folder.adopt((set(), {}, set()))  # other memory: what was folded under the old one is dropped
+    one_line = "\n".join(lines[:1]).encode()
+    list(scanner.digest_source(0, MemorySource("job.log", one_line), InputStats("job.log"), folder=folder))
+    assert held.size() == 0
+
+
+@needs_core
 def test_one_off_lines_are_answered_in_c_within_bounds(rules, monkeypatch):
     """Communicator lines whose pointer is new every time and whose captured rank repeats: the
     core answers the repeats from its own table (at most 4,096 answers), with the records Python

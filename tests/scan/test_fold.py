@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -166,6 +167,30 @@ def test_a_later_span_of_the_same_worker_folds_what_its_earlier_span_shipped(rul
     assert not second.keep_described(*channel)  # folded: its first sighting is applied before this span
     assert second.keep_described(*version)  # shipped: process 7's rank may differ here
     assert not second.keep_described(*version)  # then a repeat within this span folds
+
+
+@pytest.mark.parametrize("in_c", [False, True])
+def test_carry_drops_inherited_keys_and_copies_nothing_without_them(rules, in_c):
+    """carry() filters the seen lines only when one may hold an (INHERITED, pid) token, whether Python's
+    keep_described or the core's keep_in_c remembered it; otherwise the next span starts from the same set."""
+    from diag.scan import core
+
+    if in_c and not core.built():
+        pytest.skip("the compiled core is not built")
+    scanner = Scanner(rules, jobs=1)
+    everything = frozenset(range(len(scanner.entries)))
+    record = scanner.digest(b"node0:7:7 [0] NCCL INFO NCCL version 2.28.9+cuda12.9", 1, everything)
+    version = (record[3], record[4], record[5], record[10], scanner._describe(record[11]))
+    assumed = scanner.folder(from_start=False)
+    assumed.assume()  # a worker's span: no inherited token, nothing to filter
+    assumed.keep_described(*version)
+    assert not assumed._inherited_keys and assumed.carry()[0] is assumed._seen
+    unknown = scanner.folder(from_start=False)  # neither from the start nor assuming
+    keep = core.module().Keeper(unknown) if in_c else unknown.keep_described
+    assert keep(*version)
+    assert unknown._inherited_keys
+    kept = unknown.carry()[0]
+    assert kept is not unknown._seen and not any(type(key[2]) is tuple for key in kept)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
