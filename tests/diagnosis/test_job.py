@@ -1153,3 +1153,69 @@ def test_docker_inspect_s_oomkilled_false_is_no_oom_but_true_is(rules):
     killed = [line.replace("{}", v) for line, v in zip(state, ["", "", "true", "137"])]
     assert top(diagnose(rules, killed), "job-oom")
 
+
+
+# ------------------------------------------------------------------- unexplained_failure: hangs and crashes
+PYSPY_ELSEWHERE = [
+    'Thread 835990 (active): "MainThread"',
+    "    train (megatron/training.py:915)",
+    "    pretrain (megatron/training.py:187)",
+]
+PYSPY_BROADCAST = [
+    'Thread 835995 (active): "MainThread"',
+    "    broadcast (torch/distributed/distributed_c10d.py:1191)",
+    "    _aggregate_total_loss (deepspeed/runtime/pipe/engine.py:540)",
+    "    train_step (megatron/training.py:436)",
+]
+
+
+def test_stack_dumps_with_ranks_in_and_out_of_a_collective_are_a_hang(rules):
+    report = diagnose(rules, PYSPY_ELSEWHERE + PYSPY_BROADCAST)
+    hang = top(report, "unexplained-failure")
+    assert hang.severity == "error" and "hung" in hang.detail and "broadcast" in hang.detail
+
+
+def test_dumps_in_different_collectives_are_a_hang(rules):
+    lines = [
+        "Thread 0x00007f3a1d2b9740 (most recent call first):",
+        '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 1191 in broadcast',
+        "Thread 0x00007f3a1d2b9741 (most recent call first):",
+        '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2050 in all_reduce',
+    ]
+    hang = top(diagnose(rules, lines), "unexplained-failure")
+    assert hang.severity == "error" and "all_reduce, broadcast" in hang.detail
+
+
+def test_one_dump_in_a_collective_is_a_warning_and_idle_threads_are_nothing(rules):
+    assert found(diagnose(rules, PYSPY_BROADCAST), "unexplained-failure").severity == "warning"
+    idle = [
+        'Thread 0x7F6D3C29D740 (idle): "MainThread"',
+        "    wait (threading.py:312)",
+        "    main (slurmeventd.py:208)",
+    ]
+    assert "unexplained-failure" not in ids(diagnose(rules, idle))
+
+
+def test_faulthandler_crash_names_its_signal(rules):
+    lines = [
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Current thread 0x00007fde15275b80 (most recent call first):",
+        '  File "/workspace/train.py", line 211 in train_step',
+    ]
+    crash = top(diagnose(rules, lines), "unexplained-failure")
+    assert crash.severity == "error" and "Segmentation fault" in crash.detail
+
+
+def test_bare_divisibility_assertion_does_not_outrank_unexplained(rules):
+    lines = [
+        '  File "/opt/conda/lib/python3.8/site-packages/titans/layer/attention/gpt_attention.py", line 49, in forward',
+        "    num_attention_heads = divide(all_head_size, self.attention_head_size)",
+        '  File "/opt/conda/lib/python3.8/site-packages/colossalai/nn/layer/utils/common.py", line 52, in divide',
+        "AssertionError: 96 is not divisible by 64",
+    ]
+    report = diagnose(rules, lines)
+    assert report.findings[0].id == "unexplained-failure"
+    assert found(report, "world-size-mismatch").severity == "warning"
+    # DeepSpeed's groups.py divides only parallel sizes: the bare assertion alone stays the layout's.
+    assert top(diagnose(rules, ["AssertionError: 12 is not divisible by 8"]), "world-size-mismatch").severity == "error"

@@ -26,7 +26,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     ignored = _ignored_exceptions(rule, ctx, ignored_lines)
     failed = [(n, st) for n, st in failed if n not in ignored]
     if not failed:
-        return _nccl_failed_call(rule, ctx)
+        return _hung(rule, ctx) or _nccl_failed_call(rule, ctx)
     for f in ctx.findings.values():
         if f.role != "symptom" and severity_rank(f.severity) >= severity_rank("error"):
             return []
@@ -111,6 +111,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "mvapich_vbuf",
                 "container_exit",
                 "sacct_failed",
+                "fatal_python",
+                "horovod_exit",
             ],
         )
     ]
@@ -159,7 +161,7 @@ _PROCESS_FAILED = {
     *["task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "srun_force_term", "srun_force_job"],
     *["container_exit", "ompi_nonzero", "ompi_signal", "ompi_improper", "ompi_aborted", "mvapich_spawn"],
     *["pals_exit", "pals_signal", "mpich_bad_termination", "hydra_terminated", "banner_failed", "k8s_exit_code"],
-    "k8s_policy_exit", "sacct_failed",
+    "k8s_policy_exit", "sacct_failed", "horovod_exit",
 }
 
 
@@ -280,6 +282,56 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
             rule, _EXIT_LINES, detail=detail, evidence=evidence, hosts=hosts,
             severity="warning",
             confidence=0.25, assumed=assumed,
+        )
+    ]  # fmt: skip
+
+
+def _hung(rule: Rule, ctx: Context) -> list[Finding]:
+    """Stack dumps (py-spy's, faulthandler's) of a job that printed no error: where its processes wait.
+    Dumps in different collectives, or some processes in a collective while others (their main threads)
+    are not, are a hang: the waiting ones wait for peers that went elsewhere. One process's dump in a
+    collective, or faulthandler's watchdog firing, says it was stuck there, not why: a warning. Idle
+    threads outside any collective (a healthy service's dump) say nothing."""
+    heads = ctx.samples(rule, ["pyspy_thread", "fh_thread"])
+    frames = ctx.samples(rule, ["coll_pyspy", "coll_fh"])
+    timeouts = ctx.samples(rule, ["fh_timeout"])
+    if not frames and not timeouts:
+        return []
+    stuck: dict[tuple, tuple] = {}  # dump header -> (its first collective frame, that frame's captures)
+    for ev, g in frames:
+        head = max((h for h in heads if h[0].path == ev.path and h[0].line < ev.line), key=lambda h: h[0].line, default=None)
+        key = (head[0].path, head[0].line) if head else (ev.path, ev.line)
+        stuck.setdefault(key, (ev, g))
+    # A process's own thread: py-spy names it MainThread, faulthandler marks the one it ran on "Current thread".
+    mains = [
+        ev for ev, g in heads if g.get("thread") == "MainThread" or g.get("which") == "Current thread"
+    ]
+    elsewhere = [ev for ev in mains if (ev.path, ev.line) not in stuck]
+    calls = sorted({g["fn"] for _, g in stuck.values()})
+    where = ", ".join(f"{g['fn']} ({g['file'].rsplit('/', 1)[-1]}:{g['line']})" for _, g in list(stuck.values())[:3])
+    evidence = pick_evidence([ev for ev, _ in timeouts] + [ev for ev, _ in stuck.values()] + elsewhere, limit=10)
+    ranks = sorted({e.rank for e in evidence if e.rank is not None})
+    hosts = sorted({h for e in evidence if (h := ctx.host_for(e))})
+    if len(calls) > 1 or (stuck and elsewhere):
+        if len(calls) > 1:
+            why = f"the dumped processes wait in different collectives ({', '.join(calls)})"
+        else:
+            why = f"{len(stuck)} dumped process(es) wait in {where} while {len(elsewhere)} other(s) are not in any collective"
+        detail = (
+            f"The job hung: {why}, so the waiting ones wait for peers that went elsewhere. No known cause "
+            "matched; look at what the processes outside that collective did last (an uneven data split, "
+            "a rank-dependent branch, a step or epoch count that differs)"
+        )
+        return [ctx.make_finding(rule, [], detail=detail, evidence=evidence, hosts=hosts, ranks=ranks, confidence=0.4)]
+    if stuck:
+        detail = f"A stack dump shows the process waiting in {where}: it hung there, waiting for a peer the dump does not show"
+    else:
+        detail = f"faulthandler's watchdog fired (Timeout {timeouts[0][1]['after']}): the process was stuck for that long"
+    assumed = ["the dump was taken because the job hung: one dump cannot show which peer never came"]
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ". No known cause matched.", evidence=evidence, hosts=hosts, ranks=ranks,
+            severity="warning", confidence=0.25, assumed=assumed,
         )
     ]  # fmt: skip
 

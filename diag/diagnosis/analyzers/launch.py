@@ -1037,6 +1037,12 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         # srun adjusted the layout and the step ran, Lightning warned that srun was not used, Ray Train's
         # start timed out (resources while autoscaling, or the network): worth knowing, not a failure by itself.
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.6)]
+    unexplained = ctx.rules.get("unexplained-failure")
+    if chosen == {"bare_divisible"} and unexplained and ctx.count(unexplained.id, ["shape_divide"]):
+        # Megatron's/ColossalAI's divide() asserts "<a> is not divisible by <b>" for any two sizes; the traceback
+        # shows it dividing a model shape (hidden size by heads): the model's configuration, a guess for the layout.
+        detail += " The traceback shows it dividing a model shape (hidden size, heads), not a parallel layout"
+        return [ctx.make_finding(rule, detail=detail + ".", severity="warning", confidence=0.3)]
     return [ctx.make_finding(rule, detail=detail)]
 
 
