@@ -12,6 +12,7 @@ from __future__ import annotations
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule, RuleSet
 from diag.diagnosis.analyzers import ANALYZERS
+from diag.diagnosis.analyzers.common import failure_rests_on_timeout
 from diag.diagnosis.context import Context
 from diag.diagnosis.cues import cue_findings
 from diag.report import Finding
@@ -53,6 +54,10 @@ def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None
                 prior = ctx.findings.get(finding.id)
                 if prior is None or finding.sort_key() < prior.sort_key():
                     ctx.findings[finding.id] = finding
+    if "unexplained-failure" in ctx.findings and failure_rests_on_timeout(ctx):
+        # Ranks a watchdog aborted and their launchers' exit lines are the timeout's cascade: the
+        # timeout (naming the rank that fell behind) is the answer, not a failure nobody printed.
+        del ctx.findings["unexplained-failure"]
     thin = sum(i.lines for i in scan.inputs) < PASTE_LINES
     if thin:
         for finding in ctx.findings.values():
@@ -83,18 +88,22 @@ def rank(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
     present = {f.id: f for f in findings}
     for f in findings:
         f.explains = []
+        f.explained_by = None
     roots_first = sorted(findings, key=_order_key)
-    for f in roots_first:
-        if f.role == "root":
-            continue
-        for parent in roots_first:
-            if parent is f or parent.explained_by is not None:
+    # A root another root names as its consequence first (the rendezvous the others waited in while
+    # rank 0's port was taken or its node's container failed), then symptoms under the roots left.
+    for only_roots in (True, False):
+        for f in roots_first:
+            if (f.role == "root") != only_roots or f.explained_by is not None or f.explains:
                 continue
-            rule = rules.get(parent.id)
-            if rule and f.id in rule.explains and parent.role == "root":
-                f.explained_by = parent.id
-                parent.explains.append(f.id)
-                break
+            for parent in roots_first:
+                if parent is f or parent.explained_by is not None or parent.role != "root":
+                    continue
+                rule = rules.get(parent.id)
+                if rule and f.id in rule.explains:
+                    f.explained_by = parent.id
+                    parent.explains.append(f.id)
+                    break
     ordered: list[Finding] = []
     for f in sorted((f for f in findings if f.explained_by is None), key=_order_key):
         ordered.append(f)

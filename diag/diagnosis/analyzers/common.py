@@ -114,6 +114,37 @@ def failure_is_timeout_cascade(ctx: Context, texts: list[str]) -> bool:
     return all(is_timeout_cascade(t) for t in texts)
 
 
+# What launchers print as ranks end, whatever ended them: srun's task lines and step banners,
+# slurmstepd's, Open MPI's and torchrun's summaries. After a collective timeout these are the ranks
+# the watchdog aborted (SIGABRT) and those srun or mpirun then killed: no failure of their own.
+LAUNCHER_EXIT = (
+    ": Aborted",
+    ": Killed",
+    ": Terminated",
+    ": Exited with exit code ",
+    "noticed that process rank ",
+    "exited with non-zero status",
+    "_step_signal: Terminating",
+    "Force Terminated",
+    "Job step aborted",
+    " CANCELLED AT ",
+    "FAILED (non-zero exit code",
+    "failed (exitcode: ",
+    "Root Cause (first observed failure)",
+)
+
+
+def is_launcher_exit(text: str) -> bool:
+    return any(marker in text for marker in LAUNCHER_EXIT)
+
+
+def failure_rests_on_timeout(ctx: Context) -> bool:
+    """Whether every failure line in the logs is a collective timeout's cascade or a launcher's note of
+    ranks ending: the timeout is then the first failure, not a sign of one nobody printed."""
+    texts = [ev.text for name, st in ctx.failure_signatures() if name != "traceback" for ev, _ in st.samples]
+    return bool(texts) and failure_is_timeout_cascade(ctx, [t for t in texts if not is_launcher_exit(t)])
+
+
 def first_or(values: list[str], default: str = "") -> str:
     return values[0] if values else default
 
