@@ -127,3 +127,28 @@ def test_rank_never_chains_roots_and_never_loops():
     for f in ordered:
         parent = next((p for p in ordered if p.id == f.explained_by), None)
         assert parent is None or parent.explained_by is None
+
+
+# The store's process aborted on its own watchdog: the others then lose the store (PyTorch 2.5's TCPStore).
+STORE_GONE = [
+    "[W1130 03:44:13.949247853 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=77, addr=[node018]:39732, "
+    "remote=[node017]:29500): failed to recv, got 0 bytes",
+    "srun: error: node017: tasks 0-7: Aborted",
+]
+
+
+def test_store_lost_after_the_watchdog_timeout_is_the_timeout_s_consequence(rules):
+    report = diagnose(rules, WATCHDOGS + STORE_GONE)
+    top(report, "nccl-timeout")
+    lost = found(report, "rendezvous-failure")
+    assert lost.severity == "warning" and "followed a collective timeout" in lost.detail
+
+
+def test_store_lost_alone_still_names_the_rendezvous(rules):
+    top(diagnose(rules, STORE_GONE), "rendezvous-failure")
+
+
+def test_communicator_init_timeout_is_a_collective_timeout(rules):
+    lines = ["torch.distributed.DistBackendError: NCCL timeout in communicator initialization."] * 2
+    report = diagnose(rules, lines + ["srun: error: node017: task 0: Exited with exit code 1"])
+    assert "initialization timed out" in top(report, "nccl-timeout").detail

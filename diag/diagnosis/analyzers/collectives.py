@@ -53,7 +53,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
     names = ["watchdog", "async_exception", "heartbeat", "heartbeat_missing", "watchdog_stuck", "comm_aborted"]
     # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line.
-    told = ["op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination"]
+    told = ["op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination", "init_timeout"]
     if not ctx.stats(rule, names + told):
         for reader in (
             _work_timeout, _desync, _blocking_wait, _ras_mismatch, _ras_missing, _flight_recorder, _rank_monitor,
@@ -72,6 +72,11 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
         detail = "The PyTorch NCCL watchdog itself was blocked (an NCCL/CUDA call hung)"
         if not ctx.stats(rule, ["heartbeat", "heartbeat_missing", "watchdog_stuck"]):
             detail = "A collective timed out or failed (PyTorch's watchdog said so; its own timeout line is not here)"
+            if ctx.stats(rule, ["init_timeout"]) and not ctx.stats(rule, [n for n in names if n != "init_timeout"]):
+                detail = (
+                    "NCCL's communicator initialization timed out (PyTorch's nonblocking init): a rank never "
+                    "joined, or its bootstrap connection never came"
+                )
             if ctx.stats(rule, ["watchdog_cut"]):
                 detail = "A collective timed out (PyTorch's watchdog caught it; its line is wrapped, the collective on the next)"
             if src := ctx.captures(rule, "from", ["dump_signal"]):

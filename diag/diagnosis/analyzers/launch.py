@@ -707,6 +707,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # Retries are the client waiting: the run may yet connect (the store's host was slow to start).
         assumed = ["the run hung retrying: the log ends while the client still tries"]
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
+    if chosen <= STORE_LOST and _timed_out_before(ctx, first):
+        # The ranks' watchdogs gave up on a collective first, then aborted their processes, the store's
+        # among them: the store going away is the timeout's consequence.
+        detail += " It followed a collective timeout (nccl-timeout): the processes aborted on their watchdog, the store's among them."
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.4, values=values)]
     if chosen <= STORE_LOST:
         # Only the consequence is in these files: the store's host went away, its reason is elsewhere.
         assumed = ["the process that served the store (rank 0 or the endpoint's torchrun agent) failed first, in a log not here"]
@@ -716,6 +721,15 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # world-size-mismatch names the likelier cause (nobody else was started); this stays the second answer.
         return [ctx.make_finding(rule, detail=detail, confidence=0.7, values=values)]
     return [ctx.make_finding(rule, detail=detail, values=values)]
+
+
+def _timed_out_before(ctx: Context, first: tuple[int, int]) -> bool:
+    """Whether a collective's watchdog timeout was printed before ``first``."""
+    timeout = ctx.rules.get("nccl-timeout")
+    if timeout is None:
+        return False
+    said = ctx.samples(timeout, ["watchdog", "work_timeout", "blocking_wait", "async_exception"])
+    return bool(said) and said[0][0].order < first
 
 
 def _stopped_in_rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
