@@ -909,3 +909,12 @@ def test_a_missing_file_python_printed_and_ignored_at_exit_is_no_node_local_path
     ignored = ["Exception ignored in atexit callback: <function matmul_ext_update_autotune_table at 0x7f1c2d3e4f70>"]
     assert "node-local-path" in ids(diagnose(rules, missing))
     assert "node-local-path" not in ids(diagnose(rules, ignored + missing))
+
+
+def test_a_script_that_cannot_cd_into_its_directory_is_a_node_local_warning(rules):
+    # A job script's cd on a node that lacks the directory (SkyPilot's synced workdir on one node only).
+    report = diagnose(rules, ["bash: cd: /home/myuser/sky_workdir: No such file or directory"])
+    finding = top(report, "node-local-path")
+    assert finding.severity == "warning" and "/home/myuser/sky_workdir" in finding.detail
+    # ... but a shared file system's path missing is not a node-local layout.
+    assert "node-local-path" not in ids(diagnose(rules, ["bash: cd: /lustre/proj/run: No such file or directory"]))

@@ -204,7 +204,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8, None))
     local += _framework_signs(rule, ctx)
     local += _container_sources(rule, ctx)
-    soft = _split_signs(rule, ctx)  # signs of ranks that disagree, not of a failure: a warning until something fails
+    # Signs of ranks that disagree or of a script in the wrong directory, not of a failure: a warning until something fails.
+    soft = _split_signs(rule, ctx) + _shell_cd_missing(rule, ctx)
     local += soft
     local += _pathless_signs(rule, ctx, rank0_host, dcp_failed)
     local += _working_dir_elsewhere(rule, ctx)
@@ -297,6 +298,29 @@ def _resume_found_nothing(rule: Rule, ctx: Context) -> list[str]:
     NeMo's checkpoint_dir) found empty: only a sign when the path is node-local by its name."""
     paths = ctx.captures(rule, "path", ["resume_latest", "resume_tracker", "resume_tracker_verl", "resume_scratch"])
     return [p for p in (_clean_path(p) for p in paths) if node_local(p)]
+
+
+_SHELL_CD = re.compile(r"\bcd: (?P<path>/[^\s:'\"`]+): No such file or directory")
+
+
+def _shell_cd_missing(rule: Rule, ctx: Context) -> list[tuple]:
+    """A job script's ``cd`` into a directory this node does not have, in a log that shows no failure
+    (a failed job's missing paths are weighed with the others): the script went on in the wrong
+    directory, or stopped there; the directory was made on another node's disk, or the storage that
+    holds it is not mounted here."""
+    if ctx.job_failed():
+        return []
+    signs = []
+    for ev, g in ctx.samples(rule, ["missing_before"]):
+        found = _SHELL_CD.search(ev.text)
+        if not found or found["path"] != _clean_path(g.get("path", "")):
+            continue
+        path = found["path"]
+        if path.startswith(SHARED_FS_PREFIXES) or path.startswith(_SYSTEM_PREFIXES):
+            continue  # a shared file system missing is shared-storage-missing; a system path is the image's
+        why = "the job's script could not enter it on this node: made on another node's disk, or on storage not mounted here"
+        signs.append((ev, path, why, 0.35, UNKNOWN_WHERE))
+    return signs
 
 
 def _working_dir_elsewhere(rule: Rule, ctx: Context) -> list[tuple]:
