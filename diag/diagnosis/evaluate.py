@@ -12,7 +12,6 @@ from __future__ import annotations
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule, RuleSet
 from diag.diagnosis.analyzers import ANALYZERS
-from diag.diagnosis.analyzers.common import failure_rests_on_timeout
 from diag.diagnosis.context import Context
 from diag.diagnosis.cues import cue_findings
 from diag.report import Finding
@@ -54,10 +53,6 @@ def evaluate(rules: RuleSet, scan: ScanResult, expect_busbw: float | None = None
                 prior = ctx.findings.get(finding.id)
                 if prior is None or finding.sort_key() < prior.sort_key():
                     ctx.findings[finding.id] = finding
-    if "unexplained-failure" in ctx.findings and failure_rests_on_timeout(ctx):
-        # Ranks a watchdog aborted and their launchers' exit lines are the timeout's cascade: the
-        # timeout (naming the rank that fell behind) is the answer, not a failure nobody printed.
-        del ctx.findings["unexplained-failure"]
     thin = sum(i.lines for i in scan.inputs) < PASTE_LINES
     if thin:
         for finding in ctx.findings.values():

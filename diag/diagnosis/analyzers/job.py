@@ -10,6 +10,7 @@ from diag.diagnosis.analyzers.common import (
     CANCELLED_TASK_ENDINGS,
     after_success,
     failure_is_timeout_cascade,
+    failure_rests_on_timeout,
     first_or,
     said,
     success_lines,
@@ -21,6 +22,10 @@ from diag.report import Finding
 
 
 def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
+    if failure_rests_on_timeout(ctx):
+        # Ranks a watchdog aborted and their launchers' exit lines are the timeout's cascade: the
+        # timeout (naming the rank that fell behind) is the answer, not a failure nobody printed.
+        return []
     failed = ctx.failure_signatures()
     ignored_lines = ignored_exception_lines(rule, ctx)
     ignored = _ignored_exceptions(rule, ctx, ignored_lines)
