@@ -118,6 +118,13 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "sacct_failed",
                 "fatal_python",
                 "horovod_exit",
+                "ssh_password",
+                "ssh_password_retry",
+                "ssh_hostkey",
+                "slurm_security",
+                "k8s_admission",
+                "miopen_error",
+                "runtime_bind",
             ],
         )
     ]
