@@ -1242,3 +1242,22 @@ def test_a_pod_rejected_at_admission_and_a_miopen_cache_on_lustre_are_failures_o
     )
     assert "admission" in top(diagnose(rules, [admission]), "unexplained-failure").detail
     assert "MIOPEN_USER_DB_PATH" in top(diagnose(rules, [miopen]), "unexplained-failure").detail
+
+
+def test_a_rank_that_crashed_before_the_time_limit_is_why_the_job_sat_there(rules):
+    lines = [
+        "Function: void {anonymous}::fpe_signal_handler(int)",
+        "Floating point exception!",
+        "slurmstepd: error: *** JOB 313794 ON wheeler049 CANCELLED AT 2021-09-26T15:36:54 DUE TO TIME LIMIT ***",
+    ]
+    report = diagnose(rules, lines)
+    assert "Floating point exception" in top(report, "unexplained-failure").detail
+    assert found(report, "job-time-limit").severity == "warning"
+
+
+def test_a_crash_after_the_time_limit_banner_is_its_consequence(rules):
+    lines = [
+        "slurmstepd: error: *** JOB 1234 ON node017 CANCELLED AT 2024-01-02T03:04:05 DUE TO TIME LIMIT ***",
+        "Segmentation fault",
+    ]
+    assert top(diagnose(rules, lines), "job-time-limit").severity == "error"
