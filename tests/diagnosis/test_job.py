@@ -1219,3 +1219,45 @@ def test_bare_divisibility_assertion_does_not_outrank_unexplained(rules):
     assert found(report, "world-size-mismatch").severity == "warning"
     # DeepSpeed's groups.py divides only parallel sizes: the bare assertion alone stays the layout's.
     assert top(diagnose(rules, ["AssertionError: 12 is not divisible by 8"]), "world-size-mismatch").severity == "error"
+
+
+def test_slurmd_refusing_the_controller_s_rpcs_names_the_slurm_uid_mismatch(rules):
+    lines = [
+        "Nov 18 17:50:18 hpc-1 slurmd[8046]: [2025-11-18T17:50:18.003] error: Security violation, ping RPC from uid 11100",
+        "Nov 18 17:51:32 hpc-1 slurmd[8046]: [2025-11-18T17:51:32.767] error: Security violation: kill_job(2) from uid 11100",
+    ]
+    report = diagnose(rules, lines)
+    assert "SlurmUser" in top(report, "unexplained-failure").detail
+    assert "node-failure" not in ids(report)
+
+
+def test_a_pod_rejected_at_admission_and_a_miopen_cache_on_lustre_are_failures_outside_the_catalogue(rules):
+    admission = (
+        "  Warning  UnexpectedAdmissionError  13s   kubelet            Allocate failed due to rpc error: code = Unknown "
+        "desc = request for 'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1, which is unexpected"
+    )
+    miopen = (
+        "MIOpen Error: /long_pathname_so_that_rpms_can_package_the_debug_info/data/driver/MLOpen/src/sqlite_db.cpp:220: "
+        "Internal error while accessing SQLite database: locking protocol"
+    )
+    assert "admission" in top(diagnose(rules, [admission]), "unexplained-failure").detail
+    assert "MIOPEN_USER_DB_PATH" in top(diagnose(rules, [miopen]), "unexplained-failure").detail
+
+
+def test_a_rank_that_crashed_before_the_time_limit_is_why_the_job_sat_there(rules):
+    lines = [
+        "Function: void {anonymous}::fpe_signal_handler(int)",
+        "Floating point exception!",
+        "slurmstepd: error: *** JOB 313794 ON wheeler049 CANCELLED AT 2021-09-26T15:36:54 DUE TO TIME LIMIT ***",
+    ]
+    report = diagnose(rules, lines)
+    assert "Floating point exception" in top(report, "unexplained-failure").detail
+    assert found(report, "job-time-limit").severity == "warning"
+
+
+def test_a_crash_after_the_time_limit_banner_is_its_consequence(rules):
+    lines = [
+        "slurmstepd: error: *** JOB 1234 ON node017 CANCELLED AT 2024-01-02T03:04:05 DUE TO TIME LIMIT ***",
+        "Segmentation fault",
+    ]
+    assert top(diagnose(rules, lines), "job-time-limit").severity == "error"

@@ -1017,3 +1017,65 @@ def test_slurm_s_pmix_plugin_failing_its_ucx_direct_connections_names_the_settin
     )
     finding = top(diagnose(rules, [line, TASK_FAILED]), "pmix-runtime-error")
     assert "PMIxDirectConnUCX=false" in finding.detail and "Fail to init UCX" in finding.detail
+
+
+def test_a_ray_bundle_index_past_the_placement_group_is_a_layout_bigger_than_what_was_reserved(rules):
+    for line in (
+        "ValueError: placement group bundle index 6 is invalid. Valid placement group indexes: 0-4",
+        "(TaskRunner pid=8812) ValueError: placement group bundle index 8 is invalid. Valid placement group indexes: 0 to 7.",
+    ):
+        assert "bundle" in top(diagnose(rules, [line]), "world-size-mismatch").detail
+
+
+def test_an_index_error_picking_the_device_by_local_rank_is_more_tasks_than_devices_on_the_node(rules):
+    lines = [
+        '  File "/opt/conda/lib/python3.9/site-packages/pytorch_lightning/strategies/ddp.py", line 118, in root_device',
+        "    return self.parallel_devices[self.local_rank]",
+        "IndexError: list index out of range",
+        "srun: error: gpu-node-3: tasks 6-7: Exited with exit code 1",
+    ]
+    assert "local rank is past the end of the device list" in top(diagnose(rules, lines), "world-size-mismatch").detail
+
+
+def test_an_index_error_of_the_program_s_own_data_is_no_layout(rules):
+    lines = [
+        '  File "/data/loader.py", line 77, in __getitem__',
+        "    return self.samples[idx]",
+        "IndexError: list index out of range",
+        "srun: error: gpu-node-3: task 2: Exited with exit code 1",
+    ]
+    report = diagnose(rules, lines)
+    top(report, "unexplained-failure")
+    assert "world-size-mismatch" not in ids(report)
+
+
+def test_invalid_device_ordinal_with_peers_hidden_from_nvml_is_per_task_binding_not_a_count(rules):
+    lines = [
+        "my-node: Test CUDA failure common.cu:1030 'invalid device ordinal'",
+        "my-node:7039:7435 [0] misc/nvmlwrap.cc:183 NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found",
+        "my-node: Test NCCL failure common.cu:1126 'unhandled system error (run with NCCL_DEBUG=INFO for details) / '",
+    ]
+    report = diagnose(rules, lines)
+    assert "each process sees only its own GPU" in top(report, "unexplained-failure").detail
+    assert "world-size-mismatch" not in ids(report)
+
+
+def test_mpirun_daemons_that_ssh_could_not_log_in_for_are_ssh_not_pmix(rules):
+    lines = [
+        "root@worker-1's password: ",
+        "Permission denied, please try again.",
+        "ORTE was unable to reliably start one or more daemons.",
+    ]
+    report = diagnose(rules, lines)
+    assert "passwordless key" in top(report, "unexplained-failure").detail
+    assert "pmix-runtime-error" not in ids(report)
+
+
+def test_open_mpi_s_session_socket_that_cannot_bind_is_not_the_rendezvous_port(rules):
+    lines = [
+        "[qnode4047:29020] [[2752,0],1] bind() failed on error Address already in use (98)",
+        "[qnode4047:29020] [[2752,0],1] ORTE_ERROR_LOG: Error in file oob_usock_component.c at line 247",
+    ]
+    report = diagnose(rules, lines)
+    assert "TMPDIR" in top(report, "unexplained-failure").detail
+    assert "port-in-use" not in ids(report)

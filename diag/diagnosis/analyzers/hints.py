@@ -18,11 +18,61 @@ OUTSIDE_CATALOGUE = (
         "(scontrol show hostnames under Slurm)",
     ),
     (
-        re.compile(r"ssh: connect to host [^\s:]+ port \d+: |Permission denied \(publickey|(?:not reachable|connect to some hosts) via ssh"),
-        "A launcher's ssh (pdsh for DeepSpeed, mpirun's rsh agent, accelerate) could not log in to another node: "
-        "sshd there is not reachable (Connection refused / timed out: the node is down, or a firewall), or there is "
-        "no passwordless key between the nodes (Permission denied (publickey)); under Slurm start the processes with "
-        "srun instead of ssh (DeepSpeed --launcher slurm, mpirun inside the allocation)",
+        # OpenSSH's password prompt ("root@worker-0's password: ") and its retry line ("Permission denied,
+        # please try again.") in a job's output: no key was accepted, and nobody is there to type a password.
+        re.compile(
+            r"ssh: connect to host [^\s:]+ port \d+: |Permission denied \(publickey|(?:not reachable|connect to some hosts) via ssh"
+            r"|[\w.-]+@[\w.-]+'s password:|Permission denied, please try again|Host key verification failed"
+        ),
+        "A launcher's ssh (pdsh for DeepSpeed, mpirun's rsh agent, accelerate, an MPI operator's launcher pod) could "
+        "not log in to another node: sshd there is not reachable (Connection refused / timed out: the node is down, "
+        "or a firewall), or there is no passwordless key between the nodes (Permission denied (publickey), or ssh "
+        "asking for a password: the key is missing, not mounted, or refused for its permissions; Host key "
+        "verification failed: the other node's host key is not in known_hosts); under Slurm start "
+        "the processes with srun instead of ssh (DeepSpeed --launcher slurm, mpirun inside the allocation)",
+    ),
+    (
+        # slurmd's req.c refuses RPCs not from root or SlurmUser, and asks "Do you have SlurmUser configured as uid N?".
+        re.compile(r"Security violation[,:] .+? from uid \d+|Do you have SlurmUser configured as uid"),
+        "slurmd refused the controller's own requests (ping, health check, launch, kill_job) because they came from "
+        "a UID that is not SlurmUser's on this node: the slurm (and munge) user has different UIDs/GIDs on the "
+        "controller and the nodes; make them identical everywhere (same /etc/passwd entries or directory service), "
+        "restart munge and slurmd; until then the node looks unresponsive and its jobs cannot be launched or killed",
+    ),
+    (
+        # kubelet admission: the device plugin's Allocate failed (NVIDIA device plugin README: shared GPUs with
+        # failRequestsGreaterThanOne fail a request above 1 with UnexpectedAdmissionError).
+        re.compile(r"UnexpectedAdmissionError|Allocate failed due to"),
+        "The kubelet rejected the pod at admission because its device plugin could not allocate what it asked for "
+        "(with GPU sharing/time-slicing and failRequestsGreaterThanOne a container may ask for at most one shared "
+        "GPU; a plugin restart or devices gone unhealthy do the same): the pod never ran; fix the request (or the "
+        "plugin's sharing config) and recreate the pod, which the kubelet does not retry",
+    ),
+    (
+        # MIOpen keeps its find database and kernel cache in SQLite files under the home directory by default.
+        re.compile(r"(?:MIOpen Error|sqlite_db\.cpp).*SQLite database|SQLite database: (?:locking protocol|database is locked)"),
+        "MIOpen's find database and kernel cache are SQLite files (in the home directory by default): on a shared "
+        "file system (Lustre, NFS) SQLite's locks fail or many ranks contend for one file; give every process its "
+        "own node-local MIOPEN_USER_DB_PATH and MIOPEN_CUSTOM_CACHE_DIR (e.g. /tmp/$USER-miopen-$SLURM_PROCID), "
+        "or MIOPEN_DISABLE_CACHE=1",
+    ),
+    (
+        # ORTE's usock and PMIx-server listeners and PRRTE's bind a sockaddr_un in the session directory.
+        re.compile(r"bind\(\) failed on error|oob_usock|usock_peer_"),
+        "Open MPI's runtime (orted/prted) could not bind its own Unix-domain socket in its session directory, which "
+        "lives under TMPDIR: a path longer than a Unix socket allows (about 108 bytes: a long per-job TMPDIR) is "
+        "cut short so processes collide on one name (Address already in use), or a stale session directory of an "
+        "earlier job is in the way; point TMPDIR (or --mca orte_tmpdir_base / prte_tmpdir_base) at a short "
+        "node-local path such as /tmp; this is not a TCP port",
+    ),
+    (
+        # NVIDIA/nccl#1066 ("NCCL not working when each rank only sees its own GPU"), #1529 (containers).
+        re.compile(r"nvmlDeviceGetHandleByPciBusId\(\) failed: Not Found"),
+        "NCCL could not find a peer's GPU through NVML: each process sees only its own GPU (srun --gpu-bind or "
+        "--tres-bind=gres/gpu:per_task, --gpus-per-task with ConstrainDevices, one GPU per container), and NCCL "
+        "needs every GPU of the node that its local peers use to be visible to each of them; a program that "
+        "selects GPU LOCAL_RANK then also gets \"invalid device ordinal\" (every task's GPU is device 0); give the "
+        "tasks of a node all its GPUs (--gpus-per-node, --gpu-bind=none) and let each rank select its own",
     ),
     (
         # The dynamic loader resolving libtorch_cuda.so (or another NCCL user) against an older libnccl.

@@ -17,6 +17,7 @@ from diag.diagnosis.analyzers.common import (
 )
 from diag.diagnosis.analyzers.hints import outside_catalogue_hint
 from diag.diagnosis.context import Context, hosts_text, pick_evidence
+from diag.evidence import Evidence
 from diag.hostlist import expand
 from diag.report import Finding
 
@@ -94,6 +95,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "glibc_invalid",
                 "crash_core",
                 "segfault_line",
+                "fpe_line",
                 "loader_missing",
                 "command_not_found",
                 "ssh_unresolved",
@@ -118,6 +120,13 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "sacct_failed",
                 "fatal_python",
                 "horovod_exit",
+                "ssh_password",
+                "ssh_password_retry",
+                "ssh_hostkey",
+                "slurm_security",
+                "k8s_admission",
+                "miopen_error",
+                "runtime_bind",
             ],
         )
     ]
@@ -404,7 +413,7 @@ def failure_before_cancel(ctx: Context) -> bool:
     crashes = [
         "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
         "nccl_error", "nccl_error_quoted", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
-        "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
+        "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "fpe_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
         "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found", "hydra_terminated", "mpi_errhandler",
         "python_no_script", "mpich_abort", "hydra_error", "hydra_error_proxy", "cray_mpich_abort",
         "dataloader_segfault", "raylet_died", "pbs_resource_kill", "flux_exec_exception", "prrte_srun_daemons",
@@ -450,11 +459,30 @@ def job_time_limit(rule: Rule, ctx: Context) -> list[Finding]:
         for f in ctx.findings.values()
         if f.role == "root" and severity_rank(f.severity) >= severity_rank("error") and f.first_order() < first
     ]
+    crashed = _crashed_before(ctx, first)
     # The node in the banner is where slurmstepd reported, not a culprit.
+    if crashed and not earlier:
+        detail += f"; a process crashed before it ({said(crashed)}) and the job then sat until the limit: the crash is the likely cause"
+        return [ctx.make_finding(rule, detail=detail + ".", hosts=[], severity="warning", confidence=0.6)]
     if earlier:
         detail += f"; it ran into the limit after {', '.join(sorted(f.id for f in earlier))}, which is the likely cause"
         return [ctx.make_finding(rule, detail=detail + ".", hosts=[], severity="warning", confidence=0.6)]
     return [ctx.make_finding(rule, detail=detail + ".", hosts=[])]
+
+
+# A process's death by a fatal signal as its shell, its signal handler or Python's faulthandler prints it
+# (unexplained-failure's signatures): never a consequence of the time limit, which ends tasks with SIGTERM.
+_CRASH_LINES = ["crash_core", "segfault_line", "fpe_line", "process_signal", "ucx_signal", "fatal_python", "dataloader_segfault"]
+
+
+def _crashed_before(ctx: Context, first: tuple) -> Evidence | None:
+    """The first crash line printed before the time-limit banner: the job that hung after a rank died
+    (an MPI rank that does not abort its peers) reaches the limit with the crash as its cause."""
+    rule = ctx.rules.get("unexplained-failure")
+    if rule is None:
+        return None
+    crashes = sorted((ev for ev, _ in ctx.samples(rule, _CRASH_LINES) if ev.order < first), key=lambda ev: ev.order)
+    return crashes[0] if crashes else None
 
 
 def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:

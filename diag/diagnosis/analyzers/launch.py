@@ -320,7 +320,12 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             )
         ]
     daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "daemon_failed_early", "hydra_connect"])]
-    if daemons and not ctx.stats(rule, [s.name for s in rule.signatures if s.name not in daemons and not s.fact]):
+    others = ctx.stats(rule, [s.name for s in rule.signatures if s.name not in daemons and not s.fact])
+    if daemons == ["daemon_start_failed"] and not others and _ssh_login_failed(ctx):
+        # mpirun starts its daemons over ssh: one that could not log in (a password prompt, a refused key or
+        # host key) is why they did not start, and the honest unexplained finding names it; PMIx is not involved.
+        return []
+    if daemons and not others:
         # mpirun ends the whole job when it loses a daemon: fatal even when the excerpt shows nothing else.
         detail = (
             "Open MPI's launcher lost (or could not start) the daemon of a node: the TCP connection to it broke "
@@ -411,6 +416,15 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
             detail="PMIx reported errors but the job shows no failure: harmless noise.",
         )
     ]
+
+
+# ssh failing to log in to another node (unexplained-failure's signatures): no daemon of mpirun's can start there.
+_SSH_LOGIN_FAILED = ["ssh_password", "ssh_password_retry", "ssh_denied", "ssh_hostkey"]
+
+
+def _ssh_login_failed(ctx: Context) -> bool:
+    unexplained = ctx.rules.get("unexplained-failure")
+    return unexplained is not None and bool(ctx.count(unexplained.id, _SSH_LOGIN_FAILED))
 
 
 _CRAY_PMI = ["cray_pmi", "cray_pmi_init", "cray_pmi_error", "cray_pmi_barrier"]
@@ -995,6 +1009,13 @@ LAYOUT_SENTENCES: tuple = (
     ),
     ([], _mpi_slots),
     (
+        ["ray_bundle_index"],
+        "a Ray task or actor was placed on bundle {index} of a placement group that has no such bundle (Ray lists "
+        "its indexes as 0-{top}): the "
+        "layout places more workers (engines x tensor parallel size, GPUs per node x nodes) than the placement "
+        "group reserved",
+    ),
+    (
         ["ray_gpus_short"],
         "the Ray cluster the job joined offers {have} GPUs where it asks for {want}: a node did not join the "
         "cluster, or ray.init started a local instance (ray.init(address='auto') joins the running one)",
@@ -1044,7 +1065,13 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
             or _ranks_beyond_world(rule, ctx)
             or _members_never_joined(rule, ctx)
             or _only_rank0_came(rule, ctx)
+            or _device_list_index(rule, ctx)
         )
+    if chosen == {"device_ordinal"} and ctx.count(rule.id, ["nvml_peer_hidden"]):
+        # NCCL could not see a local peer's GPU: each task sees only its own (per-task GPU binding), where
+        # every task's GPU is device 0 and any other ordinal is invalid. No count disagrees; the honest
+        # unexplained finding names the binding.
+        return []
     parts = sentences(rule, ctx, chosen, LAYOUT_SENTENCES)
     detail = "Launch layout does not match: " + "; ".join(parts) + "."
     if chosen <= {"nnodes_reset", "ntasks_per_node", "srun_unused", "ray_worker_start"}:
@@ -1058,6 +1085,46 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         detail += " The traceback shows it dividing a model shape (hidden size, heads), not a parallel layout"
         return [ctx.make_finding(rule, detail=detail + ".", severity="warning", confidence=0.3)]
     return [ctx.make_finding(rule, detail=detail)]
+
+
+# How far below a traceback's source line its exception may be (the frames under it, "^^^^" markers).
+_INDEX_ERROR_REACH = 4
+
+
+def _device_list_index(rule: Rule, ctx: Context) -> list[Finding]:
+    """An IndexError just under a traceback line that picks the process's device by its local rank
+    (Lightning's ``self.parallel_devices[self.local_rank]``): the node runs more processes than the
+    devices the program was given for it (devices per node below the tasks Slurm placed there, nodes
+    with uneven GPU counts). An IndexError elsewhere says nothing of the layout."""
+    unexplained = ctx.rules.get("unexplained-failure")
+    if unexplained is None:
+        return []
+    picks = [ev for ev, _ in ctx.samples(rule, ["local_rank_index"])]
+    errors = [
+        ev
+        for ev, g in ctx.samples(unexplained, ["exception"])
+        if g.get("exception", "").rsplit(".", 1)[-1] == "IndexError"
+    ]
+    hits = [
+        err
+        for err in errors
+        if any(p.path == err.path and 0 < err.line - p.line <= _INDEX_ERROR_REACH for p in picks)
+    ]
+    if not hits:
+        return []
+    pick = next(p for p in picks if any(p.path == e.path and 0 < e.line - p.line <= _INDEX_ERROR_REACH for e in hits))
+    detail = (
+        "Launch layout does not match: a process's local rank is past the end of the device list it picks its GPU "
+        f"from ({pick.text.strip()[:80]} raised IndexError): more processes were started on its node than the "
+        "devices the program was given for that node (the devices per node set in the program below the tasks "
+        "Slurm placed there, or nodes with different GPU counts while the program assumes one count for all)."
+    )
+    assumed = ["the device list is the program's devices per node, and the local rank the task's place on its node"]
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail, evidence=pick_evidence([pick, *hits]), confidence=0.55, assumed=assumed
+        )
+    ]
 
 
 def _separate_worlds(rule: Rule, ctx: Context) -> list[Finding]:
