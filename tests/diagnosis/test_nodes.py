@@ -326,3 +326,17 @@ def test_ucx_saying_why_a_peer_is_unreachable_names_the_fabric_difference(rules)
     )
     flushed = found(diagnose(rules, [flush]), "ib-link-fault")
     assert flushed.severity == "warning" and "name no link" in flushed.detail
+
+
+def test_completion_errors_from_an_empty_gid_entry_are_the_gid_index_not_the_link(rules):
+    # NCCL's QP line shows the GID it uses as (prefix/interface id): 0/0 is an empty entry, which no peer answers.
+    qp = "roce-2:5511:5602 [3] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1203 mtu 5 GID 3 (0/0) fifoRkey=0x1a fifoLkey=0x1a"
+    cqe = (
+        "roce-2:5511:5602 [3] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer 10.20.0.13<33101> "
+        "with error 12, opcode 0, len 0, vendor err 129 (Send)"
+    )
+    report = diagnose(rules, [qp, cqe])
+    assert [f.id for f in report.findings[:2]] == ["roce-gid-index", "ib-link-fault"]
+    assert "empty (0/0)" in found(report, "ib-link-fault").detail
+    # Without the empty entry the completion error stays the link's.
+    assert diagnose(rules, [cqe]).findings[0].id == "ib-link-fault"

@@ -629,6 +629,13 @@ def test_a_qp_timeout_with_ipv4_mapped_gids_is_read_as_roce(rules):
         "mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.1.1.1, remote GID ::ffff:10.2.2.2"
     )
     assert top(diagnose(rules, [line])) == "roce-gid-index"
+    # Both GIDs are RoCE v2 IPv4 entries, what NCCL picks itself: the index is likely right, the route is not
+    # (ports of different rails on a rail-only fabric, another subnet): a lead, not the job's failure.
+    lead = found(diagnose(rules, [line]), "roce-gid-index")
+    assert lead.severity == "info" and "NCCL_CROSS_NIC=0" in lead.detail
+    # Forced by the job, the same index is the suspect again.
+    forced = found(diagnose(rules, ["export NCCL_IB_GID_INDEX=3", line]), "roce-gid-index")
+    assert forced.severity == "error" and "NCCL_IB_GID_INDEX=3 is forced" in forced.detail
     # The same timeout between InfiniBand ports (known from NCCL's device line) is no GID question.
     ib = ["h1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>", line]
     assert "roce-gid-index" not in ids(diagnose(rules, ib))
@@ -669,6 +676,49 @@ def test_a_quoted_partial_modify_qp_line_on_a_roce_named_device_is_a_gid_questio
     report = diagnose(rules, paste)
     assert top(report) == "roce-gid-index"
     assert "nccl-socket-ifname" not in ids(report)  # the failing call is named: no guess about sockets
+
+
+def test_an_hca_list_written_in_words_is_the_suspect_of_a_qp_timeout(rules):
+    # Users write the setting in prose; a multi-port list and queue pairs that time out point at the list.
+    paste = [
+        "`NCCL_IB_HCA` was `roceP2p1s0f0,roceP2p1s0f1,rocep1s0f0,rocep1s0f1`.",
+        "spark-a:3301:3390 [0] misc/ibvwrap.cc:208 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed "
+        "out, on dev rocep1s0f0:1, curr state INIT, next state RTR, local GID index 3",
+    ]
+    report = diagnose(rules, paste)
+    assert top(report) == "nccl-ib-hca-wrong" and "lists 4 ports" in found(report, "nccl-ib-hca-wrong").detail
+    # "NCCL_IB_HCA is not set" names no HCA.
+    unset = ["NCCL_IB_HCA is not set on these nodes.", paste[1]]
+    assert top(diagnose(rules, unset)) == "roce-gid-index"
+
+
+def test_a_disabled_port_beside_active_ones_is_the_device_choice_not_a_link(rules):
+    def port(ca: str, state: str, phys: str) -> list[str]:
+        return [f"CA '{ca}'", "\tPort 1:", f"\t\tState: {state}", f"\t\tPhysical state: {phys}", "\t\tLink layer: Ethernet"]
+
+    disabled = port("mlx5_0", "Active", "LinkUp") + port("mlx5_1", "Down", "Disabled")
+    report = diagnose(rules, disabled)
+    assert top(report) == "nccl-ib-hca-wrong" and "ib-link-fault" not in ids(report)
+    assert found(report, "nccl-ib-hca-wrong").severity == "warning"
+    # A port that lost its link (Polling) is the link's question.
+    polling = port("mlx5_0", "Active", "LinkUp") + port("mlx5_1", "Down", "Polling")
+    assert top(diagnose(rules, polling)) == "ib-link-fault"
+
+
+def test_ucx_address_handles_failing_on_unlike_devices_point_at_the_device_list(rules):
+    def ah(pid: int, dgid: str, sgid: int, dev: str) -> str:
+        return (
+            f"[1641998540.196336] [cpu01:{pid}:0]       ib_device.c:1319 UCX  ERROR   ibv_create_ah(dlid=49152 sl=0 "
+            f"port=1 src_path_bits=0 dgid={dgid} sgid_index={sgid} traffic_class=106) on {dev} failed: Invalid argument"
+        )
+
+    two = [ah(31658, "::ffff:172.17.22.101", 1, "rocep33s0f1"), ah(31659, "fe80::a8a4:c3ff:febb:1d33", 7, "rocep129s0f1")]
+    report = diagnose(rules, two)
+    assert top(report) == "nccl-ib-hca-wrong" and "UCX_NET_DEVICES is not set" in found(report, "nccl-ib-hca-wrong").detail
+    # One device (UCX up to 1.12 prints no " for <usage>"): the GID the handle was built from.
+    assert top(diagnose(rules, two[:1])) == "roce-gid-index"
+    # With UCX_NET_DEVICES set, the devices were chosen: the GID again.
+    assert top(diagnose(rules, ["export UCX_NET_DEVICES=rocep33s0f1:1,rocep129s0f1:1", *two])) == "roce-gid-index"
 
 
 def test_channels_over_an_external_plugin_show_it_works(rules):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural, timeline_key
+from diag.diagnosis.analyzers.transport.hca import disabled_beside_active
 from diag.diagnosis.analyzers.transport.roce import (
     CQE_SIGNATURES,
     PORT_EVENTS,
     addressing_suspect,
+    empty_gid,
     link_local_completions,
     work_before,
 )
@@ -268,6 +270,11 @@ def link_fault(rule: Rule, ctx: Context) -> list[Finding]:
         # The same words at start-up can be a RoCE address the peer cannot reach; after work was done
         # the addressing had worked, so the link (or the peer node) is what changed.
         detail += f"; the job had done work before it ({_work_text(done)}), so a link or peer failed mid-run"
+    elif empty_gid(ctx) and not faults:
+        # The GID entry the queue pairs are addressed from is empty: nothing can answer them, whatever the link.
+        detail += "; NCCL's queue pairs use a GID entry that is empty (0/0) on this port, which explains these errors (roce-gid-index)"
+        conf = 0.5
+        assumed = ["the errors are a fabric fault rather than the empty GID entry the queue pairs use"]
     else:
         at_start, assumed = addressing_suspect(ctx)
         if at_start:
@@ -303,8 +310,8 @@ def _port_down(rule: Rule, ctx: Context) -> list[Finding]:
     """ibv_devinfo/ibstat output with a port that is not up, and no error of the fabric's own: worth a
     look (a port NCCL or UCX wanted may be down), but unused ports are down on healthy nodes too."""
     down = ctx.samples(rule, ["port_down", "ompi_no_active_ports"])
-    if not down:
-        return []
+    if not down or disabled_beside_active(ctx):
+        return []  # a Disabled port beside Active ones: switched off, nccl-ib-hca-wrong says so
     states = sorted({g.get("state") or g.get("phys") for _, g in down} - {None})
     if states:
         detail = f"An HCA port is not up ({', '.join(states)}, as ibv_devinfo/ibstat show it)"

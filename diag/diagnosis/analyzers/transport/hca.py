@@ -20,7 +20,10 @@ def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
         if avail:
             detail += f"; available: {avail[0]}"
         return [ctx.make_finding(rule, detail=detail, values={"value": ", ".join(devs)})]
-    if ignored := _ompi_nonexistent(rule, ctx) or _nvshmem_hca_missing(rule, ctx) or _tool_pinned(rule, ctx):
+    if ignored := (
+        _ompi_nonexistent(rule, ctx) or _nvshmem_hca_missing(rule, ctx) or _tool_pinned(rule, ctx)
+        or _disabled_port(rule, ctx) or _ucx_every_device(rule, ctx)
+    ):  # fmt: skip
         return ignored
     mounted = ctx.rules.get("ib-devices-not-mounted")
     unopenable = set()
@@ -126,6 +129,81 @@ def _tool_pinned(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, names, detail=detail + ".", values={"value": ", ".join(devs) or "-d <hca>"}, confidence=0.6)]
 
 
+def disabled_beside_active(ctx: Context) -> list:
+    """ibstat's ports that are administratively Disabled (ib-link-fault's port_down samples), where the same
+    paste shows other ports Active and no port in a state a failing link leaves (Polling, LinkErrorRecovery):
+    a port switched off on purpose, not a broken link; if the job was given it, the device choice is wrong."""
+    fault, hca = ctx.rules.get("ib-link-fault"), ctx.rules.get("nccl-ib-hca-wrong")
+    if fault is None or hca is None or not ctx.stats(hca, ["port_active"]):
+        return []
+    down = ctx.samples(fault, ["port_down"])
+    if not down or any(g.get("phys") != "Disabled" for _, g in down if g.get("phys")):
+        return []
+    return [(ev, g) for ev, g in down if g.get("phys") == "Disabled"]
+
+
+def _disabled_port(rule: Rule, ctx: Context) -> list[Finding]:
+    from diag.diagnosis.analyzers.transport.roce import CQE_SIGNATURES, PORT_EVENTS  # roce imports this module
+
+    disabled = disabled_beside_active(ctx)
+    fault = ctx.rules.get("ib-link-fault")
+    if not disabled or fault is None or ctx.samples(fault, CQE_SIGNATURES) or ctx.samples(fault, PORT_EVENTS):
+        return []  # a fabric error of its own is ib-link-fault's to explain
+    detail = (
+        f"ibstat shows {'a port' if len(disabled) == 1 else str(len(disabled)) + ' ports'} administratively Disabled "
+        "beside ports that are Active: a port switched off on purpose, not a failing link (that reads Polling or "
+        "LinkErrorRecovery); if the job or one of its ranks was given that HCA (NCCL_IB_HCA, UCX_NET_DEVICES, a "
+        "per-rank device list), it cannot connect: give every rank only HCAs whose port is Active"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["port_active"], detail=detail + ".", evidence=[ev for ev, _ in disabled[:2]],
+            severity=None if ctx.job_failed() else "warning", confidence=0.45,
+            assumed=["the Disabled port is one the job was given"], values={"value": "a Disabled port"},
+        )
+    ]  # fmt: skip
+
+
+_SGID = re.compile(r"\bsgid_index=(\d+)")
+
+
+def ucx_unlike_devices(ctx: Context) -> tuple[list[str], list[str]]:
+    """UCX's failed RoCE address handles (roce-gid-index's ucx_create_ah) on several devices of a node that
+    use different GID indexes, with UCX_NET_DEVICES not set: UCX takes every RDMA device by default, and
+    ports whose GID tables differ are ports of different kinds or networks (a second NIC not cabled to the
+    fabric), so the device list is the first suspect, the GID index the second. (devices, GID indexes)."""
+    gid, hca = ctx.rules.get("roce-gid-index"), ctx.rules.get("nccl-ib-hca-wrong")
+    if gid is None or hca is None or ctx.facts.env_values("UCX_NET_DEVICES") or ctx.stats(hca, ["ucx_devices_set"]):
+        return [], []
+    samples = ctx.samples(gid, ["ucx_create_ah"])
+    devs = sorted({g["hca"] for _, g in samples if g.get("hca")}, key=natural_key)
+    sgids = sorted({m.group(1) for ev, _ in samples if (m := _SGID.search(ev.text))}, key=int)
+    if len(devs) < 2 or len(sgids) < 2:
+        return [], []
+    return devs, sgids
+
+
+def _ucx_every_device(rule: Rule, ctx: Context) -> list[Finding]:
+    devs, sgids = ucx_unlike_devices(ctx)
+    if not devs:
+        return []
+    gid = ctx.rules["roce-gid-index"]
+    detail = (
+        f"UCX could not build RoCE address handles on {', '.join(devs)}, with different GID indexes "
+        f"({', '.join(sgids)}), and UCX_NET_DEVICES is not set: UCX uses every RDMA device it finds, and ports "
+        "whose GID tables differ are of different kinds or on different networks (a second NIC not cabled to the "
+        "fabric); set UCX_NET_DEVICES to the port every node reaches the others by (ibdev2netdev, show_gids)"
+    )
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", evidence=[ev for ev, _ in ctx.samples(gid, ["ucx_create_ah"])[:2]],
+            confidence=0.55, values={"value": "UCX_NET_DEVICES unset (all devices)"},
+            # UCX connects a node's own processes over the same devices: one node is enough to fail.
+            severity=rule.severity if ctx.job_failed() else "warning",
+        )
+    ]  # fmt: skip
+
+
 _FIRST_HCA = re.compile(r"(?:^|[=,^])mlx5_0(?::1)?(?:,|$)")
 
 
@@ -222,7 +300,7 @@ def _prefix_matched(rule: Rule, ctx: Context) -> list[Finding]:
 def hca_filter_values(ctx: Context) -> list[str]:
     """NCCL_IB_HCA as the job set it (NCCL's echo, the script, an env dump)."""
     rule = ctx.rules.get("nccl-ib-hca-wrong")
-    found = ctx.captures(rule, "value", ["hca_assign", "hca_set"]) if rule else []
+    found = ctx.captures(rule, "value", ["hca_assign", "hca_set", "hca_prose"]) if rule else []
     return list(dict.fromkeys(found + ctx.facts.env_values("NCCL_IB_HCA")))
 
 
@@ -260,12 +338,12 @@ def _hca_off_fabric(rule: Rule, ctx: Context) -> list[Finding]:
     return [
         ctx.make_finding(
             rule,
-            ["hca_assign", "hca_set"],
+            ["hca_assign", "hca_set", "hca_prose"],
             detail=detail + ".",
             values={"value": values[0]},
             confidence=0.6,
             evidence=pick_evidence(
-                [ev for ev, _ in ctx.samples(rule, ["hca_assign", "hca_set"])] + [ev for ev, _ in stuck]
+                [ev for ev, _ in ctx.samples(rule, ["hca_assign", "hca_set", "hca_prose"])] + [ev for ev, _ in stuck]
             ),
         )
     ]

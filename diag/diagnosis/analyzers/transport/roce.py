@@ -6,7 +6,7 @@ import ipaddress
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import timeline_key
-from diag.diagnosis.analyzers.transport.hca import hca_filter_values, mixed_links, qp_failures
+from diag.diagnosis.analyzers.transport.hca import hca_filter_values, mixed_links, qp_failures, ucx_unlike_devices
 from diag.diagnosis.context import Context, hosts_text, natural_key
 from diag.evidence import Evidence, time_key
 from diag.report import Finding
@@ -118,6 +118,17 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(rule, names, detail=detail + ".", confidence=0.45, severity="warning" if quiet else None)
         ]
+    if unresolved and not (forced or hint or no_device or no_data or einval or unread) and _v2_ipv4_both(samples):
+        # Both ends used a RoCE v2 IPv4-mapped GID, the entry NCCL picks by itself: the index is likely right,
+        # and the timeout says the peer's address does not route from this port (a pairing of ports of
+        # different rails on a rail-only fabric, another subnet or VLAN). A lead, not a cause shown.
+        detail += (
+            "; both the local and the remote GID are RoCE v2 IPv4 entries (::ffff:a.b.c.d), the kind NCCL picks by "
+            "itself, so the index is likely right and the peer's address does not route from this port: ports of "
+            "different rails paired on a rail-only fabric (NCCL_CROSS_NIC=0), ports on another subnet or VLAN, or a "
+            "node whose port holds several IPv4 GIDs of which another is on the fabric's subnet (show_gids)"
+        )
+        return [ctx.make_finding(rule, names, detail=detail + ".", severity="info", confidence=0.3)]
     if unresolved and not (forced or roce or hint or no_device or no_data or einval):
         detail += (
             "; on RoCE this step resolves the peer's GID address, so the GID NCCL used does not route to the peer "
@@ -125,6 +136,16 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
         )
         return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.55)]
     return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.85 if (forced or hint or no_data) else 0.7)]
+
+
+def _v2_ipv4_both(samples: list) -> bool:
+    """Whether every failed transition names IPv4-mapped (RoCE v2) GIDs on both ends (NCCL 2.21+ prints them).
+    One line may be read by the full and the cut-short signature both: a line counts where either read it so."""
+    lines: dict[str, bool] = {}
+    for ev, g in samples:
+        v2 = (g.get("lgid") or "").startswith("::ffff:") and (g.get("rgid") or "").startswith("::ffff:")
+        lines[ev.text] = lines.get(ev.text, False) or v2
+    return bool(lines) and all(lines.values())
 
 
 def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
@@ -148,6 +169,11 @@ def _ucx_gid(rule: Rule, ctx: Context) -> list[Finding]:
     forced = ctx.captures(rule, "ucx_gid", ["ucx_gid_export"]) + ctx.facts.env_values("UCX_IB_GID_INDEX")
     if forced:
         detail += f"; UCX_IB_GID_INDEX={forced[0]} is set"
+    elif ucx_unlike_devices(ctx)[0]:
+        # Failures on several devices with different GID indexes: the device list (nccl-ib-hca-wrong) first.
+        detail += "; they fail on several devices with different GID indexes, which nccl-ib-hca-wrong checks first"
+        # Weighed like that finding, which one node's failure leaves a warning.
+        return [ctx.make_finding(rule, UCX_GID, detail=detail + ".", confidence=0.45, severity="warning")]
     return [ctx.make_finding(rule, UCX_GID, detail=detail + ".", confidence=0.8 if forced else 0.65)]
 
 
@@ -289,6 +315,13 @@ def infiniband_by_line(ctx: Context) -> bool:
             elif name != "cqe_v2" or g.get("type"):  # 2.10-2.17's form printed no GIDs at all
                 return True
     return False
+
+
+def empty_gid(ctx: Context) -> list:
+    """roce-gid-index's QP lines saying the GID entry NCCL uses is empty (0/0) on the port: queue pairs
+    addressed from it cannot be answered, so completion errors that follow are its consequence."""
+    rule = ctx.rules.get("roce-gid-index")
+    return ctx.samples(rule, ["gid_empty"]) if rule is not None else []
 
 
 # Work the job had done: lines whose presence before a fabric error says the addressing worked.
