@@ -119,7 +119,13 @@ def cue_findings(ctx: Context, weigh: Callable[[Finding], None] | None = None) -
     if any(f.role != "advice" and f.id != UNEXPLAINED for f in ctx.findings.values()):
         return []
     # Only a root cause is worth naming from words: a symptom or advice said this way adds nothing.
-    rules = [r for r in ctx.rules.values() if r.cues and r.role == "root" and r.id != UNEXPLAINED]
+    # A cause whose own message forms are in the logs and whose analyzer weighed them and found nothing
+    # (a missing path the job deleted itself, a file of the process's own temporary directory): its
+    # words on other lines add nothing to what its analyzer already ruled out.
+    rules = [
+        r for r in ctx.rules.values()
+        if r.cues and r.role == "root" and r.id != UNEXPLAINED and not _weighed_and_dismissed(ctx, r)
+    ]  # fmt: skip
     if not rules:
         return []
     named: dict[str, _Named] = {}
@@ -145,6 +151,13 @@ def cue_findings(ctx: Context, weigh: Callable[[Finding], None] | None = None) -
             finding.confidence = min(0.5, failed.confidence + 0.01)
         out.append(finding)
     return out
+
+
+def _weighed_and_dismissed(ctx: Context, rule: Rule) -> bool:
+    """Whether ``rule``'s signatures (not its facts) matched error lines here while it found nothing."""
+    if rule.id in ctx.findings:
+        return False
+    return any(st.count for _, st in ctx.stats(rule))
 
 
 def _finding(ctx: Context, entry: _Named, failed_severity: bool) -> Finding:

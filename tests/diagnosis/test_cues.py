@@ -152,3 +152,16 @@ def test_a_cgroup_error_about_something_else_than_memory_names_no_oom(rules):
     assert "job-oom" not in ids(diagnose(rules, other))
     memory = ["error: the cgroup memory limit of the step was reached, task 3 stopped"]
     assert "job-oom" in ids(diagnose(rules, memory))
+
+
+def test_words_do_not_bring_back_a_cause_its_analyzer_dismissed(rules):
+    # node-local-path weighed the real FileNotFoundError (the job removed that checkpoint itself); a prose
+    # line naming FileNotFoundError must not name it again from its words.
+    from tests.diagnosis.logs import diagnose, top
+
+    lines = [
+        "[default0]:[17:14:34] DEBUG Removing past checkpoint for step 15 (/shared/outputs/ckpt/step_15)",
+        "[default1]:FileNotFoundError: [Errno 2] No such file or directory: '/shared/outputs/ckpt/step_15/trainer'",
+        "  * All ranks crash with FileNotFoundError - directory already deleted by rank 0",
+    ]
+    top(diagnose(rules, lines), "unexplained-failure")

@@ -1261,3 +1261,30 @@ def test_a_crash_after_the_time_limit_banner_is_its_consequence(rules):
         "Segmentation fault",
     ]
     assert top(diagnose(rules, lines), "job-time-limit").severity == "error"
+
+
+def test_the_kernels_oom_task_list_alone_is_a_host_oom_naming_the_largest_task(rules):
+    lines = [
+        "[17798674.374062] [ 199244]  1000 199244     1907      677    49152        0          -998 bash",
+        "[17798674.374495] [ 202779]  1000 202779 274650088 243385180 1957441536     7930          -998 python",
+        "[17798674.374519] [ 202780]  1000 202780 33475461  2529507 25161728     3314          -998 python",
+    ]
+    finding = found(diagnose(rules, lines), "job-oom")
+    assert "202779" in finding.detail and finding.assumed
+
+
+def test_a_parallelcluster_node_that_failed_to_bootstrap_is_a_node_failure(rules):
+    line = (
+        "service[nvidia-fabricmanager] (aws-parallelcluster-platform::nvidia_config line 35) had an error: "
+        "Mixlib::ShellOut::CommandTimeout: Command timed out after 900s:"
+    )
+    top(diagnose(rules, [line]), "node-failure")
+
+
+def test_a_parallelcluster_bootstrap_that_could_not_mount_home_is_no_node_failure(rules):
+    line = (
+        "[2020-04-11T15:34:58+00:00] FATAL: Mixlib::ShellOut::ShellCommandFailed: mount[/home] "
+        "(aws-parallelcluster::_compute_base_config line 45) had an error: Mixlib::ShellOut::ShellCommandFailed: "
+        "Expected process to exit with [0], but received '32'"
+    )
+    assert "node-failure" not in ids(diagnose(rules, [line]))

@@ -918,3 +918,92 @@ def test_a_script_that_cannot_cd_into_its_directory_is_a_node_local_warning(rule
     assert finding.severity == "warning" and "/home/myuser/sky_workdir" in finding.detail
     # ... but a shared file system's path missing is not a node-local layout.
     assert "node-local-path" not in ids(diagnose(rules, ["bash: cd: /lustre/proj/run: No such file or directory"]))
+
+
+# ------------------------------------------------- what the job made or removed itself, workflow tools
+def test_a_checkpoint_every_rank_rotates_is_the_jobs_own_deletion_not_storage(rules):
+    lines = [
+        "[default0]:[17:14:34] DEBUG Removing past checkpoint for step 15 (/shared/outputs/ckpt/step_15)",
+        "[default1]:[17:14:41] DEBUG Removing past checkpoint for step 15 (/shared/outputs/ckpt/step_15)",
+        "[default1]:FileNotFoundError: [Errno 2] No such file or directory: '/shared/outputs/ckpt/step_15/trainer'",
+    ]
+    top(diagnose(rules, lines), "unexplained-failure")
+
+
+def test_a_removal_of_another_step_does_not_hide_a_node_local_miss(rules):
+    lines = FOUR_NODES + ["[rank0]: Deleting older checkpoint /tmp/ckpt/step_900", TMP_CKPT]
+    top(diagnose(rules, lines), "node-local-path")
+
+
+def test_a_file_gone_inside_shutil_rmtree_is_no_node_local_path(rules):
+    lines = [
+        '[rank3]:   File "/usr/lib/python3.10/shutil.py", line 679, in _rmtree_safe_fd',
+        "[rank3]:     os.unlink(entry.name, dir_fd=topfd)",
+        "[rank3]: FileNotFoundError: [Errno 2] No such file or directory: '/home/u/run/ckpt/checkpoint-500/optimizer.pt'",
+    ]
+    assert "node-local-path" not in ids(diagnose(rules, lines))
+
+
+def test_a_chmod_of_a_cache_file_another_writer_replaced_is_no_node_local_path(rules):
+    lines = [
+        "terminate called after throwing an instance of 'boost::filesystem::filesystem_error'",
+        '  what():  boost::filesystem::permissions: No such file or directory: "/home/u/.config/miopen//gfx90a.ufdb.txt"',
+        "[ERROR] 2023-01-01 10:00:00,000 api: failed (exitcode: -6) local_rank: 1 (pid: 27837) of binary: /usr/bin/python",
+    ]
+    top(diagnose(rules, lines), "unexplained-failure")
+
+
+def test_a_tree_unpacked_into_the_processs_own_mkdtemp_is_no_node_local_path(rules):
+    line = "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/tmp3o00dg6a/checkpoint/composer_states.pt'"
+    assert "node-local-path" not in ids(diagnose(rules, [line]))
+
+
+def test_a_mkstemp_name_another_rank_opens_stays_node_local(rules):
+    line = "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/tmpsec297zt'"
+    top(diagnose(rules, [line]), "node-local-path")
+
+
+def test_makedirs_enoent_is_a_dangling_link_to_storage_this_node_lacks(rules):
+    lines = [
+        '  File "/opt/smrtlink/python2.7/os.py", line 157, in makedirs',
+        "    mkdir(name, mode)",
+        "OSError: [Errno 2] No such file or directory: '/opt/smrtlink/userdata/tmp_dir/pb-tmp-271cc25e'",
+    ]
+    finding = found(diagnose(rules, lines), "shared-storage-missing")
+    assert finding.assumed and "symbolic link" in finding.detail
+
+
+def test_a_toil_worker_that_cannot_open_the_job_store_is_node_local(rules):
+    lines = [
+        "[2025-01-10T10:00:00-0800] [MainThread] [E] [toil.worker] Could not access the job store at "
+        "'file:/tmp/toil-jobstore'. If you are running with a grid batch system (e.g. Slurm), the job store path "
+        "must be on a shared filesystem accessible from all worker nodes."
+    ]
+    finding = found(diagnose(rules, lines), "node-local-path")
+    assert "/tmp/toil-jobstore" in finding.detail
+
+
+def test_a_toil_restart_of_a_job_store_that_never_existed_is_no_node_local_path(rules):
+    line = (
+        "toil.jobStores.abstractJobStore.NoSuchJobStoreException: The job store '/home/u/js-typo' does not exist, so "
+        "there is nothing to restart."
+    )
+    assert "node-local-path" not in ids(diagnose(rules, [line]))
+
+
+def test_adios2_subfile_missing_is_node_local_but_a_refused_open_is_not(rules):
+    missing = (
+        "[ADIOS2 EXCEPTION] <Toolkit> <transport::file::FilePOSIX> <Open> : couldn't open file /mnt/bb/u/out.bp/data.12,"
+        " check permissions or path existence, in call to POSIX open: errno = 2: No such file or directory"
+    )
+    top(diagnose(rules, [missing]), "node-local-path")
+    refused = missing.replace("errno = 2: No such file or directory", "errno = 13: Permission denied")
+    assert "node-local-path" not in ids(diagnose(rules, [refused]))
+
+
+def test_a_relative_save_by_a_ray_actor_on_another_node_is_a_warning(rules):
+    remote = "(CriticModelRayActor pid=700760, ip=10.0.3.17) [INFO] Saved ./ckpt/last/model.pt."
+    finding = found(diagnose(rules, [remote, "training done"]), "node-local-path")
+    assert finding.severity == "warning" and "10.0.3.17" in finding.detail
+    local = "(CriticModelRayActor pid=700760) [INFO] Saved ./ckpt/last/model.pt."
+    assert "node-local-path" not in ids(diagnose(rules, [local, "training done"]))

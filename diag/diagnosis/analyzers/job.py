@@ -542,6 +542,20 @@ def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
     return [finding]
 
 
+def _oom_task_table(rule: Rule, ctx: Context) -> str:
+    """The kernel's OOM report task list (mm/oom_kill.c dump_tasks): rss is in pages, the victim is
+    most often the task with the most of them."""
+    rows = ctx.samples(rule, ["oom_task_table"])
+    if not rows:
+        return "the kernel printed an OOM report (its task list header)"
+    _ev, top = max(rows, key=lambda r: int(r[1]["rss"]))
+    gib = int(top["rss"]) * 4096 / (1 << 30)  # 4 KiB pages on x86-64 and most arm64 kernels
+    return (
+        f"the kernel printed an OOM report listing the tasks it weighed; the largest is {top['comm']} (pid "
+        f"{top['pid']}) with {top['rss']} resident pages (~{gib:.0f} GiB at 4 KiB)"
+    )
+
+
 def _docker_state_not_oomkilled(rule: Rule, ctx: Context) -> bool:
     """Whether every OOMKilled the logs show is `docker inspect`'s `"OOMKilled": false` key."""
     st = dict(ctx.stats(rule, ["k8s_oomkilled"]))["k8s_oomkilled"]
@@ -606,6 +620,10 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("Kubernetes evicted the pod: the node was low on memory")
     if "k8s_oomkilled" in names:
         parts.append("Kubernetes killed the container at its memory limit (OOMKilled)")
+    task_table = ""
+    if names & {"oom_task_table", "oom_task_header"} and not names & set(kernel):
+        task_table = _oom_task_table(rule, ctx)
+        parts.append(task_table)
     if "kernel_invoked" in names and not names & set(kernel):
         parts.append(f"{', '.join(ctx.captures(rule, 'comm', ['kernel_invoked'])[:3])} invoked the kernel's OOM killer")
     for _ev, g in ctx.samples(rule, ["batch_memory_limit", "condor_memory"])[:1]:
@@ -624,6 +642,10 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if names == {"dataloader_killed"}:
         parts.append("a DataLoader worker was killed by SIGKILL, which is almost always the host's OOM killer")
         confidence = 0.6
+    if task_table and names <= {"oom_task_table", "oom_task_header"}:
+        # The kernel prints this list only in an OOM report, but the victim line is not in the excerpt.
+        confidence = 0.7
+        assumed.append("the OOM killer took the task with the most resident memory: its victim line is not in the excerpt")
     weak = {"shell_killed", "enomem", "dataloader_killed", "ray_worker_sigkill"}
     if names == {"ray_worker_sigkill"}:
         parts.append(
@@ -708,9 +730,18 @@ TAKEN_BACK = ["cloud_preempted", "spot_interruption", "termination_notice", "nod
               "spot_itn", "ray_node_preempted"]  # fmt: skip
 
 
+def _is_mount(groups: dict[str, str]) -> bool:
+    """A bootstrap step that mounts shared storage (Chef's mount[/home]): the storage is missing, not the node."""
+    return groups.get("resource", "").startswith("mount[")
+
+
 def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule):
         return _peer_gone(rule, ctx)
+    if {n for n, _ in ctx.stats(rule)} == {"pcluster_cookbook"} and all(
+        _is_mount(g) for _, g in ctx.samples(rule, ["pcluster_cookbook"])
+    ):
+        return []  # the node's bootstrap could not mount the shared file system: shared-storage-missing's
     if {n for n, _ in ctx.stats(rule)} == {"task_launch_failed"} and not any(
         _LOST_NODE.search(r) for r in ctx.captures(rule, "reason", ["task_launch_failed"])
     ):
@@ -824,6 +855,17 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"a node's kernel panicked{reason}: it went down with the job's processes")
     if ctx.stats(rule, ["ray_node_dead", "ray_node_died", "ray_node_timed_out"]):
         parts.append("Ray marked a node dead (it stopped answering heartbeats) and the work on it died with it")
+    for _ev, g in ctx.samples(rule, ["pcluster_bootstrap"])[:1]:
+        parts.append(
+            f"ParallelCluster's clustermgtd found a compute node that failed to bootstrap ({g['why'][:140]}): jobs sent "
+            "to it cannot start, and repeated failures put the queue in protected mode"
+        )
+    for _ev, g in [(ev, g) for ev, g in ctx.samples(rule, ["pcluster_cookbook"]) if not _is_mount(g)][:1]:
+        parts.append(
+            f"a compute node's ParallelCluster bootstrap failed at {g['resource']} ({g['cookbook']}::{g['recipe']}: "
+            f"{g['why'][:120]}): the node never joins Slurm, so jobs sent to it fail (its cloud-init-output.log and "
+            "chef-client.log say more)"
+        )
     reporters = ctx.captures(rule, "reporter", ["banner", "banner_old"])
     if ctx.stats(rule, ["banner", "banner_old"]):
         parts.append(

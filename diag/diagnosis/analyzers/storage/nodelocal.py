@@ -8,7 +8,13 @@ from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import node_local
 from diag.diagnosis.analyzers.job import ignored_exception_lines
 from diag.diagnosis.analyzers.storage.containers import named_container_made_nowhere
-from diag.diagnosis.analyzers.storage.shared import SHARED_FS_PREFIXES, SHARED_PREFIXES, resume_split
+from diag.diagnosis.analyzers.storage.shared import (
+    SHARED_FS_PREFIXES,
+    SHARED_PREFIXES,
+    made_by_makedirs,
+    removed_by_job,
+    resume_split,
+)
 from diag.diagnosis.context import MULTI_NODE_ASSUMED, Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 
@@ -95,6 +101,18 @@ _SETTINGS = (
 # missing is a file this very process had just written, taken away by another process that renamed
 # or removed the same shared path: several writers of one shared path, not a node's own disk.
 RENAME_SOURCE = re.compile(r"No such file or directory: '[^']+' -> '")
+# The same for calls that change a file in place (C++ boost::filesystem and std::filesystem name the
+# call): the file was there for this process a moment before, and another writer of the same path
+# (a cache every node updates in a shared home) replaced or removed it.
+IN_PLACE = re.compile(
+    r"boost::filesystem::(?:permissions|rename|remove|last_write_time|resize_file|copy_file)\b|"
+    r"filesystem error: cannot (?:set permissions|rename|remove|set write time|resize)"
+)
+# A tree inside one of Python's tempfile names ("tmp" and 8 of [a-z0-9_]): what a process unpacked or
+# downloaded into its own tempfile.mkdtemp() directory (<tmpdir>/checkpoint/file). A file missing in it
+# is missing from what that process unpacked. The temp name itself (tempfile.mkstemp's file, or a file
+# right in the directory) is a name one process made and handed to others: that stays node-local.
+_MKDTEMP = re.compile(r"/tmp[a-z0-9_]{8}/[^/]+/")
 
 
 def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
@@ -124,8 +142,16 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             continue  # a relative path resolved in slurmstepd's /tmp fallback: the working directory is the cause
         if ev in shell or "cannot remove" in ev.text:
             continue  # a shell's or a program's complaint in a run that went on (rm -f noise, a probe)
-        if RENAME_SOURCE.search(ev.text):
-            continue  # a rename whose source another process moved first: one shared path, written twice
+        if RENAME_SOURCE.search(ev.text) or IN_PLACE.search(ev.text):
+            continue  # a rename or chmod whose file another process moved first: one shared path, written twice
+        if removed_by_job(ctx, ev, path):
+            continue  # the job deleted it itself (a checkpoint rotation every rank runs), not one node's disk
+        if "so there is nothing to restart" in ev.text:
+            continue  # Toil's leader --restart on a job store that is not there; a worker's miss is _workflow_signs'
+        if made_by_makedirs(ctx, ev):
+            continue  # a parent is a link to storage this node lacks: shared-storage-missing weighs it
+        if _MKDTEMP.search(path) and node_local(path):
+            continue  # unpacked into the process's own temporary directory: nothing another node wrote
         if "No such file" not in g.get("reason", "No such file"):
             continue  # slurmstepd could not enter a directory that is there (Permission denied, Stale file handle)
         if path.endswith("/slurm_script"):
@@ -204,12 +230,18 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         local.append((ev, "rank 0's files", "other ranks cannot see what rank 0 wrote", 0.8, None))
     local += _framework_signs(rule, ctx)
     local += _container_sources(rule, ctx)
+    local += _workflow_signs(rule, ctx)
     # Signs of ranks that disagree or of a script in the wrong directory, not of a failure: a warning until something fails.
-    soft = _split_signs(rule, ctx) + _shell_cd_missing(rule, ctx)
+    ray_saves = _ray_relative_saves(rule, ctx)
+    soft = _split_signs(rule, ctx) + _shell_cd_missing(rule, ctx) + ray_saves
     local += soft
     local += _pathless_signs(rule, ctx, rank0_host, dcp_failed)
     local += _working_dir_elsewhere(rule, ctx)
-    written = [(ev, g) for ev, g in ctx.samples(rule, ["written", "written_dir"]) if node_local(g.get("path", ""))]
+    written = [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["written", "written_dir"])
+        if node_local(g.get("path", "")) and not _MKDTEMP.search(g.get("path", ""))
+    ]
     if local:
         paths = list(dict.fromkeys(what for _, what, *_ in local))
         why = list(dict.fromkeys(reason for _, _, reason, *_ in local))
@@ -227,6 +259,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         job = "this job" if MULTI_NODE_ASSUMED in assumed or not ctx.facts.node_count() else f"this {ctx.facts.node_count()}-node job"
         where = hosts_text(hosts) if hosts else "other nodes"
         detail = f"{', '.join(paths[:4])} was not found on {where} of {job}: {'; '.join(why[:3])}"
+        if len(ray_saves) == len(local):  # saved, not yet missed: where it went, not where it is missing
+            detail = f"{', '.join(paths[:4])} stays on one node's own disk in {job}: {'; '.join(why[:3])}"
         only_soft = len(soft) == len(local)
         return [
             ctx.make_finding(
@@ -517,6 +551,67 @@ def _split_signs(rule: Rule, ctx: Context) -> list[tuple]:
             continue  # a shared file system one node sees and another does not: shared-storage-missing
         why = f"one rank loaded {loaded} while another found no checkpoint there: each node has its own copy of the directory"
         signs.append((empty, loaded, why, 0.75 if node_local(loaded) else 0.5, None if node_local(loaded) else UNKNOWN_WHERE))
+    return signs
+
+
+_RAY_REMOTE = re.compile(r"\((?P<actor>[\w.]+) pid=\d+, ip=(?P<ip>[^)\s]+)\)")
+_BP_SUBFILE = re.compile(r"\.bp\.dir/+[^/]+\.bp\.\d+$|\.bp/+data\.\d+$")
+
+
+def _workflow_signs(rule: Rule, ctx: Context) -> list[tuple]:
+    """Tools whose workers on other nodes open what the first process made: Toil's job store (its
+    workers say they cannot open it, or die in the line that opens it), ADIOS2's BP subfiles (each
+    aggregator writes into the directory rank 0 creates)."""
+    signs: list[tuple] = []
+    for ev, g in ctx.samples(rule, ["toil_no_jobstore"]):
+        path = g["path"].removeprefix("file:")
+        why = "Toil's workers run on other nodes and must open the job store: it is not on storage they mount"
+        signs.append((ev, f"the Toil job store {path}", why, 0.85 if node_local(path) else 0.8, None))
+    for ev, _g in ctx.samples(rule, ["toil_default_jobstore"]):
+        why = "Toil's default job store is a local temporary directory, which a grid batch system's workers cannot open"
+        signs.append((ev, "the Toil job store", why, 0.8, None))
+    frames = ctx.samples(rule, ["toil_resume_frame"])
+    if frames and not signs:
+        named = ctx.captures(rule, "path", ["toil_no_such"])
+        what = f"the Toil job store {named[0].removeprefix('file:')}" if named else "the Toil job store"
+        why = "a Toil worker on a batch-system node failed where it opens the job store, before running its job"
+        if named:
+            signs.append((frames[0][0], what, why + ": it does not exist there", 0.75, None))
+        else:
+            assumed = "the worker could not see the job store: its exception is not in the excerpt"
+            signs.append((frames[0][0], what, why, 0.5, assumed))
+    for ev, g in ctx.samples(rule, ["adios_open"]):
+        path = g["path"]
+        if g.get("errno") not in (None, "", "2") or not _BP_SUBFILE.search(path):
+            continue  # a refused open (EACCES) or a file of its own: not the directory rank 0 made
+        why = (
+            "ADIOS2 writes each aggregator's subfile into the .bp directory that rank 0 creates; on node-local "
+            "storage (a burst buffer, NVMe) only rank 0's node has that directory"
+        )
+        if node_local(path):
+            signs.append((ev, path, why, 0.8, None))
+        else:
+            assumed = "the .bp directory is on storage only rank 0's node sees: the excerpt does not name the file system"
+            signs.append((ev, path, why, 0.5, assumed))
+    return signs
+
+
+def _ray_relative_saves(rule: Rule, ctx: Context) -> list[tuple]:
+    """A Ray actor on another node than the driver saving to a relative path: Ray prints ", ip=" in a
+    worker's prefix only for another node (the input framing turns it into the line's host), and runs
+    the worker in that node's copy of the runtime_env working_dir, so the files stay on that node."""
+    signs: list[tuple] = []
+    for ev, g in ctx.samples(rule, ["ray_relative_save", "ray_relative_saving"]):
+        remote = _RAY_REMOTE.search(ev.text)
+        if not remote and not (ev.pid is not None and ev.host):
+            continue  # the driver's own node, or no worker prefix: the path is where the user looks
+        where = f"{remote['actor']} on {remote['ip']}" if remote else f"a worker on {ev.host}"
+        why = (
+            f"{where} saved it to a relative path, which resolves in that node's own copy of the job's working "
+            "directory (Ray's runtime_env working_dir): give an absolute path on shared storage"
+        )
+        signs.append((ev, g["relpath"].rstrip(".,;:)"), why, 0.5, None))
+        break
     return signs
 
 

@@ -140,11 +140,66 @@ def resume_split(ctx: Context) -> list[tuple]:
     return out
 
 
+
+def _norm(path: str) -> str:
+    """A path with doubled slashes folded (pastes and string joins leave them) and no trailing slash."""
+    return re.sub(r"/{2,}", "/", path.strip("'\"`").rstrip(".,;:)")).rstrip("/")
+
+
+def removed_by_job(ctx: Context, ev, path: str) -> bool:
+    """Whether the job itself deleted ``path`` before this line said it is missing: the miss came from
+    inside shutil.rmtree (another process removed the file first), or an earlier line shows the job
+    removing the path or a directory above it (checkpoint rotation, a cleanup that every rank runs).
+    Then the path was there and the job took it away: not storage that one node lacks."""
+    local = ctx.rules.get("node-local-path")
+    if local is None or not path:
+        return False
+    if any(f.path == ev.path and 0 < ev.line - f.line <= 8 for f, _ in ctx.samples(local, ["rmtree_frame"])):
+        return True
+    target = _norm(path) + "/"
+    for rev, g in ctx.samples(local, ["removing", "deleting"]):
+        gone = _norm(g.get("path", ""))
+        if rev.order > ev.order or len(gone) < 2:
+            continue
+        if target.startswith(gone + "/"):
+            return True
+        # A paste that redacted the prefix differently on each line: the same step-named directory
+        # (step_15, checkpoint-500, global_step10) removed and then missing.
+        base = gone.rsplit("/", 1)[-1]
+        if len(base) >= 4 and any(ch.isdigit() for ch in base) and f"/{base}/" in target:
+            return True
+    return False
+
+
+def made_by_makedirs(ctx: Context, ev) -> bool:
+    """Whether this missing-path line ends a traceback through os.makedirs (within a few lines)."""
+    local = ctx.rules.get("node-local-path")
+    if local is None:
+        return False
+    return any(f.path == ev.path and 0 < ev.line - f.line <= 4 for f, _ in ctx.samples(local, ["makedirs_frame"]))
+
+
+def _dangling_parents(ctx: Context) -> list[tuple]:
+    """(evidence, path) where os.makedirs failed with ENOENT. makedirs creates every missing parent, so
+    ENOENT from it means a parent exists as a name whose target does not: a symbolic link (or an
+    automount point) to storage this node lacks."""
+    local = ctx.rules.get("node-local-path")
+    if local is None or not ctx.job_failed():
+        return []
+    out = []
+    for ev, g in ctx.samples(local, ["missing"]):
+        path = _norm(g.get("path", ""))
+        if path and not node_local(path) and made_by_makedirs(ctx, ev):
+            out.append((ev, path))
+    return out
+
+
 def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = [n for n, _ in ctx.stats(rule)]
-    framework = _framework_absent(ctx)
+    framework = [(ev, p) for ev, p in _framework_absent(ctx) if not removed_by_job(ctx, ev, p)]
     split = [(ev, p) for ev, p in resume_split(ctx) if p.startswith(SHARED_FS_PREFIXES)]
-    if not chosen and not framework and not split:
+    dangling = _dangling_parents(ctx)
+    if not chosen and not framework and not split and not dangling:
         return []
     broken, absent = [], list(framework)  # (evidence, path)
     for ev, g in ctx.samples(rule, chosen):
@@ -158,6 +213,8 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             path = "the Lustre file system"  # the client's own message names a target, not a path
         if path is None or node_local(path):
             continue  # a per-node cache under /home is node-local-path's
+        if removed_by_job(ctx, ev, path):
+            continue  # the job deleted it itself (every rank rotating the same checkpoints)
         text = ev.text
         if g.get("why") or any(word in text for word in _BROKEN_WORDS):  # "why": the mount itself failed
             broken.append((ev, path))
@@ -172,6 +229,9 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
     assumed: list[str] = []
     if not chosen_pairs:
         chosen_pairs, assumed = _missing_in_an_excerpt(ctx, absent)
+    if not chosen_pairs and dangling:
+        chosen_pairs = dangling
+        assumed = ["the link's target is storage some nodes lack: the excerpt shows the node that failed"]
     if not chosen_pairs:
         return []
     hosts = sorted({h for ev, _ in chosen_pairs if (h := ctx.host_for(ev))}, key=natural_key)
@@ -198,7 +258,13 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
         kinds.append(f"missing or refused on {hosts_text(sorted(failing, key=natural_key))} only{seen}")
     if split:
         kinds.append("one rank loaded the checkpoint from it while another found nothing there: that node does not see it")
-    if assumed:
+    if chosen_pairs is dangling:
+        kinds.append(
+            "os.makedirs could not create it, though it creates every missing parent: a parent is a symbolic link "
+            "(or automount point) whose target this node does not have; make it resolve to a path that exists on "
+            "every node"
+        )
+    elif assumed:
         kinds.append("missing where this excerpt's process ran, on a file system every node should mount")
     # Only the client's own complaint (NFS not responding, a Lustre eviction), no call that failed:
     # often transient, so less certain than a path the job could not use.
@@ -213,7 +279,7 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             hosts=hosts,
             evidence=evidence,
             values={"path": paths[0]},
-            confidence=0.4 if assumed else (0.6 if client_only else None),
+            confidence=0.45 if chosen_pairs is dangling else 0.4 if assumed else (0.6 if client_only else None),
             severity="warning" if client_only and not ctx.job_failed() else None,
             assumed=assumed,
         )
