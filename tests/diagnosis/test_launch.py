@@ -1079,3 +1079,45 @@ def test_open_mpi_s_session_socket_that_cannot_bind_is_not_the_rendezvous_port(r
     report = diagnose(rules, lines)
     assert "TMPDIR" in top(report, "unexplained-failure").detail
     assert "port-in-use" not in ids(report)
+
+
+# ------------------------------------------------------- PMIx that is not Slurm's, or no server at all
+def test_a_stale_usock_server_address_is_a_launch_without_pmi_not_a_pmix_failure(rules):
+    # ptl_usock.c logs NOT-FOUND when the rendezvous socket PMIX_SERVER_URI names is gone: a second MPI
+    # program in the same srun task inherited the first one's PMIx identity.
+    lines = [
+        "[node001:94018] PMIX ERROR: NOT-FOUND in file ptl_usock.c at line 175",
+        "[node001:94018] OPAL ERROR: Unreachable in file pmix3x_client.c at line 112",
+        'The application appears to have been direct launched using "srun",',
+        "but OMPI was not built with SLURM's PMI support and therefore cannot",
+    ]
+    top(diagnose(rules, lines), "pmix-not-used")
+
+
+def test_imb_skipping_pingpong_in_every_task_means_worlds_of_one(rules):
+    lines = ["# !! Benchmark PingPong invalid for 1 processes !! "] * 2
+    top(diagnose(rules, lines), "pmix-not-used")
+    assert "pmix-not-used" not in ids(diagnose(rules, ["# !! Benchmark PingPong invalid for 3 processes !! "] * 2))
+
+
+def test_pmix_unpacking_its_own_runtime_s_message_at_set_up_is_outside_the_catalogue(rules):
+    lines = ["[zorg:04087] PMIX ERROR: UNPACK-PAST-END in file client/pmix_client.c at line 113"]
+    finding = found(diagnose(rules, lines), "unexplained-failure")
+    assert finding.severity == "warning" and "release" in finding.detail
+    # Under srun the same status sits beside Slurm's plugin: its PMIx and the MPI's may differ.
+    slurm = [*lines, "slurmstepd: error: mpi/pmix_v2: pmixp_p2p_send: n1 [0]: pmixp_utils.c:467: send failed, rc=2, exceeded the retry limit"]
+    top(diagnose(rules, slurm), "pmix-runtime-error")
+    # A lookup that fails to unpack in a run that goes on stays PMIx's noise.
+    noise = ["[n18:97] PMIX ERROR: PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER in file base/gds_base_fns.c at line 133"]
+    assert "unexplained-failure" not in ids(diagnose(rules, noise))
+
+
+def test_a_daemon_that_never_called_back_is_not_pmix_nor_a_node_lost_mid_run(rules):
+    lines = [
+        "PRTE has lost communication with a remote daemon.",
+        "  Remote daemon: [prte-n01-55533@0,1] on node n02",
+        "An PRTE daemon has unexpectedly failed after launch and before",
+        "communicating back to mpirun. This could be caused by a number",
+    ]
+    top(diagnose(rules, lines), "unexplained-failure")
+    assert "pmix-runtime-error" not in ids(diagnose(rules, lines))

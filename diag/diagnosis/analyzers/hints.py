@@ -66,6 +66,50 @@ OUTSIDE_CATALOGUE = (
         "node-local path such as /tmp; this is not a TCP port",
     ),
     (
+        # help-plm-base.txt (ORTE, PRRTE): the daemon was started on the other node but never called back.
+        re.compile(r"daemon has unexpectedly failed after launch"),
+        "mpirun started its daemon (orted/prted) on another node, but the daemon never called back: it could not "
+        "reach mpirun's node (no network interface in common, no route, a firewall, an MTU that differs between the "
+        "nodes or containers) or it died at start (a library or another Open MPI version on that node); pick the "
+        "network with --mca oob_tcp_if_include (prte_if_include for PRRTE) and check the interfaces agree; this is "
+        "neither PMIx nor a node lost mid-run",
+    ),
+    (
+        # PRRTE's version handshake between its processes (the box names "Local/Peer PRTE version").
+        re.compile(r"detected a mismatch in versions between two processes"),
+        "mpirun's runtime (PRRTE) met another PRRTE version in a daemon it started on another node: two Open MPI "
+        "installations (a conda or pip environment's beside the cluster's module), and the other nodes' "
+        "non-interactive shell finds the other one; use one installation on every node (mpirun --prefix, or the "
+        "same environment activated in the remote shell's startup)",
+    ),
+    (
+        # help-prted.txt [timedout]: a request the daemon's PMIx server held for a rank ("Operation:  DMDX: ...").
+        re.compile(r"A request has timed out and will therefore fail"),
+        "mpirun's own runtime (a PRRTE daemon's PMIx server) gave up on a request it held for a rank (the Operation "
+        "line names it; DMDX: one rank asked for another's connection data, which never came): that other rank "
+        "hung or died before it published, or the runtime of this release lost the request; this is mpirun's PMIx "
+        "server, not Slurm's mpi/pmix; look for the rank that never reached MPI_Init, and try another Open MPI/PRRTE "
+        "release (pmix_server_max_wait only lengthens the wait)",
+    ),
+    (
+        # Open MPI 4's flux component (OPAL_PMI_ERROR): "PMI_Init [pmix_flux.c:389:flux_init]: Operation failed".
+        re.compile(r"PMI_Init(?:ialized)? \[pmix_flux\.c"),
+        "Open MPI's Flux component could not initialise Flux's PMI: the MPI program runs inside a Flux instance "
+        "but was not started by flux run / flux submit (a singleton, e.g. the program given to flux alloc as the "
+        "instance's initial program), which Open MPI's Flux support does not handle; start it with flux run inside "
+        "the allocation",
+    ),
+    (
+        # PMIx's bfrops status when a message holds less than the reader expects (PMIx 2-4 "UNPACK-PAST-END",
+        # "UNPACK-INADEQUATE-SPACE"; 5.x "PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER").
+        re.compile(r"PMIX ERROR: (?:PMIX_ERR_)?UNPACK[-_A-Z]* in file"),
+        "PMIx could not unpack a message from its own server while the process set up (PMIx_Init's handshake, the "
+        "job's data): with mpirun, or a singleton's own daemon, client and server are the same Open MPI's PMIx, so "
+        "the two did not disagree in version: the runtime of that release misread its own message (a known class "
+        "of bugs in early releases and release candidates); try another Open MPI/PMIx release; under srun, make "
+        "the MPI's PMIx major version match Slurm's mpi/pmix_vN plugin",
+    ),
+    (
         # NVIDIA/nccl#1066 ("NCCL not working when each rank only sees its own GPU"), #1529 (containers).
         re.compile(r"nvmlDeviceGetHandleByPciBusId\(\) failed: Not Found"),
         "NCCL could not find a peer's GPU through NVML: each process sees only its own GPU (srun --gpu-bind or "

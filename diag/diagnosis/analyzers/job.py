@@ -16,6 +16,7 @@ from diag.diagnosis.analyzers.common import (
     success_lines,
 )
 from diag.diagnosis.analyzers.hints import outside_catalogue_hint
+from diag.diagnosis.analyzers.launch import daemon_never_called_back, runtime_unpack
 from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.evidence import Evidence
 from diag.hostlist import expand
@@ -32,7 +33,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     ignored = _ignored_exceptions(rule, ctx, ignored_lines)
     failed = [(n, st) for n, st in failed if n not in ignored]
     if not failed:
-        return _hung(rule, ctx) or _nccl_failed_call(rule, ctx)
+        return _hung(rule, ctx) or _nccl_failed_call(rule, ctx) or _runtime_unpack(rule, ctx)
     for f in ctx.findings.values():
         if f.role != "symptom" and severity_rank(f.severity) >= severity_rank("error"):
             return []
@@ -348,6 +349,25 @@ def _hung(rule: Rule, ctx: Context) -> list[Finding]:
             severity="warning", confidence=0.25, assumed=assumed,
         )
     ]  # fmt: skip
+
+
+def _runtime_unpack(rule: Rule, ctx: Context) -> list[Finding]:
+    """PMIx failing to unpack its own runtime's message while the process set up (launch.runtime_unpack): the
+    process cannot go on without its job's data, though the logs may end before saying so."""
+    evidence = runtime_unpack(rule, ctx)
+    if not evidence:
+        return []
+    detail = "PMIx failed while the process set up and no known cause matched. First error: " + evidence[0].text.strip()[:200]
+    hint = outside_catalogue_hint([e.text for e in evidence])
+    if hint:
+        detail += f". {hint}"
+    assumed = ["the process stopped there: the logs show no failure line after the unpack errors"]
+    hosts = sorted({h for e in evidence if (h := ctx.host_for(e))})
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail, evidence=evidence, hosts=hosts, severity="warning", confidence=0.4, assumed=assumed
+        )
+    ]
 
 
 def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
@@ -913,6 +933,11 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         # slurmctld's question, not its finding: the node may have failed, or the job been requeued by hand.
         severity, confidence = "warning", 0.5
         assumed.append("the requeue was for a node failure: slurmctld only asks")
+    elif chosen <= MPIRUN_LOST and daemon_never_called_back(ctx):
+        # The box that names the lost daemon comes with the one for a daemon that never called back after
+        # launch: mpirun's start of its daemons failed, not a node that was up and then went down.
+        severity, confidence = "warning", 0.3
+        assumed.append("the node went down, though its daemon never called back after launch (a start-up failure)")
     elif chosen <= MPIRUN_LOST and _pmix_failed_too(ctx):
         # mpirun's lost daemon among PMIx's own errors: the wire-up between the nodes failed (pmix-runtime-error).
         severity, confidence = "warning", 0.5
@@ -949,7 +974,7 @@ def _pmix_failed_too(ctx: Context) -> bool:
     pmix = ctx.rules.get("pmix-runtime-error")
     if pmix is None:
         return False
-    daemon_box = {"daemon_lost", "daemon_start_failed", "daemon_failed_early"}
+    daemon_box = {"daemon_lost", "daemon_start_failed"}
     own = [s.name for s in pmix.signatures if s.name not in daemon_box and not s.fact]
     return bool(ctx.stats(pmix, own))
 

@@ -6,6 +6,7 @@ from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or, fixed_sentence, sentences
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
+from diag.evidence import Evidence
 from diag.hostlist import expand
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -15,7 +16,7 @@ _SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi", "mpich_dead_pmi_fd"}
 
 
 # A program's greeting saying it is rank 0 of a world of 1, in the words of common MPI examples.
-ALONE = ["alone_of_one", "alone_out_of", "alone_comm_size", "alone_deepspeed"]
+ALONE = ["alone_of_one", "alone_out_of", "alone_comm_size", "alone_deepspeed", "alone_imb"]
 
 
 def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
@@ -111,7 +112,10 @@ def _client_reached_for_a_server(ctx: Context) -> bool:
     runtime = ctx.rules.get("pmix-runtime-error")
     if runtime is None:
         return False
-    if any(f.rsplit("/", 1)[-1].startswith("ptl_") for f in ctx.captures(runtime, "file", ["pmix_error"])):
+    if any(
+        g["file"].rsplit("/", 1)[-1].startswith("ptl_") and not _stale_usock(g)
+        for _ev, g in ctx.samples(runtime, ["pmix_error"])
+    ):
         return True
     if ctx.stats(runtime, ["cred_rejected", "uid_mismatch", "authent_fail"]):
         return True  # a server that checked (and refused) the client's credential
@@ -122,6 +126,43 @@ def _client_reached_for_a_server(ctx: Context) -> bool:
         g["file"].endswith("pmix_client.c") and "RESOURCE" in g["status"]
         for _ev, g in ctx.samples(runtime, ["pmix_error"])
     )
+
+
+def _stale_usock(groups: dict[str, str]) -> bool:
+    """PMIx 2-3's usock transport finding no rendezvous socket where PMIX_SERVER_URI points (ptl_usock.c:
+    "if the rendezvous file doesn't exist, that's an error", NOT-FOUND): the process inherited the address of
+    a server that is gone (a second MPI program run in the same srun task or mpirun slot after the first
+    ended), so it has no live server: a launch without PMI, not a server that failed it."""
+    return groups["file"].rsplit("/", 1)[-1] == "ptl_usock.c" and groups["status"].replace("_", "-").endswith("NOT-FOUND")
+
+
+def _only_stale_usock(rule: Rule, ctx: Context) -> bool:
+    names = {n for n, st in ctx.stats(rule) if not rule.signature(n).fact}
+    return names == {"pmix_error"} and all(_stale_usock(g) for _ev, g in ctx.samples(rule, ["pmix_error"]))
+
+
+# Where PMIx unpacks what a process needs before it can run at all: the server's answer to PMIx_Init's
+# connection (client/pmix_client.c) and the job's data it stores (common/pmix_jobdata.c, 2.x's dstore pmix_esh.c).
+_SETUP_UNPACK_FILES = ("pmix_client.c", "pmix_jobdata.c", "pmix_esh.c")
+
+
+def runtime_unpack(unexplained: Rule, ctx: Context) -> list[Evidence]:
+    """The lines of PMIx failing to unpack a message while the process set up, when its first PMIx error is such
+    an unpack, Slurm printed nothing and the logs show none of Slurm's PMIx plugin: the server was the MPI's own
+    runtime (mpirun / prterun, or the daemon a singleton starts), built with the same PMIx as the client, so the
+    two cannot differ in version and the runtime of that release misread its own message (outside the catalogue).
+    Under srun, the same status is a client against Slurm's plugin of another PMIx version: not matched here."""
+    runtime = ctx.rules.get("pmix-runtime-error")
+    unpacks = ctx.samples(unexplained, ["pmix_unpack"])
+    if runtime is None or not unpacks or ctx.facts.slurm_messages:
+        return []
+    if {n for n, _ in ctx.stats(runtime) if not runtime.signature(n).fact} != {"pmix_error"}:
+        return []
+    first = min((ev for ev, _ in ctx.samples(runtime, ["pmix_error"])), key=lambda ev: (ev.path, ev.line))
+    if not any(ev.path == first.path and ev.line == first.line for ev, _ in unpacks):
+        return []  # an unpack after another PMIx error (a file it could not open) is that error's consequence
+    at_setup = [ev for ev, g in unpacks if g["file"].rsplit("/", 1)[-1] in _SETUP_UNPACK_FILES]
+    return pick_evidence(at_setup, limit=6) if at_setup else []
 
 
 def _data_store_failed(rule: Rule, ctx: Context) -> list[Finding]:
@@ -275,11 +316,30 @@ def _only_plugin_notices(rule: Rule, ctx: Context) -> bool:
     return all(g["message"].startswith(_PLUGIN_NOTICES) for _ev, g in ctx.samples(rule, ["pmixp_error"]))
 
 
+def daemon_never_called_back(ctx: Context) -> bool:
+    """ORTE's / PRRTE's box for a daemon that "unexpectedly failed after launch and before communicating back to
+    mpirun" (unexplained-failure's ompi_daemon_early): the daemon never came up, so it was not lost mid-run."""
+    return bool(ctx.count("unexplained-failure", ["ompi_daemon_early"]))
+
+
+def _not_slurms_pmix(ctx: Context) -> bool:
+    """The PMI that failed is not Slurm's PMIx: Open MPI's Flux component (pmix_flux.c), or PMIx unpacking its
+    own runtime's message at set-up (runtime_unpack)."""
+    unexplained = ctx.rules.get("unexplained-failure")
+    if unexplained is None:
+        return False
+    return bool(ctx.count(unexplained.id, ["ompi_flux_pmi"]) or runtime_unpack(unexplained, ctx))
+
+
 def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule) and not _init_status(rule, ctx):
         return []
     if _only_plugin_notices(rule, ctx):
         return []
+    if _only_stale_usock(rule, ctx) and ctx.count("pmix-not-used"):
+        return []  # the server its environment names is gone, and the MPI says it found none: pmix-not-used
+    if _not_slurms_pmix(ctx):
+        return []  # the MPI's own runtime or another launcher failed it: unexplained-failure names which
     # The PMI clients' failing calls, and Slurm's pmi2 plugin, after the launch was shown to lack the right PMI.
     mpich = {"mpich_pmi_failed", "mpich_pmi_connect", "mpich_pmi2_failed", "pmi2_error", "nvshmem_pmi"}
     names = {n for n, _ in ctx.stats(rule)}
@@ -319,8 +379,12 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
                 rule, ["component_missing"], detail=detail + ".", severity="warning", confidence=0.65, assumed=assumed
             )
         ]
-    daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "daemon_failed_early", "hydra_connect"])]
+    daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "hydra_connect"])]
     others = ctx.stats(rule, [s.name for s in rule.signatures if s.name not in daemons and not s.fact])
+    if daemons == ["daemon_lost"] and not others and daemon_never_called_back(ctx):
+        # The daemon it lost is one that never called back after launch: mpirun's start of its daemons failed
+        # (their network back to mpirun, the daemon itself), before any PMIx wire-up of the ranks.
+        return []
     if daemons == ["daemon_start_failed"] and not others and _ssh_login_failed(ctx):
         # mpirun starts its daemons over ssh: one that could not log in (a password prompt, a refused key or
         # host key) is why they did not start, and the honest unexplained finding names it; PMIx is not involved.
