@@ -53,8 +53,9 @@ FORMS = [
      "tried to allocate 68719476736 bytes."),
     ("gpu-xid", "nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 20034, Fatal, Link 27 LTSSM Fault Up"),
     ("world-size-mismatch", "ValueError: Invalid rank 8, rank should be in the interval [0, 7]"),
-    ("rendezvous-failure", "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"),
-    ("rendezvous-failure", "RuntimeError: [3] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via "
+    # The store answered both reads: the processes had met, and rank 0 was late to the group's first collective.
+    ("nccl-timeout", "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"),
+    ("nccl-timeout", "RuntimeError: [3] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via "
      "c10d key-value store by key '0', but store->get('0') got error: Socket Timeout"),
     ("container-import-failure", "[ERROR] Invalid image format: /lustre/images/pytorch-24.05.sqsh"),
     ("container-runtime-error", "[ERROR] Command not found: nvidia-container-cli, see "

@@ -527,3 +527,42 @@ def test_nccl_2_28s_port_speed_lines_give_the_rate_to_expect_between_nodes(rules
     ]
     finding = found(diagnose(rules, node("gpu-node07", 48211) + node("gpu-node08", 51022) + table), "busbw-low")
     assert "2 HCAs x 50 GB/s per node" in finding.detail and "90 GB/s expected" in finding.detail
+
+
+def test_ranks_whose_store_read_of_the_unique_id_ran_out_blame_the_late_rank_0(rules):
+    # ProcessGroupNCCL's unique id fetch at the group's first collective (1.x "retreiving", 2.x "retrieving"):
+    # the store answered, so the group existed; rank 0 was still tokenizing when the timeout ran out.
+    lines = [
+        "Running tokenizer on dataset:  47%|████▋     | 2350000/5000000 [29:58<33:47, 1307.21 examples/s]",
+        *(
+            f"[rank{r}]: torch.distributed.DistBackendError: [{r}] is setting up NCCL communicator and retrieving "
+            f"ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout "
+            "after 1800000ms. This may indicate a possible application crash on rank 0 or a network set up issue."
+            for r in (1, 2, 3)
+        ),
+    ]
+    finding = top(diagnose(rules, lines), "nccl-timeout")
+    assert finding.ranks == [1, 2, 3] and "30 min" in finding.detail and "NCCL unique id" in finding.detail
+
+
+def test_a_subgroup_key_wait_that_ran_out_is_a_late_rank(rules):
+    # vLLM's workers waiting on a key of a gloo subgroup under the default group's prefix (TCPStore 2.2+).
+    line = (
+        "(Worker pid=2437300) ERROR 08-31 06:22:53 [multiproc_executor.py:944] torch.distributed.DistStoreError: "
+        "wait timeout after 1800000ms, keys: /default_pg/0//2//cpu//0/2"
+    )
+    finding = top(diagnose(rules, [line]), "nccl-timeout")
+    assert "a key of the group" in finding.detail
+
+
+def test_a_stack_through_a_process_group_barrier_alone_is_a_weak_barrier_timeout(rules):
+    frames = [
+        "frame #13: c10d::ProcessGroupNCCL::barrier(c10d::BarrierOptions const&) + 0x851 (0x7f739b7d2671 in "
+        "/env/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+        "frame #14: <unknown function> + 0x501cf39 (0x7f73ddfd9f39 in /env/lib/python3.10/site-packages/torch/lib/libtorch_cpu.so)",
+    ]
+    finding = top(diagnose(rules, frames), "nccl-timeout")
+    assert finding.severity == "warning" and finding.confidence < 0.4 and finding.assumed
+    # With the exception kept, its own cause comes first.
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    assert diagnose(rules, [oom, *frames]).findings[0].id == "cuda-oom"

@@ -547,11 +547,13 @@ def test_a_sampler_given_a_rank_beyond_its_world_is_a_layout_mismatch_not_an_une
     leads(rules, lines, "world-size-mismatch", says="world of 8", not_also="unexplained-failure")
 
 
-def test_a_store_key_that_never_arrived_is_a_rendezvous_failure_unless_rank_0_crashed_first(rules):
-    # TCPStore::doWait (2.2+) on the ranks that waited for rank 0 to publish a key.
+def test_a_store_key_of_a_formed_group_that_never_arrived_is_a_late_rank_unless_rank_0_crashed_first(rules):
+    # TCPStore::doWait (2.2+) on the ranks that waited for rank 0 to publish the group's NCCL unique id: the
+    # store answered the wait, so the processes had met; rendezvous-failure stays only as the second answer.
     wait = "[rank5]: torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"
     alone = diagnose(rules, [wait, "srun: error: slinky-1: task 5: Exited with exit code 1"])
-    assert "1800 s" in top(alone, "rendezvous-failure").detail
+    assert "30 min" in top(alone, "nccl-timeout").detail
+    assert found(alone, "rendezvous-failure").severity == "warning"
     crashed = [
         "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
         wait,
@@ -559,6 +561,19 @@ def test_a_store_key_that_never_arrived_is_a_rendezvous_failure_unless_rank_0_cr
     ]
     report = diagnose(rules, crashed)
     assert top(report, "cuda-oom") and "rendezvous-failure" not in ids(report)
+
+
+def test_a_store_wait_on_keys_of_no_group_or_with_ranks_missing_stays_a_rendezvous_failure(rules):
+    # Keys outside any process group (a rendezvous' own, a program's): nothing shows the processes had met.
+    other = "torch.distributed.DistStoreError: wait timeout after 300000ms, keys: /torchelastic/agent/terminal_state"
+    top(diagnose(rules, [other, "srun: error: slinky-1: task 5: Exited with exit code 1"]), "rendezvous-failure")
+    # Rank 0's own store counting who came: the group never formed, whatever the others waited for.
+    joined = "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 6/8 clients joined."
+    wait = "[rank5]: torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"
+    top(diagnose(rules, [joined, wait]), "rendezvous-failure")
+    # The unique id's read failing on a closed connection: the store went away, no late rank shown.
+    reset = STORE_GET.replace("wait timeout after 600000ms", "Connection reset by peer")
+    top(diagnose(rules, [reset]), "rendezvous-failure")
 
 
 def test_a_plugin_the_nodes_slurmd_lacks_or_none_loading_is_a_missing_mpi_plugin(rules):
@@ -651,8 +666,9 @@ def test_a_store_timeout_fetching_ncclUniqueId_says_rank_0_was_late_even_with_th
         "setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', "
         "but store->get('0') got error: Socket Timeout"
     )
-    finding = top(diagnose(rules, [line]), "rendezvous-failure")
-    assert "rank 0 had not published it in time" in finding.detail
+    report = diagnose(rules, [line])
+    assert "NCCL unique id rank 0 publishes" in top(report, "nccl-timeout").detail
+    assert "rank 0 had not published it in time" in found(report, "rendezvous-failure").detail
 
 
 STOPPED_IN_INIT = [

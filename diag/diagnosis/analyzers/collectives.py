@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import plural
+from diag.diagnosis.analyzers.common import group_store_waits, plural
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import time_key
 from diag.report import Finding
@@ -535,7 +535,7 @@ def _ucc_timeout(rule: Rule, ctx: Context) -> list[Finding]:
 def _store_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     samples = ctx.samples(rule, ["store_timeout"])
     if not samples:
-        return _barrier_wait(rule, ctx)
+        return _group_store_wait(rule, ctx) or _barrier_wait(rule, ctx)
     waited = sorted({ev.rank for ev, _ in samples if ev.rank is not None})
     ms = max(int(g["ms"]) for _, g in samples)
     who = f"Rank {', '.join(map(str, waited[:8]))}" if waited else "A rank"
@@ -547,16 +547,69 @@ def _store_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, ["store_timeout"], detail=detail + ".", confidence=0.6)]
 
 
+_WAITED_MS = re.compile(r"after (\d+)\s*ms")
+
+
+def _group_store_wait(rule: Rule, ctx: Context) -> list[Finding]:
+    """Ranks whose store read timed out inside a process group that existed (the NCCL unique id of its
+    first collective, a key under the group's prefix): the store answered, so the processes had met;
+    one of them (rank 0 for the unique id) had not reached that point within the group's timeout."""
+    waits = group_store_waits(ctx)
+    if not waits:
+        return []
+    waited = sorted({ev.rank for ev, _ in waits if ev.rank is not None})
+    who = f"Rank {', '.join(map(str, waited[:8]))}" if waited else "A rank"
+    ms = [int(m) for ev, _ in waits for m in _WAITED_MS.findall(ev.text)]
+    took = f" for {max(ms) / 60000:g} min" if ms else ""
+    unique_id = any("ncclUniqueId" in ev.text or "//cuda//" in ev.text for ev, _ in waits)
+    what = "the NCCL unique id rank 0 publishes at the group's first collective" if unique_id else "a key of the group"
+    detail = (
+        f"{who} waited{took} in the c10d store for {what} and gave up. The store answered the wait, so the "
+        "processes had met at MASTER_ADDR:MASTER_PORT; the rank that sets the key had not reached the same point "
+        "in time: still working on its own (tokenizing or preprocessing a dataset, loading or saving a model on "
+        "rank 0 only) past the process group's timeout, hung, or stopped without its store going away"
+    )
+    assumed = ["the rank that sets the key was late or hung: its own log, not here, says which"]
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", evidence=pick_evidence(ev for ev, _ in waits), confidence=0.6,
+            ranks=waited, values={"culprits": "rank 0 (the one that sets the key)"}, assumed=assumed,
+        )
+    ]  # fmt: skip
+
+
 def _barrier_wait(rule: Rule, ctx: Context) -> list[Finding]:
     frames = ctx.samples(rule, ["barrier_frame"])
     if not frames:
-        return _other_collective_waits(rule, ctx)
+        return _cpp_barrier_frame(rule, ctx) or _other_collective_waits(rule, ctx)
     detail = (
         "The ranks failed inside main_process_first, where they wait for the main process to finish "
         "preprocessing (tokenizing, caching a dataset): the wait outlasted the process group's timeout "
         "(ddp_timeout, 30 min by default), or the main process died first"
     )
     return [ctx.make_finding(rule, ["barrier_frame"], detail=detail + ".", confidence=0.45)]
+
+
+def _cpp_barrier_frame(rule: Rule, ctx: Context) -> list[Finding]:
+    """A C++ stack through a process group's barrier with no exception line kept: the process failed in
+    a barrier, where ranks wait for each other; a wait that outlasted the timeout is the usual end."""
+    frames = ctx.samples(rule, ["cpp_barrier_frame"])
+    if not frames:
+        return []
+    backend = frames[0][1].get("backend") or ""
+    detail = (
+        "A process failed inside a distributed barrier (its C++ stack goes through "
+        f"ProcessGroup{backend}::barrier) and the excerpt left the exception out: the barrier most often ends "
+        "so when one rank (the main process preprocessing or tokenizing a dataset) stays away past the process "
+        "group's timeout (ddp_timeout, 30 min by default); the first collective's NCCL setup failing fails there too"
+    )
+    assumed = ["the exception was a timeout: the excerpt keeps only the stack frames, not what was raised"]
+    return [
+        ctx.make_finding(
+            rule, ["cpp_barrier_frame"], detail=detail + ".", evidence=[frames[0][0]], severity="warning",
+            confidence=0.35, assumed=assumed,
+        )
+    ]  # fmt: skip
 
 
 def _other_collective_waits(rule: Rule, ctx: Context) -> list[Finding]:

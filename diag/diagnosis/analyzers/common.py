@@ -75,6 +75,9 @@ TIMEOUT_CASCADE = (
     "JAX distributed service detected fatal errors",  # JAX's coordination service: another task died
     "stopped sending heartbeats",
     "Task with incarnation id",
+    # A store read that ran out waiting on a late rank (TCPStore doWait 2.2+, the NCCL unique id fetch)
+    "wait timeout after ",
+    "ncclUniqueId from [",
 )
 
 
@@ -207,3 +210,26 @@ def said(ev: Evidence, limit: int = 120) -> str:
 def after_success(ev: Evidence, markers: list[Evidence]) -> bool:
     """Whether ``ev`` comes after a success marker of its own file: printed at teardown, once the work was done."""
     return any(m.path == ev.path and m.line < ev.line for m in markers)
+
+
+# A store key that only exists once a process group does: the prefix every group's keys carry
+# (PrefixStore "default_pg/0/", then the group's own "/<n>//cuda//" or "//cpu//" for its backend).
+_GROUP_KEY = re.compile(r"(?:^|/)default_pg/|//(?:cuda|cpu|xpu)//")
+
+
+def group_store_waits(ctx: Context) -> list[tuple[Evidence, dict]]:
+    """Store reads that timed out inside a process group that already existed: a rank waiting for the
+    NCCL unique id rank 0 publishes at its first collective (``store->get('0') got error: Socket Timeout``
+    or ``wait timeout after <ms>``), or a get/wait on a key under the group's prefix. The store answered
+    them (the client had connected and sent the wait), so the processes had met; the wait ran out on a
+    process that had not reached the same point. Empty unless every such read is of that kind."""
+    rule = ctx.rules.get("rendezvous-failure")
+    if rule is None:
+        return []
+    gets = ctx.samples(rule, ["store_get"])
+    waits = ctx.samples(rule, ["store_wait"])
+    if any("timeout" not in g.get("error", "").lower() for _, g in gets):
+        return []  # a reset or closed connection: the store itself went away, not a late peer
+    if any(not _GROUP_KEY.search(g.get("keys", "")) for _, g in waits):
+        return []  # a rendezvous' own keys (torchrun's agents) or a program's: no group shown yet
+    return sorted(gets + waits, key=lambda s: s[0].order)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import first_or, fixed_sentence, sentences
+from diag.diagnosis.analyzers.common import first_or, fixed_sentence, group_store_waits, sentences
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence
 from diag.hostlist import expand
@@ -768,6 +768,15 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if earlier:
         detail += f" It followed {', '.join(sorted(f.id for f in earlier))}, which may be the cause."
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values)]
+    if chosen <= {"store_get", "store_wait"} and group_store_waits(ctx):
+        # The store answered these reads: the processes had met in a process group, and the wait ran out on
+        # a rank that had not reached the same point (nccl-timeout says so). Only processes given different
+        # stores would make it a rendezvous fault, so it stays the second answer.
+        detail += " The store answered, though: the processes had met, and a rank was late rather than unreachable."
+        assumed = ["some ranks were given another MASTER_ADDR/MASTER_PORT than the rank that sets the key"]
+        return [
+            ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.35, values=values, assumed=assumed)
+        ]
     if chosen <= {"connect_refused", "cannot_init"} and not ctx.job_failed():
         # c10d logs each refused connect as a warning and retries until rank 0's store listens; it gives
         # up with an error of its own ("failed to connect to any network address", a timeout).
