@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import plural, timeline_key
+from diag.diagnosis.analyzers.transport.common import CQE_SIGNATURES, PORT_EVENTS
 from diag.diagnosis.analyzers.transport.hca import disabled_beside_active
 from diag.diagnosis.analyzers.transport.roce import (
-    CQE_SIGNATURES,
-    PORT_EVENTS,
     addressing_suspect,
     empty_gid,
     link_local_completions,

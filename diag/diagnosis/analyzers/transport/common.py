@@ -76,3 +76,37 @@ SYSTEM_ERROR_EXPLAINED_BY = (
     "job-oom",
     "gpu-xid",
 )
+
+
+# Failed work completions and device failures as NCCL, UCX, Open MPI, perftest and the verbs provider print them.
+CQE_SIGNATURES = [
+    "cqe_v1",
+    "cqe_v2",
+    "cqe_v3",
+    "cqe_v4",
+    "cqe_resilient",
+    "fatal_error",
+    "fatal_devices",
+    "ucx_retry",
+    "ucx_wc_error",
+    "ompi_cq",
+    "mvapich_cqe",
+    "ompi_retry",
+    "verbs_wc",
+    "perftest_cqe",
+    "mlx5_cqe",
+    "cable_event",
+    "mlx5_link_down",
+    "mlx5_health",
+    "ompi_async",
+    "query_failed",
+    "device_failed",
+    "comm_fatal",
+    "poll_cq_failed",
+    "ucx_ud_timeout",
+    "ucx_transport_timeout",
+    "ucx_ep_timeout",
+    "ompi_rnr",
+]
+
+PORT_EVENTS = ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async", "mvapich_async"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.transport.common import CQE_SIGNATURES, PORT_EVENTS
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -143,8 +144,6 @@ def disabled_beside_active(ctx: Context) -> list:
 
 
 def _disabled_port(rule: Rule, ctx: Context) -> list[Finding]:
-    from diag.diagnosis.analyzers.transport.roce import CQE_SIGNATURES, PORT_EVENTS  # roce imports this module
-
     disabled = disabled_beside_active(ctx)
     fault = ctx.rules.get("ib-link-fault")
     if not disabled or fault is None or ctx.samples(fault, CQE_SIGNATURES) or ctx.samples(fault, PORT_EVENTS):

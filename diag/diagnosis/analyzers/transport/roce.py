@@ -6,6 +6,7 @@ import ipaddress
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import timeline_key
+from diag.diagnosis.analyzers.transport.common import CQE_SIGNATURES, PORT_EVENTS
 from diag.diagnosis.analyzers.transport.hca import hca_filter_values, mixed_links, qp_failures, ucx_unlike_devices
 from diag.diagnosis.context import Context, hosts_text, natural_key
 from diag.evidence import Evidence, time_key
@@ -231,36 +232,6 @@ def _ompi_gid(rule: Rule, ctx: Context) -> list[Finding]:
 
 # ib-link-fault's NCCL completion-error signatures (they carry the GIDs NCCL 2.19+ prints with them).
 NCCL_CQE = ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4"]
-# Failed work completions and device failures as NCCL, UCX, Open MPI, perftest and the verbs provider print them.
-CQE_SIGNATURES = [
-    "cqe_v1",
-    "cqe_v2",
-    "cqe_v3",
-    "cqe_v4",
-    "cqe_resilient",
-    "fatal_error",
-    "fatal_devices",
-    "ucx_retry",
-    "ucx_wc_error",
-    "ompi_cq",
-    "mvapich_cqe",
-    "ompi_retry",
-    "verbs_wc",
-    "perftest_cqe",
-    "mlx5_cqe",
-    "cable_event",
-    "mlx5_link_down",
-    "mlx5_health",
-    "ompi_async",
-    "query_failed",
-    "device_failed",
-    "comm_fatal",
-    "poll_cq_failed",
-    "ucx_ud_timeout",
-    "ucx_transport_timeout",
-    "ucx_ep_timeout",
-    "ompi_rnr",
-]
 
 
 def ethernet_link_local(gid: str | None) -> bool:
@@ -412,7 +383,6 @@ def addressing_suspect(ctx: Context) -> tuple[bool, list[str]]:
     return unanswered_at_start(ctx, unanswered)
 
 
-PORT_EVENTS = ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async", "mvapich_async"]
 RETRY_EXCEEDED = "12"  # IBV_WC_RETRY_EXC_ERR: the peer's NIC never acknowledged
 
 
