@@ -6,7 +6,9 @@ A *case* is a folder of one job's log files plus its label, in either form:
 * ``expected.yaml`` (the bundled corpus): ``top`` (the first finding, ``null`` = none expected),
   ``expected`` (ids in rank order), ``absent``, ``healthy``, ``culprits``, ``expect_busbw``;
 * ``case.yaml`` (real logs others wrote, ``corpus/wild``): ``source`` (the thread), ``label`` (the
-  cause the thread established, or ``healthy``), ``secondary``, ``confirmed``, ``why``.
+  cause the thread established, or ``healthy``), ``secondary``, ``confirmed``, ``why``, and optionally
+  ``evidence``: what a reader who knows the catalogue, blind to the tool, finds in the excerpt's own
+  lines (EVIDENCE), so a score can say how much of a miss is the excerpt's and how much the tool's.
 
 Cases of the second form are split by a rule fixed before any was read: a case is in the
 *holdout* split when the first 8 hex digits of SHA-1 of its source URL (no ``#anchor``, no
@@ -32,6 +34,9 @@ from diag.scan.scanner import Scanner
 LABEL_FILES = ("expected.yaml", "case.yaml")
 NOT_LOGS = {*LABEL_FILES, "README.md"}
 HEALTHY = "healthy"
+# lines: the lines alone name the label; partial: they point to a few causes, the label among them;
+# context: the label came from the thread around the paste (a later fix, a maintainer), not its lines
+EVIDENCE = ("lines", "partial", "context")
 
 
 class CaseError(Exception):
@@ -51,6 +56,7 @@ class Case:
     source: str | None = None
     confirmed: bool = False
     seen: bool = False  # a holdout case someone read while tuning: from then on it counts as dev
+    evidence: str | None = None  # one of EVIDENCE, where a reader has judged it
 
     @property
     def name(self) -> str:
@@ -162,7 +168,14 @@ def _from_case_yaml(folder: Path, data: dict, path: Path) -> Case:
         source=source,
         confirmed=bool(data.get("confirmed")),
         seen=bool(data.get("seen")),
+        evidence=_evidence(data.get("evidence"), path),
     )
+
+
+def _evidence(value, path: Path) -> str | None:
+    if value is None or value in EVIDENCE:
+        return value
+    raise CaseError(f"{path}: evidence: {value!r} is not one of {', '.join(EVIDENCE)}")
 
 
 def diagnose_case(case: Case, rules: RuleSet) -> Report:
@@ -244,9 +257,13 @@ def summarize(results: Sequence[CaseResult], show_holdout: bool = False) -> dict
     tool said of them are exactly what must not steer the next change (``holdout_misses``)."""
     splits: dict[str, Tally] = {}
     causes: dict[str, dict[str, Tally]] = {}
+    evidence: dict[str, dict[str, Tally]] = {}
     for r in results:
         splits.setdefault(r.case.split, Tally()).add(r)
         splits.setdefault("all", Tally()).add(r)
+        if r.case.evidence is not None:
+            evidence.setdefault(r.case.evidence, {}).setdefault(r.case.split, Tally()).add(r)
+            evidence[r.case.evidence].setdefault("all", Tally()).add(r)
         if r.case.label is not None:
             causes.setdefault(r.case.label, {}).setdefault(r.case.split, Tally()).add(r)
             causes[r.case.label].setdefault("all", Tally()).add(r)
@@ -262,6 +279,7 @@ def summarize(results: Sequence[CaseResult], show_holdout: bool = False) -> dict
         "schema": "slurmdiag.eval/1",
         "splits": {k: v.to_json() for k, v in sorted(splits.items())},
         "causes": {c: {k: v.to_json() for k, v in sorted(t.items())} for c, t in sorted(causes.items())},
+        "evidence": {e: {k: v.to_json() for k, v in sorted(evidence[e].items())} for e in EVIDENCE if e in evidence},
         "misses": misses,
         "holdout_misses": hidden,
     }
@@ -330,6 +348,11 @@ def render_summary(summary: dict) -> str:
             top1 = s["healthy_clean"] if cause == HEALTHY else s["top1"]
             top3 = s["healthy_clean"] if cause == HEALTHY else s["top3"]
             out.append(f"{cause:<28} {name:<10} {s['cases']:>5}  {pct(top1)}  {pct(top3)}")
+    if summary.get("evidence"):
+        out += ["", "by what the excerpt's lines hold (cases a reader judged)", "evidence   split      cases  failing  top-1  top-3"]
+        for kind, per_split in summary["evidence"].items():
+            for name, s in per_split.items():
+                out.append(f"{kind:<10} {name:<10} {s['cases']:>5}  {s['failing_jobs']:>7}  {pct(s['top1'])}  {pct(s['top3'])}")
     if summary["misses"]:
         out += ["", "misses:"]
         for m in summary["misses"]:
@@ -370,6 +393,12 @@ def render_markdown_summary(summary: dict) -> str:
             rate = None if s is None else (s["healthy_clean"] if cause == HEALTHY else s["top1"])
             cells.append("–" if s is None else f"{s['cases']}, {pct(rate)}")
         out.append(f"| `{cause}` | " + " | ".join(cells) + " |")
+    if summary.get("evidence"):
+        out += ["", "| evidence in the excerpt | split | failing jobs | top-1 | top-3 | healthy | healthy clean |",
+                "|---|---|---:|---:|---:|---:|---:|"]
+        for kind, per_split in summary["evidence"].items():
+            out += [f"| {kind} | {name} | {s['failing_jobs']} | {pct(s['top1'])} | {pct(s['top3'])} | {s['healthy']} "
+                    f"| {pct(s['healthy_clean'])} |" for name, s in per_split.items()]
     if "damage" in summary:
         out += ["", "| damage | split | passing | still passing |", "|---|---|---:|---:|"]
         out += [f"| {name} | {split} | {n} | {k} ({pct(k / n if n else None)}) |" for name, split, n, k in _damage_rows(summary)]

@@ -86,6 +86,31 @@ def test_eval_counts_top1_healthy_and_splits_by_source(tmp_path):
     assert _run("eval", str(tmp_path), "--fail-under", "60").returncode == 1
 
 
+def test_eval_tells_misses_on_excerpts_that_hold_their_cause_from_those_that_do_not(tmp_path):
+    for name, label, evidence, text in (
+        ("oom", "cuda-oom", "lines", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+        ("thin", "job-oom", "context", "step 100 loss 1.5"),
+        ("unjudged", "job-oom", None, "step 100 loss 1.5"),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "log.txt").write_text(text + "\n")
+        case = {"source": f"https://example.org/{name}", "label": label}
+        if evidence:
+            case["evidence"] = evidence
+        (folder / "case.yaml").write_text(yaml.safe_dump(case))
+    summary = json.loads(_run("eval", str(tmp_path), "--format", "json").stdout)
+    assert summary["evidence"]["lines"]["all"]["top1"] == 1.0
+    assert summary["evidence"]["context"]["all"]["top1"] == 0.0
+    assert summary["splits"]["all"]["failing_jobs"] == 3, "the judgement adds a view; it never drops a case"
+    assert "| lines | all | 1 | 100% |" in _run("eval", str(tmp_path), "--format", "markdown").stdout
+    (tmp_path / "thin" / "case.yaml").write_text(
+        yaml.safe_dump({"source": "https://example.org/thin", "label": "job-oom", "evidence": "maybe"})
+    )
+    done = _run("eval", str(tmp_path))
+    assert done.returncode == 2 and "evidence: 'maybe' is not one of lines, partial, context" in done.stderr
+
+
 def test_split_is_fixed_by_the_source_url_not_by_the_anchor():
     a = Case(path=Path("a"), label="cuda-oom", source="https://github.com/o/r/issues/1#issuecomment-9")
     b = Case(path=Path("b"), label="cuda-oom", source="https://github.com/o/r/issues/1/")
