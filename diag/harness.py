@@ -352,6 +352,8 @@ def render_summary(summary: dict) -> str:
         out += ["", "by what the excerpt's lines hold (cases a reader judged)", "evidence   split      cases  failing  top-1  top-3"]
         for kind, per_split in summary["evidence"].items():
             for name, s in per_split.items():
+                if name == "all" and len(per_split) == 2:
+                    continue  # one split only: its row says it all
                 out.append(f"{kind:<10} {name:<10} {s['cases']:>5}  {s['failing_jobs']:>7}  {pct(s['top1'])}  {pct(s['top3'])}")
     if summary["misses"]:
         out += ["", "misses:"]
