@@ -1288,3 +1288,18 @@ def test_a_parallelcluster_bootstrap_that_could_not_mount_home_is_no_node_failur
         "Expected process to exit with [0], but received '32'"
     )
     assert "node-failure" not in ids(diagnose(rules, [line]))
+
+
+def test_a_submission_slurm_refused_is_no_time_limit_or_memory_kill(rules):
+    # Slurm refusing the request names "time limit" or "memory limit" in its words: nothing ran out.
+    for line in (
+        "sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or exceeds some limit)",
+        "sbatch: error: memory limit must be provided for shared jobs",
+        "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.",
+        "salloc: error: Job submit/allocate failed: Invalid partition name specified",
+    ):
+        finding = top(diagnose(rules, [line]), "unexplained-failure")
+        assert "never ran" in finding.detail and ".." not in finding.detail
+    # A refusal the catalogue does name keeps its cause.
+    refused = ["sbatch: error: Batch job submission failed: Node count specification invalid"]
+    top(diagnose(rules, refused), "world-size-mismatch")

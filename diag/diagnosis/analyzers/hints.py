@@ -186,6 +186,20 @@ OUTSIDE_CATALOGUE = (
         "wheel or image), or the job landed on another GPU model than it was built for (--constraint / --gres type)",
     ),
     (
+        # slurm's sbatch/salloc/srun (opt.c, the controller's answer to a submission): the request itself was
+        # refused, so nothing ran; the words of the refusal ("time limit", "memory limit") name no run's end.
+        re.compile(
+            r"(?:sbatch|salloc|srun): error: (?:Batch job submission failed|Job submit/allocate failed"
+            r"|Unable to allocate resources): |(?:sbatch|salloc|srun): (?:error|fatal): .{0,120}?"
+            r"(?:are mutually exclusive|must be provided for|[Ii]nvalid (?:partition|account|qos|feature|time|generic))"
+        ),
+        "Slurm refused the submission itself (sbatch/salloc/srun), so the job never ran: an option conflict (--mem "
+        "with --mem-per-cpu/--mem-per-gpu, a site that requires --mem on shared nodes) or a value outside what the "
+        "partition, account or QOS allows (a --time above the partition's MaxTime or the QOS's limit, a partition, "
+        "account, feature or GRES that does not exist); fix the submission's options (sinfo -o '%P %l %m %G', "
+        "sacctmgr show assoc user=$USER format=account,partition,qos): nothing in the job or on its nodes failed",
+    ),
+    (
         re.compile(r"Unable to create step for job \S+: Requested nodes are busy"),
         "Slurm could not start the step because another step of the job still holds those CPUs/GPUs: since "
         "Slurm 20.11 steps do not share resources unless asked (srun --overlap), so a step started while an "

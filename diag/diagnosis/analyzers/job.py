@@ -149,7 +149,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     detail = f"The job failed and no known cause matched. First error: {first[:200]}"
     hint = outside_catalogue_hint([e.text for e in evidence])
     if hint:
-        detail += f". {hint}"
+        detail = f"{detail.rstrip('.')}. {hint}"
     ranks = sorted({e.rank for e in evidence if e.rank is not None})
     if _went_past(ctx, failed):
         assumed = ["the program went on: its log has more to say after the exception, and no process exit is shown"]
