@@ -1137,3 +1137,64 @@ def test_a_daemon_that_never_called_back_is_not_pmix_nor_a_node_lost_mid_run(rul
     ]
     top(diagnose(rules, lines), "unexplained-failure")
     assert "pmix-runtime-error" not in ids(diagnose(rules, lines))
+
+
+# ------------------------------------------------------------------ world_size: GPUs and launchers
+def test_a_vllm_layout_larger_than_one_node_names_the_executor(rules):
+    lines = [
+        "(APIServer pid=1) pydantic_core._pydantic_core.ValidationError: 1 validation error for ParallelConfig",
+        "  Value error, World size (16) is larger than the number of available GPUs (8) in this node. If this is "
+        "intentional and you are using:",
+    ]
+    finding = top(diagnose(rules, lines), "world-size-mismatch")
+    assert "16" in finding.detail and "--distributed-executor-backend ray" in finding.detail
+
+
+def test_vllm_short_of_ray_gpus_is_a_warning_while_it_still_waits(rules):
+    warned = [
+        "WARNING 03-11 10:02:18 ray_utils.py:290] The number of required GPUs exceeds the total number of "
+        "available GPUs in the placement group.",
+        "INFO:     Application startup complete.",
+    ]
+    assert found(diagnose(rules, warned), "world-size-mismatch").severity == "warning"
+    failed = ["ValueError: The number of required GPUs exceeds the total number of available GPUs in the cluster."]
+    assert "local Ray instance" in top(diagnose(rules, failed), "world-size-mismatch").detail
+
+
+def test_a_device_index_beyond_the_visible_gpus_but_not_a_cuda_that_failed_to_start(rules):
+    beyond = [
+        '[rank3]: RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "/pytorch/aten/src/ATen/'
+        'cuda/CUDAContext.cpp":52, please report a bug to PyTorch. device=3, num_gpus=1'
+    ]
+    assert "GPU 3 where it sees 1" in top(diagnose(rules, beyond), "world-size-mismatch").detail
+    # No values: CUDA could not count its devices at all (a driver or MIG problem), no layout to blame.
+    broken = [beyond[0].replace("device=3, num_gpus=1", "device=, num_gpus=")]
+    assert "world-size-mismatch" not in ids(diagnose(rules, broken))
+
+
+def test_more_processes_in_the_store_barrier_than_the_world_is_extra_launches(rules):
+    lines = [
+        "INFO:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process group for "
+        "rank: 3, key: store_based_barrier_key:1 (world_size=8, worker_count=16, timeout=0:30:00)",
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key: "
+        "store_based_barrier_key:1 (world_size=8, worker_count=16, timeout=0:30:00)",
+    ]
+    report = diagnose(rules, lines)
+    assert "16 processes joined" in top(report, "world-size-mismatch").detail
+    assert "rendezvous-failure" in ids(report)  # the second answer
+    fewer = [line.replace("worker_count=16", "worker_count=4") for line in lines]
+    top(diagnose(rules, fewer), "rendezvous-failure")  # ranks missing: late, lost or never started
+
+
+def elastic_result(host: str, world: int) -> list[str]:
+    fields = ["restart_count=0", f"master_addr={host}", "group_rank=0", f"group_world_size={world}"]
+    return [f"{host}: [default] Rendezvous complete for workers. Result:"] + [f"{host}:   {f}" for f in fields]
+
+
+def test_torchrun_agents_each_alone_on_their_node_ran_separate_jobs(rules):
+    lines = elastic_result("slinky-0", 1) + elastic_result("slinky-1", 1)
+    finding = found(diagnose(rules, lines), "world-size-mismatch")
+    assert finding.hosts == ["slinky-0", "slinky-1"] and finding.severity == "warning"
+    # One node's agent alone is an ordinary single-node run; two agents that met are one job.
+    assert "world-size-mismatch" not in ids(diagnose(rules, elastic_result("slinky-0", 1)))
+    assert "world-size-mismatch" not in ids(diagnose(rules, elastic_result("slinky-0", 2) + elastic_result("slinky-1", 2)))

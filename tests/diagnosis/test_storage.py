@@ -1007,3 +1007,18 @@ def test_a_relative_save_by_a_ray_actor_on_another_node_is_a_warning(rules):
     assert finding.severity == "warning" and "10.0.3.17" in finding.detail
     local = "(CriticModelRayActor pid=700760) [INFO] Saved ./ckpt/last/model.pt."
     assert "node-local-path" not in ids(diagnose(rules, [local, "training done"]))
+
+
+def test_sentencepiece_quotes_the_missing_tokenizer_path(rules):
+    lines = ['[rank4]: OSError: Not found: "/tmp/llama-7b/tokenizer.model": No such file or directory Error #2']
+    assert "/tmp/llama-7b/tokenizer.model" in top(diagnose(rules, lines), "node-local-path").detail
+
+
+def test_a_uenv_that_hands_squashfs_mount_its_image_as_the_command(rules):
+    lines = [
+        "error: unable to exec '/capstor/scratch/cscs/u/.uenv-images/images/61d1.squashfs:/user-environment':",
+        "    No such file or directory (errno=2)",
+    ]
+    finding = top(diagnose(rules, lines), "container-runtime-error")
+    assert "/usr/bin/uenv" in finding.detail
+    assert "container-import-failure" not in ids(diagnose(rules, lines))

@@ -804,6 +804,9 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         assumed = ["the process that served the store (rank 0 or the endpoint's torchrun agent) failed first, in a log not here"]
         severity = None if ctx.job_failed() else "warning"
         return [ctx.make_finding(rule, detail=detail, severity=severity, confidence=0.5, values=values, assumed=assumed)]
+    if chosen <= {"store_barrier", "store_barrier_wait"} and store_overfull(ctx):
+        # More processes joined than the world: world-size-mismatch names the cause; this stays the second answer.
+        return [ctx.make_finding(rule, detail=detail, confidence=0.6, values=values)]
     if chosen <= STORE_TIMEOUT_SIGNATURES and only_rank0_came(ctx):
         # world-size-mismatch names the likelier cause (nobody else was started); this stays the second answer.
         return [ctx.make_finding(rule, detail=detail, confidence=0.7, values=values)]
@@ -1099,6 +1102,42 @@ LAYOUT_SENTENCES: tuple = (
         "exceed the cluster's (a dedicated Ray head node has no GPUs: count one node less)",
     ),
     (
+        ["vllm_node_gpus"],
+        "vLLM's world size (tensor x pipeline parallel, {world}) is more than the {have} GPUs this node shows: its "
+        "default multiprocessing executor runs on one node, so a layout over several nodes needs the Ray executor "
+        "(--distributed-executor-backend ray) or --nnodes/--node-rank on each node",
+    ),
+    (
+        ["vllm_ray_gpus"],
+        "the Ray {where} vLLM joined has fewer GPUs than tensor x pipeline parallel: a node did not join the "
+        "cluster, or vLLM started a local Ray instance instead of joining it (RAY_ADDRESS, ray.init(address='auto'))",
+    ),
+    (
+        ["vllm_placement_timeout"],
+        "Ray never offered vLLM the GPUs its layout asks for ({secs} s waiting for the placement group): the "
+        "cluster's nodes or GPUs are fewer than tensor x pipeline parallel",
+    ),
+    (
+        ["deepspeed_no_gpus"],
+        "DeepSpeed's launcher found no GPUs on the node it runs on: the step was given none (--gres=gpu:<n> or "
+        "--gpus-per-node), CUDA_VISIBLE_DEVICES hides them, or it runs on a host without GPUs",
+    ),
+    (
+        ["local_rank_gpus", "invalid_device_id"],
+        "a LOCAL_RANK is beyond the GPUs the process can see: more processes per node than GPUs, or each task sees "
+        "only its own GPU (--gpus-per-task) while the program picks the GPU by its local rank",
+    ),
+    (
+        ["device_index_assert"],
+        "a process asked for GPU {device} where it sees {have}: more processes per node than GPUs, or each task sees "
+        "only its own GPU while the program picks the GPU by its local rank",
+    ),
+    (
+        ["jax_mesh_devices"],
+        "the JAX mesh {shape} was written for another device count than the {have} devices the processes see: a "
+        "process did not join (jax.distributed.initialize) or sees fewer GPUs than it should",
+    ),
+    (
         ["k8s_insufficient"],
         "Kubernetes can place no pod of the job: {n} node(s) lack the {resource} it asks for, so the job asks for "
         "more (or larger) workers than the cluster has free",
@@ -1138,6 +1177,8 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
             or _ranks_beyond_world(rule, ctx)
             or _members_never_joined(rule, ctx)
             or _only_rank0_came(rule, ctx)
+            or _store_overfull(rule, ctx)
+            or _launchers_alone(rule, ctx)
             or _device_list_index(rule, ctx)
         )
     if chosen == {"device_ordinal"} and ctx.count(rule.id, ["nvml_peer_hidden"]):
@@ -1150,6 +1191,9 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     if chosen <= {"nnodes_reset", "ntasks_per_node", "srun_unused", "ray_worker_start"}:
         # srun adjusted the layout and the step ran, Lightning warned that srun was not used, Ray Train's
         # start timed out (resources while autoscaling, or the network): worth knowing, not a failure by itself.
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.6)]
+    if chosen == {"vllm_ray_gpus"} and not ctx.job_failed():
+        # Newer vLLM logs it as a warning and waits for the placement group: the cluster may still grow.
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.6)]
     unexplained = ctx.rules.get("unexplained-failure")
     if chosen == {"bare_divisible"} and unexplained and ctx.count(unexplained.id, ["shape_divide"]):
@@ -1312,6 +1356,70 @@ def _only_rank0_came(rule: Rule, ctx: Context) -> list[Finding]:
     finding = ctx.make_finding(rule, [], detail=detail + ".", evidence=pick_evidence(ev for _, st in timeout for ev, _ in st.samples))
     finding.count = sum(st.count for _, st in timeout)
     return [finding]
+
+
+def store_overfull(ctx: Context) -> tuple[Evidence, int, int] | None:
+    """(line, processes joined, world size) where PyTorch's store-based barrier counted more processes than
+    the world it was given: its count only stops at exactly the world size, so extra processes make it wait
+    until it times out. More joined than the world is always extra launches (torchrun under srun with one
+    task per GPU, two launchers per node), never a late or lost rank."""
+    rule = ctx.rules.get("rendezvous-failure")
+    if rule is None:
+        return None
+    for ev, g in ctx.samples(rule, ["store_barrier", "store_barrier_wait"]):
+        if int(g["joined"]) > int(g["world"]):
+            return ev, int(g["joined"]), int(g["world"])
+    return None
+
+
+def _store_overfull(rule: Rule, ctx: Context) -> list[Finding]:
+    overfull = store_overfull(ctx)
+    if overfull is None:
+        return []
+    ev, joined, world = overfull
+    detail = (
+        f"Launch layout does not match: {joined} processes joined the store-based barrier of a {world}-process "
+        "world, so the barrier never completes: more processes were started than the world size they were given "
+        "(torchrun started under srun once per GPU instead of once per node, or two launchers on a node; "
+        "--ntasks-per-node=1 for torchrun, or WORLD_SIZE=$SLURM_NTASKS when srun starts every process)"
+    )
+    return [ctx.make_finding(rule, [], detail=detail + ".", evidence=[ev])]
+
+
+def _launchers_alone(rule: Rule, ctx: Context) -> list[Finding]:
+    """torchrun's agent reporting a rendezvous of one node (group_world_size=1), or DeepSpeed's launcher
+    started for one node (nnodes=1), in a job that spans several nodes: that launcher ran a world of its
+    own, and the nodes never formed one job. Several such reports from different hosts show it; one
+    report in a log that shows several nodes is a weaker sign (the launcher may have been meant to run
+    alone), so it says what it assumed."""
+    alone = ctx.samples(rule, ["elastic_alone", "ds_launch_alone"])
+    if not alone:
+        return []
+    hosts = sorted({h for ev, _ in alone if (h := ctx.host_for(ev))}, key=natural_key)
+    several = len(hosts) >= 2
+    if not several and ctx.facts.nodes_known() is not True:
+        return []
+    launcher = "torchrun's agent" if any(n == "elastic_alone" for n, _ in ctx.stats(rule, ["elastic_alone"])) else "DeepSpeed's launcher"
+    where = f"on {hosts_text(hosts)}" if several else "in this multi-node job"
+    detail = (
+        f"Launch layout does not match: {launcher} {where} formed a world of one node: each node's launcher ran "
+        "its own job instead of one job across the nodes (torchrun --nnodes=$SLURM_NNODES with one shared "
+        "--rdzv-endpoint on the first node, not localhost or --standalone; deepspeed with a hostfile of every node)"
+    )
+    assumed = [] if several else ["the other nodes' launchers did the same: only one launcher's report is in the logs"]
+    severity = None if ctx.job_failed() else "warning"
+    return [
+        ctx.make_finding(
+            rule,
+            ["elastic_alone", "ds_launch_alone"],
+            detail=detail + ".",
+            evidence=pick_evidence(ev for ev, _ in alone),
+            hosts=hosts or None,
+            severity=severity,
+            confidence=0.7 if several else 0.5,
+            assumed=assumed,
+        )
+    ]
 
 
 def _members_never_joined(rule: Rule, ctx: Context) -> list[Finding]:

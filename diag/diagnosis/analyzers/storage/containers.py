@@ -292,6 +292,12 @@ SENTENCES: tuple = (
         "Slurm's {lib} could not be loaded: a Slurm program (a TaskProlog, which Slurm 24.11+ runs inside the pyxis "
         "container) ran where the host's Slurm libraries are not mounted",
     ),
+    (
+        ["squashfs_exec"],
+        "squashfs-mount tried to run the image and mount point {image}:{mount} as the command: the uenv that called "
+        "it speaks another squashfs-mount syntax (an old uenv installed in your home ahead of the system's "
+        "/usr/bin/uenv); remove it so the system's uenv is used",
+    ),
     ([], _name_missing),
     (["name_flag"], '--container-name "{flag}" was used but the container {state}'),
     ([], _mounts_format),

@@ -35,6 +35,7 @@ _MISSING_PATHS = [
     "missing_before",
     "tf_not_found",
     "tf_not_found_status",
+    "tf_not_valid",
     "h5py_missing",
     "lightning_missing",
     "ds_invalid",
