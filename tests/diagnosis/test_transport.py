@@ -196,6 +196,64 @@ def test_a_plugin_without_the_last_api_an_old_nccl_tries_is_unused_but_a_newer_a
     assert "cannot be used" not in " ".join(f.detail for f in diagnose(rules, probe(5)).findings)
 
 
+def test_nccl_2_26_probe_chain_that_reaches_v6_unloaded_is_a_plugin_too_old_to_use(rules):
+    def probe(*apis: int) -> list[str]:
+        return [f"node01:5521:5521 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v{a} symbol." for a in apis]
+
+    # 2.26-2.27 try v10 down to v6 and then say nothing more: the plugin is dropped.
+    unused = found(diagnose(rules, probe(10, 9, 8, 7, 6) + socket_node("node01")), "nccl-net-plugin")
+    assert "NCCL 2.26+" in unused.detail and "cannot be used" in unused.detail
+    # ... while a chain that ends in a load is an older plugin that works.
+    loaded = ["node01:5521:5521 [0] NCCL INFO NET/Plugin: Loaded net plugin AWS Libfabric (v7)"]
+    assert "cannot be used" not in " ".join(f.detail for f in diagnose(rules, probe(10, 9, 8) + loaded).findings)
+    # 2.19-2.21 probe v8/v7/v6 and go on to v5: v6 missing there is not the end of the chain.
+    assert "NCCL 2.26+" not in " ".join(f.detail for f in diagnose(rules, probe(8, 7, 6)).findings)
+
+
+TCPX_HOST = "a3-node-03:2210:2400 [1] NCCL WARN {fatal}10.0.1.3:43321<-10.0.1.4:55102 data landed on host memory 4 times"
+
+
+def test_tcpx_data_in_host_memory_is_flow_steering_that_rxdm_did_not_set_up(rules):
+    finding = found(diagnose(rules, [TCPX_HOST.format(fatal="fatal, ")]), "nccl-net-plugin")
+    assert "flow steering" in finding.detail and "RxDM" in finding.detail
+    assert finding.severity == "error"
+    # The build that goes on after it, in a run that did not fail: worth a warning, not an error.
+    assert found(diagnose(rules, [TCPX_HOST.format(fatal="")]), "nccl-net-plugin").severity == "warning"
+
+
+def test_a_tcpx_or_fastsocket_warning_nothing_else_explains_is_a_weak_plugin_suspect(rules):
+    tcpx = "a3-node-07:3310:3310 [0] NCCL WARN NET/GPUDirectTCPX/CUDA : no cuDevices found"
+    finding = found(diagnose(rules, [tcpx]), "nccl-net-plugin")
+    assert "GPUDirect-TCPX" in finding.detail and finding.confidence < 0.5
+    listen = (
+        "a3-node-03:2210:2400 [1] tcpxResult_t tcpxListen(int, void*, void**):541 NCCL WARN gpu 1 0000:0c:00.0, "
+        "net dev 1, listen FAILED (no flow steering)"
+    )
+    assert "listen FAILED" in found(diagnose(rules, [listen]), "nccl-net-plugin").detail
+    # The plugins' notices on runs that go on (a slow first connect, retries that then connect) are not suspects.
+    notices = [
+        "a3-0:11:11 [0] tcpxResult_t tcpxCommProgress(tcpxComm*):1231 NCCL WARN 0xadca8062b70:0xadca805d0f0, nic 0, "
+        "enp12s0, 172.16.0.11<39187><-172.16.0.95<46723> rx rx ctrl timeout cnt 7331502, nanos 10000000585",
+        "full-debug2-test-0:4300:4325 [0] net_fastsocket.cc:785 NCCL WARN Maximum retry reached for accept 3.",
+    ]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, notices))
+
+
+HOROVOD_DONE = "Fri Jun 19 09:02:11 2020[1,0]<stdout>:Total img/sec on 8 GPU(s): 433.1 +-20.5"
+
+
+def test_a_run_that_finished_over_tcp_was_slowed_not_failed(rules):
+    lines = ib_node("slinky-0") + [UNOPENABLE] + socket_node("slinky-1")
+    report = diagnose(rules, lines + [HOROVOD_DONE])
+    root = found(report, "ib-devices-not-mounted")
+    assert root.severity == "warning" and "the run still finished" in root.detail
+    assert found(report, "nccl-tcp-fallback").severity == "warning"
+    # Without the benchmark's last line the same fallback is an error (test above); nccl-tests' data check
+    # does not count as finishing: the bandwidth over the transport is what that run measures.
+    tests_ok = "# Out of bounds values : 0 OK"
+    assert found(diagnose(rules, lines + [tests_ok]), "ib-devices-not-mounted").severity == "error"
+
+
 # ---------------------------------------------------------------------------------------- roce_gid
 MODIFY_QP = (
     "[2025-05-02 08:11:02] {h}:5511:5602 [3] misc/ibvwrap.cc:196 NCCL WARN Call to ibv_modify_qp failed with 22 "

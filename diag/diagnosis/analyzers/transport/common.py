@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import re
 
+from diag.diagnosis.analyzers.common import SUCCESS_RUN
 from diag.diagnosis.context import Context, hosts_text
+from diag.evidence import Evidence
 
 NOT_ROUTABLE_IFACES = ("lo", "docker", "virbr", "veth", "br-")
 
 IB_ASSUMED = "the cluster has InfiniBand/RoCE that the job should use (nothing in the logs shows it)"
 
 IB_ROOT_IDS = ("ib-devices-not-mounted", "ib-verbs-library-missing", "nccl-ib-hca-wrong", "nccl-ib-disabled")
+
+
+def run_finished(ctx: Context) -> Evidence | None:
+    """The line where a training run or benchmark reports finishing its work, where nothing shows the job
+    failing: NCCL's transport then cost speed, not the job. nccl-tests' data check does not count: the
+    bandwidth over the transport is what that run is for."""
+    rule = ctx.rules.get("unexplained-failure")
+    if rule is None or ctx.job_failed():
+        return None
+    names = [n for n in SUCCESS_RUN if n != "success_nccl_tests"]
+    return max((ev for ev, _ in ctx.samples(rule, names)), key=Evidence.file_order, default=None)
 
 
 def ib_evidence(ctx: Context) -> list[str]:

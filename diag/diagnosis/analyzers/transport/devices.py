@@ -6,7 +6,8 @@ import dataclasses
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.transport.common import IB_ASSUMED, ib_asked_and_failed, ib_evidence
+from diag.diagnosis.analyzers.common import said
+from diag.diagnosis.analyzers.transport.common import IB_ASSUMED, ib_asked_and_failed, ib_evidence, run_finished
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -58,6 +59,11 @@ def ib_expected(rule: Rule, ctx: Context) -> list[Finding]:
         # Only between nodes does a missing IB cost anything: a warning on one node, or on an excerpt that
         # says neither how many nodes nor that the job failed.
         single = known is False or (known is None and not ctx.job_failed())
+        if not single and (done := run_finished(ctx)):
+            # The run finished over TCP: a slower job, not a failed one (a deliberate TCP baseline looks the same).
+            found = ctx.make_finding(rule, severity="warning", confidence=0.6)
+            detail = f"{found.detail}; the run still finished ({said(done, 80)}), over TCP between nodes"
+            return [dataclasses.replace(found, detail=detail)]
         return [ctx.make_finding(rule, severity="warning" if single else None)]
     if known is False:
         # One node: NCCL moves data between its GPUs over NVLink, PCIe or shared memory, never the network.

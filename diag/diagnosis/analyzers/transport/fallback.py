@@ -5,8 +5,14 @@ from __future__ import annotations
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.common import attempted_in_prose
-from diag.diagnosis.analyzers.transport.common import IB_ASSUMED, SYSTEM_ERROR_EXPLAINED_BY, external_net, ib_evidence
+from diag.diagnosis.analyzers.common import attempted_in_prose, said
+from diag.diagnosis.analyzers.transport.common import (
+    IB_ASSUMED,
+    SYSTEM_ERROR_EXPLAINED_BY,
+    external_net,
+    ib_evidence,
+    run_finished,
+)
 from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -41,6 +47,10 @@ def tcp_fallback(rule: Rule, ctx: Context) -> list[Finding]:
         detail += f"; IB was expected: {'; '.join(reasons)}."
         severity = ctx.between_nodes_severity(rule.severity, assumed)
         confidence = 0.9 if shown else 0.8  # "No device found" alone: sockets are next, not yet seen in use
+        if done := run_finished(ctx):
+            # A run that finished over TCP was slowed, not failed (a deliberate TCP baseline looks the same).
+            detail += f" The run still finished ({said(done, 80)}): this cost speed, not the job."
+            severity, confidence = "warning", 0.6
         return [
             ctx.make_finding(
                 rule,

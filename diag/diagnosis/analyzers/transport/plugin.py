@@ -37,6 +37,24 @@ def _is_plugin_lib(name: str) -> bool:
     return name.rsplit("/", 1)[-1].startswith("libnccl-net")
 
 
+# NCCL 2.26-2.27 probe net API v10 down to v6 and stop there; older releases start lower and go on below v6.
+_FIRST_PROBE_OF_V6_LAST = 10
+
+
+def _last_api_missing(rule: Rule, ctx: Context) -> list[int]:
+    """The net API version that this NCCL tries last, when the plugin lacks it (and so every one before):
+    v4 and older for NCCL 2.4-2.12; v6 for 2.26-2.27, whose chain from v10 ends there with no line saying
+    the plugin was dropped. Empty where the plugin loaded at some version, or the chain is not one that ends."""
+    probes = {int(a) for a in ctx.captures(rule, "api", ["version_probe"])}
+    if old := sorted(a for a in probes if a <= 4):
+        return old
+    loaded = ctx.stats(rule, ["loaded"])
+    v226 = any(re.match(r"2\.2[67]\.", v) for v in ctx.facts.versions)
+    if 6 in probes and not loaded and (max(probes) >= _FIRST_PROBE_OF_V6_LAST or v226):
+        return [6]
+    return []
+
+
 def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
     if other := _plugin_names_other_cause(rule, ctx):
         return other
@@ -121,8 +139,8 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 values={"what": "SHARP (CollNet) could not start."},
             )
         ]
-    # The last API version an NCCL of 2.4-2.12 tries missing: that NCCL cannot use the plugin at all.
-    too_old = sorted({int(a) for a in ctx.captures(rule, "api", ["version_probe"]) if int(a) <= 4})
+    # The last API version this NCCL tries missing: it cannot use the plugin at all.
+    too_old = _last_api_missing(rule, ctx)
     broken = ctx.stats(rule, BROKEN_PLUGIN)
     if broken or too_old:
         names = ctx.captures(rule, "plugin", ["unsupported", "broken"]) or plugin_env
@@ -134,6 +152,11 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         detail = f"{plugin} exists but cannot be used"
         if ctx.stats(rule, ["symbol_missing"]):
             detail += " (it is built for an older NCCL: no ncclNetPlugin_v5+ symbol)"
+        elif too_old and too_old[0] >= 6:
+            detail += (
+                f" (it is built for an NCCL older than this one: NCCL 2.26+ tries net API v10 down to v{too_old[0]} "
+                "and the plugin has none of them)"
+            )
         elif too_old:
             detail += f" (it is built for another NCCL: no ncclNetPlugin_v{too_old[0]} symbol, the API this NCCL needs)"
         elif unpack := ctx.samples(rule, ["unpack_incompatible"]):
@@ -188,7 +211,12 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 confidence=0.8 if fell_back else 0.6, assumed=assumed, values={"what": f"NCCL_NET_PLUGIN={name} was not found."},
             )
         ]  # fmt: skip
-    return _plugin_on_some_nodes(rule, ctx) or _plugin_override(rule, ctx) or _ofi_warned(rule, ctx)
+    return (
+        _plugin_on_some_nodes(rule, ctx)
+        or _plugin_override(rule, ctx)
+        or _ofi_warned(rule, ctx)
+        or _plugin_warned(rule, ctx)
+    )
 
 
 def _ofi_failed(rule: Rule, ctx: Context, socket_hosts: list[str]) -> list[Finding]:
@@ -251,6 +279,45 @@ def _ofi_warned(rule: Rule, ctx: Context) -> list[Finding]:
     ]  # fmt: skip
 
 
+# What GPUDirect-TCPX and FastSocket WARN about on a run that goes on: a slow first connect ("rx ctrl
+# timeout cnt ..."), a CPU or NAPI id the kernel does not report, retries that then connect.
+_PLUGIN_NOTICES = re.compile(
+    r"ctrl timeout cnt|Cannot get incoming (?:CPU|NAPI_ID)|Maximum retry reached for (?:accept|connect)|"
+    r"Cannot set socket|Cannot enable socket busy poll|Turning off TX zero copy"
+)
+
+
+def _plugin_warned(rule: Rule, ctx: Context) -> list[Finding]:
+    """A WARN of another external plugin (GPUDirect-TCPX, FastSocket) that no rule knows, read as
+    _ofi_warned reads aws-ofi-nccl's: a suspect only where nothing else is named and the job failed."""
+    warned = [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["plugin_warn", "fastsocket_warn", "plugin_warn_unframed"])
+        if not _PLUGIN_NOTICES.search(g["why"])
+    ]
+    others = (
+        "gdr-disabled", "ib-devices-not-mounted", "ib-link-fault", "nccl-tcp-fallback", "nccl-socket-ifname",
+        "ib-verbs-library-missing",
+    )  # fmt: skip
+    if not warned or any(ctx.count(r) for r in others):
+        return []
+    ev, g = warned[0]
+    plugin = "GPUDirect-TCPX" if g.get("tcpx") or g.get("plugin") == "GPUDirectTCPX" else g.get("plugin") or "net"
+    hosts = sorted({h for e, _ in warned if (h := _host(ctx, e))}, key=natural_key)
+    detail = (
+        f'The {plugin} net plugin warned "{g["why"][:120]}": a state it does not handle (often a plugin, driver '
+        "or sidecar version that does not match this NCCL or the node's setup)"
+    )
+    return [
+        ctx.make_finding(
+            rule, ["plugin_warn", "fastsocket_warn", "plugin_warn_unframed"], detail=detail + ".", hosts=hosts or None, confidence=0.4,
+            evidence=pick_evidence(e for e, _ in warned), severity=None if ctx.job_failed() else "warning",
+            assumed=["the warning is why the job failed: nothing else in the logs says what did"],
+            values={"what": f"The {plugin} plugin met a state it does not handle."},
+        )
+    ]  # fmt: skip
+
+
 def _plugin_names_other_cause(rule: Rule, ctx: Context) -> list[Finding]:
     """A plugin's own message that shows a cause of another id: EFA's words for a peer that stopped
     answering (ib-link-fault), a plugin that finds no interface (nccl-socket-ifname)."""
@@ -301,7 +368,7 @@ def _tcpx_rxdm(rule: Rule, ctx: Context) -> list[Finding]:
     programs flow steering: the sidecar/daemon is not running on the node or its socket is not mounted."""
     seen = ctx.samples(rule, ["tcpx_rxdm", "tcpx_gpumem"])
     if not seen:
-        return []
+        return _tcpx_host_landing(rule, ctx)
     ev, g = seen[0]
     where = f" (unix socket {g['socket']})" if g.get("socket") else ""
     detail = (
@@ -313,6 +380,32 @@ def _tcpx_rxdm(rule: Rule, ctx: Context) -> list[Finding]:
         ctx.make_finding(
             rule, ["tcpx_rxdm", "tcpx_gpumem"], detail=detail + ".", hosts=hosts or None, confidence=0.8,
             values={"what": "GPUDirect-TCPX could not reach its receive-datapath-manager."},
+        )
+    ]  # fmt: skip
+
+
+def _tcpx_host_landing(rule: Rule, ctx: Context) -> list[Finding]:
+    """GPUDirect-TCPX found received data in host memory: devmem TCP only puts a connection's packets into
+    GPU memory when the NIC's flow steering sends them to the GPU receive queues, and RxDM programs those
+    rules. Without them the plugin fails (or, in builds that go on, copies and slows down)."""
+    seen = ctx.samples(rule, ["tcpx_host_landing"])
+    if not seen:
+        return []
+    fatal = any(g["what"].startswith("fatal") for _, g in seen)
+    detail = (
+        f'GPUDirect-TCPX received data into host memory instead of GPU memory ("{seen[0][1]["what"][:100]}"): '
+        "the NIC's flow steering did not send the connection to the GPU receive queues. RxDM (the "
+        "receive-datapath-manager sidecar or daemon) programs those rules: it is not running on the node, "
+        "its socket directory (/run/tcpx) is not mounted into the workload, or it does not match the plugin "
+        "or the NIC driver"
+    )
+    hosts = sorted({h for e, _ in seen if (h := _host(ctx, e))}, key=natural_key)
+    return [
+        ctx.make_finding(
+            rule, ["tcpx_host_landing"], detail=detail + ".", hosts=hosts or None,
+            confidence=0.75 if fatal or ctx.job_failed() else 0.5,
+            severity=None if fatal or ctx.job_failed() else "warning",
+            values={"what": "GPUDirect-TCPX's received data did not land in GPU memory."},
         )
     ]  # fmt: skip
 
