@@ -1303,3 +1303,68 @@ def test_a_submission_slurm_refused_is_no_time_limit_or_memory_kill(rules):
     # A refusal the catalogue does name keeps its cause.
     refused = ["sbatch: error: Batch job submission failed: Node count specification invalid"]
     top(diagnose(rules, refused), "world-size-mismatch")
+
+
+# ------------------------------------------------------------------------- NCCL's error-return trail
+WSL_TOPOLOGY = [
+    "SHJS:92777:92777 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "SHJS:92777:92777 [0] NCCL INFO NET/Socket : Using [0]eth0:172.27.213.95<0>",
+    "SHJS:92777:92777 [0] NCCL INFO Using network Socket",
+    "SHJS:92777:92889 [0] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../../0000:01:00.0",
+    "SHJS:92777:92889 [0] NCCL INFO graph/xml.cc:469 -> 2",
+    "SHJS:92777:92889 [0] NCCL INFO graph/topo.cc:523 -> 2",
+    "SHJS:92777:92889 [0] NCCL INFO init.cc:581 -> 2",
+    "SHJS:92777:92889 [0] NCCL INFO group.cc:73 -> 2 [Async thread]",
+]
+
+
+def test_an_unknown_nccl_warn_whose_error_returned_to_the_caller_outranks_a_missing_verbs_library(rules):
+    # NCCL went on over sockets without libibverbs; the topology WARN's error is what reached ncclCommInitRank.
+    report = diagnose(rules, WSL_TOPOLOGY)
+    first = report.findings[0]
+    assert (first.id, first.severity) == ("unexplained-failure", "error")
+    assert "Could not find real path of /sys/class/pci_bus" in first.detail and "init.cc:581 -> 2" in first.detail
+    assert "PCI tree" in first.detail  # what the message usually means
+    assert found(report, "ib-verbs-library-missing").severity == "warning"
+
+
+def test_a_service_thread_trail_after_the_tests_passed_is_no_failure(rules):
+    report = diagnose(
+        rules,
+        [
+            "# Out of bounds values : 0 OK",
+            "# Avg bus bandwidth    : 180.4",
+            "n3:77:120 [0] misc/socket.cc:538 NCCL WARN socketProgress: Connection closed by remote peer n4<42311>",
+            "n3:77:120 [0] NCCL INFO proxy.cc:1458 -> 6 [Proxy Service]",
+        ],
+    )
+    assert all(f.severity not in ("error", "critical") for f in report.findings)
+
+
+def test_a_trail_from_a_warn_a_known_cause_explains_stays_that_cause(rules):
+    report = diagnose(
+        rules,
+        [
+            "node2:141:141 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.17.0.1<43369> failed : "
+            "Connection refused",
+            "node2:141:141 [0] NCCL INFO misc/socket.cc:567 -> 6",
+            "node2:141:141 [0] NCCL INFO bootstrap.cc:274 -> 6",
+            "node2:141:141 [0] NCCL INFO init.cc:1799 -> 6",
+            "srun: error: node2: task 1: Exited with exit code 1",
+        ],
+    )
+    top(report, "nccl-socket-ifname")
+    assert "unexplained-failure" not in ids(report)
+
+
+# ------------------------------------------------------------------------------- job_container plugin
+def test_slurms_job_container_directory_missing_is_no_node_local_path_of_the_job(rules):
+    report = diagnose(
+        rules,
+        [
+            "slurmstepd: error: container_p_join: open failed /scratch/119383/.active: No such file or directory",
+            "slurmstepd: error: container_g_join failed: 119383",
+        ],
+    )
+    assert "job_container" in top(report, "unexplained-failure").detail
+    assert "node-local-path" not in ids(report)

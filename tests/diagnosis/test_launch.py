@@ -1198,3 +1198,73 @@ def test_torchrun_agents_each_alone_on_their_node_ran_separate_jobs(rules):
     # One node's agent alone is an ordinary single-node run; two agents that met are one job.
     assert "world-size-mismatch" not in ids(diagnose(rules, elastic_result("slinky-0", 1)))
     assert "world-size-mismatch" not in ids(diagnose(rules, elastic_result("slinky-0", 2) + elastic_result("slinky-1", 2)))
+
+
+# ------------------------------------------------------------------ addresses a launcher cannot use
+def test_a_ray_request_pinned_to_the_drivers_address_is_a_wrong_node_address_not_too_few_gpus(rules):
+    # vLLM pins its placement group's first bundle to "node:<driver IP>"; no Ray node registered with that IP.
+    leads(
+        rules,
+        [
+            "INFO 08-23 10:15:58 ray_utils.py:174] Waiting for creating a placement group of specs for 10 seconds. "
+            "specs=[{'node:10.20.0.4': 0.001, 'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status` to see if you have "
+            "enough resources.",
+            "(autoscaler +7s) Error: No available node types can fulfill resource request {'node:10.20.0.4': 0.001, "
+            "'GPU': 1.0}. Add suitable node types to this cluster to resolve this issue.",
+        ],
+        "rendezvous-failure",
+        "VLLM_HOST_IP",
+        "world-size-mismatch",
+    )
+
+
+def test_a_ray_request_for_gpus_no_node_has_stays_a_layout_mismatch(rules):
+    report = diagnose(
+        rules,
+        [
+            "(autoscaler +1m12s) Error: No available node types can fulfill resource request {'GPU': 8.0, 'CPU': 16.0}. "
+            "Add suitable node types to this cluster to resolve this issue."
+        ],
+    )
+    assert "rendezvous-failure" not in ids(report)
+    found(report, "world-size-mismatch")
+
+
+def test_ray_status_listing_the_pinned_bundle_as_pending_is_a_warning(rules):
+    report = diagnose(
+        rules,
+        [
+            "Demands:",
+            " {'node:10.0.0.9': 0.001, 'GPU': 1.0} * 1, {'GPU': 1.0} * 15 (PACK): 1+ pending placement groups",
+        ],
+    )
+    assert found(report, "rendezvous-failure").severity == "warning"
+
+
+def test_an_mpijob_launcher_that_cannot_resolve_its_workers_service_is_no_pmix_failure(rules):
+    leads(
+        rules,
+        [
+            "ssh: Could not resolve hostname all-reduce-worker-1.all-reduce.default.svc: Name or service not known",
+            "--------------------------------------------------------------------------",
+            "ORTE was unable to reliably start one or more daemons.",
+            "ORTE does not know how to route a message to the specified daemon",
+        ],
+        "rendezvous-failure",
+        "dnsPolicy: ClusterFirst",
+        "pmix-runtime-error",
+    )
+
+
+def test_a_hostfile_name_ssh_cannot_resolve_stays_unexplained_with_its_hint(rules):
+    leads(
+        rules,
+        [
+            "ssh: Could not resolve hostname gpu07: Name or service not known",
+            "--------------------------------------------------------------------------",
+            "ORTE was unable to reliably start one or more daemons.",
+        ],
+        "unexplained-failure",
+        "could not resolve a host name",
+        "pmix-runtime-error",
+    )

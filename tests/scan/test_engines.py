@@ -136,6 +136,9 @@ ACCEPTED_WEAK = {
     # The kernel's OOM report task rows (mm/oom_kill.c dump_task) hold no word: the nine spaces its format
     # puts before oom_score_adj are their one constant; the regex fails fast on its leading "[ pid]".
     "job-oom/oom_task_table",
+    # NCCL's error-return trail ("init.cc:840 -> 2", checks.h's NCCLCHECK): a source file, a line and a code,
+    # nothing else; " -> " narrows the INFO lines to it and the channel lines, and the regex fails fast on those.
+    "unexplained-failure/nccl_return_trail",
     "@facts/nic_rate",
     "@facts/busbw_row",
 }

@@ -32,6 +32,24 @@ OUTSIDE_CATALOGUE = (
         "the processes with srun instead of ssh (DeepSpeed --launcher slurm, mpirun inside the allocation)",
     ),
     (
+        # NCCL's topology detection (graph/xml.cc, graph/topo.cc) resolving a GPU's PCI path under /sys:
+        # "NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../../0000:01:00.0".
+        re.compile(r"Could not find real path of /sys/class/pci_bus/"),
+        "NCCL could not find the GPU's PCI device under /sys/class/pci_bus, where it reads the node's topology: "
+        "the process does not see the host's PCI tree (a virtual machine or WSL2 that exposes no PCI device for "
+        "the GPU, a container with a partial /sys); run where /sys shows the GPUs (lspci lists them), or give "
+        "NCCL a topology file (NCCL_TOPO_FILE)",
+    ),
+    (
+        # slurmstepd's job_container/tmpfs plugin (container_p_create / container_p_join, through container_g_*):
+        # "container_p_join: open failed /scratch/119383/.active: No such file or directory", "container_g_join failed".
+        re.compile(r"\bcontainer_[pg]_(?:join|create|stepd_create|restore)\b"),
+        "Slurm's job_container plugin (job_container/tmpfs) could not set up or enter the job's private /tmp and "
+        "/dev/shm on this node: its per-job directory under the plugin's BasePath (job_container.conf) is missing "
+        "or unusable there (cleaned up, a node restart, BasePath on storage that is not mounted); a node or Slurm "
+        "configuration fault for the admins, not the job's: resubmit excluding the node and report it",
+    ),
+    (
         # slurmd's req.c refuses RPCs not from root or SlurmUser, and asks "Do you have SlurmUser configured as uid N?".
         re.compile(r"Security violation[,:] .+? from uid \d+|Do you have SlurmUser configured as uid"),
         "slurmd refused the controller's own requests (ping, health check, launch, kill_job) because they came from "

@@ -374,19 +374,28 @@ def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
     """An NCCL WARN saying a call failed, that no rule knows, in logs that show nothing else: NCCL
     failed for a reason outside the catalogue. Whether the job failed of it is unknown (NCCL retries
     some calls), so it is a warning that says what it assumed, never an error on a run that went on."""
-    if ctx.findings:
-        return []
     unknown = [ev for ev, _ in ctx.samples(rule, ["nccl_warn", "ucx_error"])]
     if not unknown:
+        return []
+    failed_warn, trail = _nccl_error_returned(rule, ctx, unknown)
+    if failed_warn is not None:
+        unknown = [failed_warn] + [ev for ev in unknown if ev is not failed_warn]  # the WARN whose error returned
+    if ctx.findings and not (trail and _nothing_fatal(ctx)):
+        # A cause found is the answer; but where NCCL's own trail shows the failed call's error reaching the
+        # caller, findings that do not stop NCCL (no verbs library: it goes on over sockets) do not explain it.
         return []
     first = unknown[0].text.strip()
     who = "UCX reported an error" if "UCX" in first and " NCCL " not in first else "NCCL reported a failed call"
     detail = f"{who} that no known cause explains: {first[:200]}"
+    assumed = ["the job failed of it: the logs show this error, but not the job failing"]
+    severity, confidence = "warning", 0.25
+    if trail:
+        # NCCL printed the error code's way back up its stack to its API ("init.cc:840 -> 2"): the call failed.
+        detail += f"; its error returned up NCCL's stack to the program's call ({trail.text.split('NCCL INFO', 1)[-1].strip()})"
+        assumed, severity, confidence = [], "error", 0.4
     hint = outside_catalogue_hint([e.text for e in unknown])
     if hint:
         detail += f". {hint}"
-    assumed = ["the job failed of it: the logs show this error, but not the job failing"]
-    severity = "warning"
     _, run, _ = success_lines(ctx)
     if run and all(after_success(ev, run) for ev in unknown):
         # After nccl-tests' data check passed or the training loop ended: a peer's teardown, worth knowing.
@@ -397,9 +406,48 @@ def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
     return [
         ctx.make_finding(
             rule, ["nccl_warn", "ucx_error"], detail=detail, evidence=pick_evidence(unknown), hosts=hosts, severity=severity,
-            confidence=0.25, assumed=assumed,
+            confidence=confidence, assumed=assumed,
         )
     ]  # fmt: skip
+
+
+def _nccl_error_returned(rule: Rule, ctx: Context, warns: list[Evidence]) -> tuple[Evidence | None, Evidence | None]:
+    """The WARN whose error NCCL's return trail carried back to the caller of its API, and the trail's line in
+    the API's frame; (None, None) without one. The trail ("xml.cc:660 -> 2", "topo.cc:523 -> 2", "init.cc:840
+    -> 2") counts only where it reaches the API's own code (init.cc, group.cc, enqueue.cc, collectives.cc): a
+    service or proxy thread's trail ends in that thread, not in the program's call. The WARN is the last one
+    printed before it (earlier WARNs were notices NCCL went on after, such as no verbs library), and none
+    another finding already explains (a completion error, a refused connect, a plugin that did not load)."""
+    explained = _explained_lines(ctx)
+    api = sorted(
+        (ev for ev, g in ctx.samples(rule, ["nccl_return_trail"]) if g["file"].rsplit("/", 1)[-1] in NCCL_API_FILES),
+        key=lambda ev: ev.order,
+    )
+    for reached in api:
+        before = [ev for ev in warns if ev.order < reached.order]
+        if before:
+            warn = max(before, key=lambda ev: ev.order)
+            return (None, None) if (warn.path, warn.line) in explained else (warn, reached)
+    return None, None
+
+
+# NCCL's API entry points: an error code returned through these went back to the program's call.
+NCCL_API_FILES = ("init.cc", "group.cc", "enqueue.cc", "collectives.cc")
+
+
+def _explained_lines(ctx: Context) -> set[tuple]:
+    """Lines that the signatures of a cause already found matched."""
+    return {
+        (ev.path, ev.line)
+        for fid in ctx.findings
+        if (found := ctx.rules.get(fid)) is not None
+        for ev, _ in ctx.samples(found, [s.name for s in found.signatures])
+    }
+
+
+def _nothing_fatal(ctx: Context) -> bool:
+    """Whether every finding so far is below an error: notes of a run NCCL goes on with, not a failure's cause."""
+    return all(severity_rank(f.severity) < severity_rank("error") for f in ctx.findings.values())
 
 
 # How a task ends when Slurm (not the program) stopped it: these follow a cancel, never cause one.

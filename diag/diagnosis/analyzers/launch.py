@@ -385,9 +385,11 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         # The daemon it lost is one that never called back after launch: mpirun's start of its daemons failed
         # (their network back to mpirun, the daemon itself), before any PMIx wire-up of the ranks.
         return []
-    if daemons == ["daemon_start_failed"] and not others and _ssh_login_failed(ctx):
+    if daemons and set(daemons) <= {"daemon_start_failed", "daemon_lost"} and not others and _ssh_login_failed(ctx):
         # mpirun starts its daemons over ssh: one that could not log in (a password prompt, a refused key or
-        # host key) is why they did not start, and the honest unexplained finding names it; PMIx is not involved.
+        # host key) or not resolve the host's name is why they did not start (and why mpirun then cannot
+        # route to them), and the honest unexplained finding (or rendezvous-failure, for a pod's service
+        # name) names it; PMIx is not involved.
         return []
     if daemons and not others:
         # mpirun ends the whole job when it loses a daemon: fatal even when the excerpt shows nothing else.
@@ -482,8 +484,9 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     ]
 
 
-# ssh failing to log in to another node (unexplained-failure's signatures): no daemon of mpirun's can start there.
-_SSH_LOGIN_FAILED = ["ssh_password", "ssh_password_retry", "ssh_denied", "ssh_hostkey"]
+# ssh failing to reach or log in to another node (unexplained-failure's signatures): no daemon of mpirun's can
+# start there.
+_SSH_LOGIN_FAILED = ["ssh_password", "ssh_password_retry", "ssh_denied", "ssh_hostkey", "ssh_unresolved"]
 
 
 def _ssh_login_failed(ctx: Context) -> bool:
@@ -702,6 +705,19 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
             "JAX's coordination service timed out waiting for every task to connect (jax.distributed.initialize): "
             "some processes never started or could not reach the coordinator address; the next line names them"
         )
+    for _ev, g in ctx.samples(rule, ["ray_node_address"])[:1]:
+        parts.append(
+            f"the driver pinned its placement group's first bundle to the Ray node at {g['node_addr']}, and no Ray "
+            "node has that address: the driver detected another address of its host than the one its Ray node "
+            "registered with (several interfaces, a container's address); set VLLM_HOST_IP (and ray start "
+            "--node-ip-address) to the address `ray status` / `ray list nodes` shows for that node"
+        )
+    for _ev, g in ctx.samples(rule, ["ssh_svc_unresolved"])[:1]:
+        parts.append(
+            f"the launcher could not resolve its worker's service name {g['svc']} ({g['reason']}): the pods' DNS "
+            "does not know the headless service (launcher and worker pods need dnsPolicy: ClusterFirst, the "
+            "service must exist and select the workers), or the worker pod was not ready yet"
+        )
     if chosen & {"rdzv_timeout", "store_connection"}:
         parts.append("torchrun's rendezvous failed: fewer nodes than --nnodes joined, or they used different endpoints")
     if "store_get" in chosen:
@@ -786,6 +802,15 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # c10d's warning ([W socket.cpp]) repeats while a peer's name does not resolve yet, as pods or
         # nodes come up one after the other; it is the failure only where the run then stops.
         assumed = ["the run stopped there: c10d repeats this warning while peers still start, and goes on once they resolve"]
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
+    if (
+        chosen == {"ray_node_address"}
+        and not ctx.job_failed()
+        and not any("fulfill" in ev.text for ev, _ in ctx.samples(rule, ["ray_node_address"]))
+    ):
+        # `ray status` listing the pinned bundle as a pending demand: Ray still waits, and the autoscaler has
+        # not yet said that no node can take it.
+        assumed = ["the placement group never formed: `ray status` lists it as pending while Ray still waits"]
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
     if chosen == {"store_barrier_wait"} and not ctx.job_failed():
         assumed = ["the run hung in init_process_group: the log ends while rank 0's store still waits"]
@@ -1167,8 +1192,16 @@ LAYOUT_SENTENCES: tuple = (
 )
 
 
+# A Ray resource request pinned to one node's address, as vLLM's placement group asks for its driver's node.
+PINNED_TO_NODE = "'node:"
+
+
 def world_size(rule: Rule, ctx: Context) -> list[Finding]:
     chosen = {n for n, _ in ctx.stats(rule)}
+    if "ray_infeasible" in chosen and all(PINNED_TO_NODE in ev.text for ev, _ in ctx.samples(rule, ["ray_infeasible"])):
+        # Every request Ray could not place is pinned to a node's address (vLLM's "node:<driver IP>" bundle):
+        # no node has that address, whatever its GPUs; rendezvous-failure names the address.
+        chosen.discard("ray_infeasible")
     if not chosen:
         return (
             _ranks_claimed_twice(rule, ctx)

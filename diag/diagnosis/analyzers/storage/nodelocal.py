@@ -115,6 +115,12 @@ IN_PLACE = re.compile(
 # right in the directory) is a name one process made and handed to others: that stays node-local.
 _MKDTEMP = re.compile(r"/tmp[a-z0-9_]{8}/[^/]+/")
 
+# slurmstepd's job_container plugin (job_container/tmpfs: container_p_create / container_p_join, called through
+# container_g_*) builds each job's private /tmp and /dev/shm under its BasePath on the node: a file of it that is
+# missing is Slurm's own per-job directory on that node (made at the job's start, gone with a cleanup or a node
+# restart), not a path the job chose.
+_JOB_CONTAINER = re.compile(r"\bcontainer_[pg]_\w+\b|job_container/tmpfs")
+
 
 def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     spans, assumed = ctx.spans_nodes()
@@ -155,6 +161,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             continue  # unpacked into the process's own temporary directory: nothing another node wrote
         if "No such file" not in g.get("reason", "No such file"):
             continue  # slurmstepd could not enter a directory that is there (Permission denied, Stale file handle)
+        if _JOB_CONTAINER.search(ev.text):
+            continue  # Slurm's job_container plugin's own per-job directory: a node's or Slurm's fault, not a path choice
         if path.endswith("/slurm_script"):
             continue  # slurmd's own copy of the batch script in its spool directory: the node's fault, not the job's
         if node_local(path):
