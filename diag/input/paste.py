@@ -125,6 +125,7 @@ def unglue(data: bytes) -> bytes:
     whole file would (diag.follow)."""
     if b"`" in data:
         data = _CODE_LINE.sub(rb"\g<code>", data)
+        data = _QUOTED_RECORD.sub(b"\r\\g<code>\r", data)
     if b"NCCL " not in data and b"[rank" not in data:
         return data
     lines = data.split(b"\n")
@@ -139,6 +140,13 @@ def unglue(data: bytes) -> bytes:
 # A line that is one inline-code span, maybe in a quote or a list item: "> - `text`" or "1. ``text``".
 _CODE_LINE = re.compile(
     rb"(?m)^[ \t]*(?:>[ \t]?)*(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?P<tick>`+)(?P<code>[^`\n]*?[^`\s])(?P=tick)[ \t]*(?=\r?$)"
+)
+
+# A Slurm daemon's or command's error record quoted in inline code inside a sentence ("the controller
+# timed out: `srun: error: Unable to confirm allocation for job 7: ...` and then ..."): the record
+# gets a (not counted) line of its own, as it was printed; the prose around it stays as it is.
+_QUOTED_RECORD = re.compile(
+    rb"(?<=\S)[ \t]*`(?P<code>(?:srun|sbatch|salloc|slurmstepd|slurmd)(?:\[\d+\])?: (?:error|fatal): [^`\n]*[^`\s])`"
 )
 
 # What a terminal wraps: its rows are at least this wide, and at most this wide.

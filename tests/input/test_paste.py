@@ -226,3 +226,15 @@ def test_a_record_cut_after_a_table_is_still_rejoined():
     wrapped = _SACCT + b"\n" + record[:76] + b"\n" + record[76:] + b"\n"
     rows = rejoin_wrapped(wrapped).split(b"\n")
     assert record in rows and rows[:5] == _SACCT.split(b"\n")[:5]
+
+
+def test_a_slurm_error_quoted_inline_in_a_sentence_is_read_as_its_record(rules):
+    prose = (
+        "When the stage ran, the controller timed out: `srun: error: Unable to confirm allocation for job 7: "
+        "Socket timed out on send/recv operation` followed by `Expired or invalid job 7`.\n"
+    )
+    report = diagnose_bytes(prose.encode(), rules)
+    assert [f.id for f in report.findings][:1] == ["unexplained-failure"]
+    assert report.findings[0].evidence[0].line == 1
+    # A command in inline code is no record: only an error or fatal record is split off.
+    assert unglue(b"I ran `srun --mpi=pmix -n 2 ./a.out` twice") == b"I ran `srun --mpi=pmix -n 2 ./a.out` twice"
