@@ -1368,3 +1368,16 @@ def test_slurms_job_container_directory_missing_is_no_node_local_path_of_the_job
     )
     assert "job_container" in top(report, "unexplained-failure").detail
     assert "node-local-path" not in ids(report)
+
+
+def test_a_locked_memory_limit_too_low_for_rdma_is_a_failure_naming_the_limit(rules):
+    for lines in (
+        ["[0] DAPL startup: RLIMIT_MEMLOCK too small", "[1] DAPL startup: RLIMIT_MEMLOCK too small"],
+        ["The OpenFabrics (openib) BTL failed to initialize while trying to allocate some locked memory.  This typically"],
+    ):
+        assert "LimitMEMLOCK=infinity" in top(diagnose(rules, lines), "unexplained-failure").detail
+
+
+def test_open_mpis_signal_line_alone_is_a_crash(rules):
+    crash = ["[fd7fd1d78666:03983] Signal: Bus error (7)", "[fd7fd1d78666:03983] Signal code: Non-existant physical address (2)"]
+    assert top(diagnose(rules, crash), "unexplained-failure").hosts == ["fd7fd1d78666"]

@@ -238,8 +238,11 @@ OUTSIDE_CATALOGUE = (
     ),
     (
         # ibv_create_cq/ibv_reg_mr/ibv_create_qp with ENOMEM: pinned memory is capped by RLIMIT_MEMLOCK.
-        re.compile(r"ibv_(?:create_cq|reg_mr|create_qp|reg_dmabuf_mr)\b.{0,80}?Cannot allocate memory"),
-        "verbs could not pin memory (Cannot allocate memory): the locked-memory limit (ulimit -l) of the tasks "
+        re.compile(
+            r"ibv_(?:create_cq|reg_mr|create_qp|reg_dmabuf_mr)\b.{0,80}?Cannot allocate memory"
+            r"|RLIMIT_MEMLOCK too small|failed to initialize while trying to allocate some locked memory"
+        ),
+        "RDMA could not pin memory (Cannot allocate memory, RLIMIT_MEMLOCK too small): the locked-memory limit (ulimit -l) of the tasks "
         "is too low; set LimitMEMLOCK=infinity for slurmd and PropagateResourceLimitsExcept=MEMLOCK in "
         "slurm.conf (containers: --ulimit memlock=-1)",
     ),
