@@ -400,7 +400,8 @@ def render_markdown_summary(summary: dict) -> str:
                 "|---|---|---:|---:|---:|---:|---:|"]
         for kind, per_split in summary["evidence"].items():
             out += [f"| {kind} | {name} | {s['failing_jobs']} | {pct(s['top1'])} | {pct(s['top3'])} | {s['healthy']} "
-                    f"| {pct(s['healthy_clean'])} |" for name, s in per_split.items()]
+                    f"| {pct(s['healthy_clean'])} |" for name, s in per_split.items()
+                    if not (name == "all" and len(per_split) == 2)]  # one split only: its row says it all
     if "damage" in summary:
         out += ["", "| damage | split | passing | still passing |", "|---|---|---:|---:|"]
         out += [f"| {name} | {split} | {n} | {k} ({pct(k / n if n else None)}) |" for name, split, n, k in _damage_rows(summary)]
