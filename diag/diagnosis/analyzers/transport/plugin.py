@@ -263,20 +263,10 @@ def _ofi_warned(rule: Rule, ctx: Context) -> list[Finding]:
     others = ("gdr-disabled", "ib-devices-not-mounted", "ib-link-fault", "nccl-tcp-fallback", "ib-verbs-library-missing")
     if not warned or any(ctx.count(r) for r in others):
         return []
-    why = warned[0][1]["why"]
-    hosts = sorted({h for ev, _ in warned if (h := _host(ctx, ev))}, key=natural_key)
-    detail = (
-        f'The aws-ofi-nccl net plugin warned "NET/OFI {why[:120]}": a state it does not handle (often a plugin or '
-        "libfabric version that does not match this NCCL or the instance's EFA setup)"
-    )
-    return [
-        ctx.make_finding(
-            rule, ["ofi_warn", "ofi_warn_unframed"], detail=detail + ".", hosts=hosts or None, confidence=0.4,
-            severity=None if ctx.job_failed() else "warning",
-            assumed=["the warning is why the job failed: nothing else in the logs says what did"],
-            values={"what": "The aws-ofi-nccl plugin met a state it does not handle."},
-        )
-    ]  # fmt: skip
+    return _plugin_suspect(
+        rule, ctx, ["ofi_warn", "ofi_warn_unframed"], warned, "aws-ofi-nccl", f'NET/OFI {warned[0][1]["why"][:120]}',
+        "libfabric version that does not match this NCCL or the instance's EFA setup",
+    )  # fmt: skip
 
 
 # What GPUDirect-TCPX and FastSocket WARN about on a run that goes on: a slow first connect ("rx ctrl
@@ -301,16 +291,23 @@ def _plugin_warned(rule: Rule, ctx: Context) -> list[Finding]:
     )  # fmt: skip
     if not warned or any(ctx.count(r) for r in others):
         return []
-    ev, g = warned[0]
+    g = warned[0][1]
     plugin = "GPUDirect-TCPX" if g.get("tcpx") or g.get("plugin") == "GPUDirectTCPX" else g.get("plugin") or "net"
+    return _plugin_suspect(
+        rule, ctx, ["plugin_warn", "fastsocket_warn", "plugin_warn_unframed"], warned, plugin, g["why"][:120],
+        "driver or sidecar version that does not match this NCCL or the node's setup",
+    )  # fmt: skip
+
+
+def _plugin_suspect(
+    rule: Rule, ctx: Context, signatures: list[str], warned: list, plugin: str, quoted: str, versions: str
+) -> list[Finding]:
+    """A plugin's WARN no rule knows, as a weak suspect: an error only where the job failed."""
     hosts = sorted({h for e, _ in warned if (h := _host(ctx, e))}, key=natural_key)
-    detail = (
-        f'The {plugin} net plugin warned "{g["why"][:120]}": a state it does not handle (often a plugin, driver '
-        "or sidecar version that does not match this NCCL or the node's setup)"
-    )
+    detail = f'The {plugin} net plugin warned "{quoted}": a state it does not handle (often a plugin, {versions})'
     return [
         ctx.make_finding(
-            rule, ["plugin_warn", "fastsocket_warn", "plugin_warn_unframed"], detail=detail + ".", hosts=hosts or None, confidence=0.4,
+            rule, signatures, detail=detail + ".", hosts=hosts or None, confidence=0.4,
             evidence=pick_evidence(e for e, _ in warned), severity=None if ctx.job_failed() else "warning",
             assumed=["the warning is why the job failed: nothing else in the logs says what did"],
             values={"what": f"The {plugin} plugin met a state it does not handle."},
