@@ -223,6 +223,55 @@ def test_a_sacct_table_pasted_whole_still_shows_node_fail(rules):
     assert top(diagnose(rules, lines), "node-failure").severity == "critical"
 
 
+def test_a_kill_that_failed_after_a_plain_cancel_is_the_stuck_node(rules):
+    """A cancel with no reason says nothing of why; processes that then outlive SIGKILL are what hangs a job
+    until someone cancels it: the node stays the cause (an error, with what it assumed), not "unexplained"."""
+    lines = [
+        "[2020-12-14T09:43:55.500] [63532.0] error: *** STEP 63532.0 ON cn106 CANCELLED AT 2020-12-14T09:43:55 ***",
+        "[2020-12-14T09:43:55.502] [63532.extern] done with job",
+        "[2020-12-14T09:44:56.002] [63532.0] error: *** STEP 63532.0 STEPD TERMINATED ON cn106 AT "
+        "2020-12-14T09:44:56 DUE TO JOB NOT ENDING WITH SIGNALS ***",
+    ]
+    report = diagnose(rules, lines)
+    finding = top(report, "node-failure")
+    assert (finding.severity, finding.hosts) == ("error", ["cn106"])
+    assert finding.assumed and "unexplained-failure" not in ids(report)
+
+
+def test_a_sinfo_row_with_a_down_node_is_a_weak_node_failure(rules):
+    """A lone sinfo row is the cluster's state, not the job's record: a warning naming the node, saying what it
+    assumed; drained or powered-down cloud nodes are no failure."""
+    finding = top(diagnose(rules, ["main*        up   infinite      1  down* c01"]), "node-failure")
+    assert (finding.severity, finding.hosts) == ("warning", ["c01"])
+    assert finding.assumed and "down*" in finding.detail
+    fail = top(diagnose(rules, ["dev*             up   infinite      1   fail ip-10-1-16-50"]), "node-failure")
+    assert fail.hosts == ["ip-10-1-16-50"]
+    calm = [
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST",
+        "gpu          up 2-00:00:00      1  drain gpu017",
+        "cloud        up   infinite     16  idle~ queue1-dy-p5-[1-16]",
+    ]
+    assert "node-failure" not in ids(diagnose(rules, calm))
+
+
+def test_a_node_whose_local_disk_is_full_is_a_node_failure_that_says_what_it_assumed(rules):
+    heredoc = "-bash: cannot create temp file for here-document: No space left on device"
+    finding = top(diagnose(rules, [heredoc, heredoc, "-bash: ls: command not found"]), "node-failure")
+    assert finding.severity == "error" and finding.assumed and "local disk is full" in finding.detail
+    cache = "OSError: [Errno 28] No space left on device: '/tmp/torchinductor_alice/triton/0/abc.cubin'"
+    assert "/tmp/torchinductor_alice" in top(diagnose(rules, [cache]), "node-failure").detail
+    # A full shared file system (a quota) or /dev/shm is not the node's disk.
+    quota = "OSError: [Errno 28] No space left on device: '/lustre/proj/ckpt/step_2000.pt'"
+    assert "node-failure" not in ids(diagnose(rules, [quota]))
+    shm = "OSError: [Errno 28] No space left on device: '/dev/shm/torch_881_1712'"
+    assert top(diagnose(rules, [shm]), "shm-too-small")
+
+
+def test_moab_s_wallclock_note_is_a_time_limit(rules):
+    lines = ["job deleted", "Job deleted at request of root@gpc-sched-ib0", "MOAB_INFO:  job exceeded wallclock limit"]
+    assert top(diagnose(rules, lines), "job-time-limit")
+
+
 def test_a_kill_that_failed_after_the_time_limit_is_the_time_limit(rules):
     """Processes that would not die when the job was being ended leave the node drained ("Kill task failed"):
     the node needs an admin, but what ended the job is its time limit."""

@@ -1374,6 +1374,35 @@ def test_other_words_for_a_dev_shm_that_is_missing_or_too_small(rules):
     assert found(diagnose(rules, [banner]), "shm-too-small").severity == "warning"
 
 
+def test_python_s_multiprocessing_helpers_meeting_a_full_dev_shm(rules):
+    """A semaphore (multiprocessing's SemLock, joblib's probe for one) or pandarallel's chunk files in a full
+    /dev/shm: ENOSPC with no path, told apart by the lines around it."""
+    semlock = [
+        '  File "/usr/lib/python3.10/multiprocessing/synchronize.py", line 57, in __init__',
+        "    sl = self._semlock = _multiprocessing.SemLock(",
+        "OSError: [Errno 28] No space left on device",
+    ]
+    report = diagnose(rules, semlock)
+    assert top(report) == "shm-too-small" and "SemLock" in found(report, "shm-too-small").detail
+    joblib = (
+        "/opt/conda/lib/python3.8/site-packages/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] No "
+        "space left on device.  joblib will operate in serial mode"
+    )
+    report = diagnose(rules, [joblib])
+    assert top(report) == "shm-too-small"
+    assert found(report, "shm-too-small").severity == "warning"  # serial: slower, not failed
+    pandarallel = [
+        "INFO: Pandarallel will use Memory file system to transfer data between the main process and workers.",
+        '  File "/opt/conda/lib/python3.9/site-packages/pandarallel/core.py", line 263, in closure',
+        "    pickle.dump(chunk, filedescriptor)",
+        "OSError: [Errno 28] No space left on device",
+    ]
+    report = diagnose(rules, pandarallel)
+    assert top(report) == "shm-too-small" and "Memory file system" in found(report, "shm-too-small").detail
+    # The same ENOSPC with nothing saying it was /dev/shm is not named shm.
+    assert "shm-too-small" not in ids(diagnose(rules, [pandarallel[1], pandarallel[2], pandarallel[3]]))
+
+
 def test_an_aws_ofi_warn_no_rule_knows_is_a_weak_plugin_suspect(rules):
     warn = "ip-10-1-2-3:51:51 [0] NCCL WARN NET/OFI Unexpected group size 0"
     report = diagnose(rules, [warn])

@@ -791,6 +791,8 @@ DRAINED_AFTER = {"kill_task_reason", "batch_complete_failure", "slurmd_error_run
 # Processes that did not die when the job was being ended: the node's fault only when nothing else ended it.
 UNKILLABLE = {*DRAINED_AFTER, "kill_task_failed", "flux_unkillable"}
 MPIRUN_LOST = {"mpirun_lost_remote", "mpirun_heartbeat"}
+# sinfo's rows for nodes Slurm holds down or failed: the cluster's state, not the job's record.
+SINFO_ROWS = ["sinfo_down_row", "sinfo_fail_row"]
 # A node lost to the job, or a process there killed / a node drained by hand: error, not critical.
 UNSURE = {"hydra_proxy_closed", "step_node_unavailable"}
 
@@ -832,8 +834,11 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     for expr in ctx.captures(
         rule,
         "nodes",
-        ["not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory", "not_ready", *batch, *CTLD_LOST],
-    ):
+        [
+            "not_responding", "unexpected_reboot", "prolog_failure", "low_real_memory", "not_ready", *SINFO_ROWS,
+            *batch, *CTLD_LOST,
+        ],
+    ):  # fmt: skip
         for host in expand(expr):
             failed[host] = None
     parts = []
@@ -895,6 +900,18 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append("Slurm saw the node come back with a new boot time (Node unexpectedly rebooted): it went down mid-job")
     if ctx.stats(rule, ["node_state_down"]):
         parts.append("Slurm shows the node DOWN or not responding")
+    states = ctx.captures(rule, "state", SINFO_ROWS)
+    if states:
+        parts.append(
+            f"sinfo shows the node {', '.join(dict.fromkeys(states))}: Slurm holds it down or failed (a `*` means "
+            "its slurmd does not answer); `sinfo -R` gives the reason"
+        )
+    for _ev, g in ctx.samples(rule, ["local_disk_full"])[:1]:
+        where = g.get("path") or g.get("template") or "the temp directory ($TMPDIR or /tmp)"
+        parts.append(
+            f"a node's local disk is full: No space left on device for {where[:100]}, so whatever writes temp files "
+            "there fails on that node"
+        )
     if ctx.stats(rule, ["state_node_fail"]):
         parts.append("Slurm's record says the job ended in state NODE_FAIL")
     if ctx.stats(rule, [*batch, "pbs_sister_lost"]):
@@ -957,6 +974,21 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
     severity = "warning" if chosen <= soft and not ctx.job_failed() else None
     confidence = None
     assumed: list[str] = []
+    if chosen <= set(SINFO_ROWS):
+        # A sinfo row is the cluster's state when it was run, not the job's record: it names the node only.
+        severity, confidence = "warning", 0.4
+        assumed.append(
+            "the job ran on (or was sent to) the node sinfo shows down: the row says what the node is, not which "
+            "jobs it held"
+        )
+    elif chosen == {"local_disk_full"}:
+        # ENOSPC on /tmp is the node's disk; whether it was full before the job or the job filled it, the logs
+        # do not say. Either way that node fails what writes there until it is cleaned.
+        severity, confidence = "error", 0.5
+        assumed.append(
+            "the node's disk was full before the job (it needs cleaning): a job that fills /tmp with its own temp "
+            "files ends the same way (point TMPDIR at a larger disk)"
+        )
     if chosen == {"ray_raylet_terminated"}:
         # Ray names the OOM killer, a crash of the raylet itself and other signals as possible reasons.
         confidence = 0.5
@@ -972,6 +1004,15 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         severity, confidence = "warning", 0.6
         detail = f"The job was ended by {ended_by} and its processes did not die on the node. {detail}"
         assumed.append(f"the node's state did not end the job: {ended_by} did, and the kill then failed")
+        if ended_by == "a cancel" and "kill_task_failed" in chosen:
+            # A cancel with no reason says nothing of why; processes that then outlive SIGKILL are stuck in
+            # the kernel, which is what hangs a job until someone cancels it. A time limit or a preemption
+            # ends a job for its own reason; a cancel leaves the stuck node as the likelier one.
+            severity, confidence = "error", 0.5
+            assumed[-1] = (
+                "the cancel ended a job that the node's stuck processes had hung: a cancel for another reason "
+                "leaves the same lines"
+            )
     elif chosen <= {*DRAINED_AFTER, "wrong_batch_host"} and chosen & DRAINED_AFTER:
         # A drain reason that outlives the job: the processes would not die when the job ended, whatever
         # ended it (its time limit, a failed epilog). The node needs an admin; the job's cause may be another.

@@ -81,7 +81,7 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
         if not full:
             detail += "; /dev/shm is full or capped below what the workers need"
         return [ctx.make_finding(rule, ["torch_shm", "shm_enospc"], detail=detail + ".", confidence=0.75)]
-    found = _sigbus_in_nccl(rule, ctx)
+    found = _python_shm(rule, ctx) or _sigbus_in_nccl(rule, ctx)
     if found:
         return found
     fifo = ctx.samples(rule, ["ucx_mm_fifo"])
@@ -121,6 +121,34 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
         )
         return [ctx.make_finding(rule, ["ray_object_store"], detail=detail + ".", severity="warning", confidence=0.4)]
     return _bare_system_error(rule, ctx)
+
+
+def _python_shm(rule: Rule, ctx: Context) -> list[Finding]:
+    """A full /dev/shm as Python's multiprocessing helpers meet it: a semaphore (multiprocessing's SemLock,
+    joblib's probe for one) or pandarallel's chunk files, each ending in ENOSPC with no path of its own."""
+    enospc = ctx.stats(rule, ["bare_enospc"])
+    if enospc and ctx.stats(rule, ["semlock_frame"]):
+        detail = (
+            "Python's multiprocessing could not create a semaphore (SemLock), which lives in /dev/shm: No space "
+            "left on device. Every Queue, Lock and Pool makes some (DataLoader workers' queues among them), so "
+            "/dev/shm is full or capped (a container's 64 MB default)"
+        )
+        return [ctx.make_finding(rule, ["bare_enospc", "semlock_frame"], detail=detail + ".", confidence=0.75)]
+    if enospc and ctx.stats(rule, ["pandarallel_memfs"]):
+        detail = (
+            "pandarallel passes each chunk to its workers through files in /dev/shm (its Memory file system) and "
+            "one did not fit: No space left on device; /dev/shm is full or capped below a chunk's size "
+            "(pandarallel.initialize(use_memory_fs=False) sends them through pipes instead)"
+        )
+        return [ctx.make_finding(rule, ["bare_enospc", "pandarallel_memfs"], detail=detail + ".", confidence=0.65)]
+    if ctx.stats(rule, ["joblib_serial"]):
+        # joblib carries on in serial mode: slower, not failed.
+        detail = (
+            "joblib could not create a semaphore in /dev/shm (No space left on device) and runs every Parallel "
+            "serially: /dev/shm is full or capped (a container's 64 MB default)"
+        )
+        return [ctx.make_finding(rule, ["joblib_serial"], detail=detail + ".", severity="warning", confidence=0.6)]
+    return []
 
 
 def _bare_system_error(rule: Rule, ctx: Context) -> list[Finding]:
