@@ -322,6 +322,15 @@ def test_ray_start_unable_to_connect_to_gcs_is_a_rendezvous_failure(rules):
     assert "10.0.0.4:6379" in top(diagnose(rules, [line]), "rendezvous-failure").detail
 
 
+def test_ray_driver_that_found_no_cluster_is_a_rendezvous_failure_that_says_what_it_assumed(rules):
+    line = (
+        "ConnectionError: Could not find any running Ray instance. Please specify the one to connect to by setting "
+        "`--address` flag or `RAY_ADDRESS` environment variable."
+    )
+    finding = top(diagnose(rules, [line, TASK_FAILED]), "rendezvous-failure")
+    assert "ray start" in finding.detail and finding.assumed
+
+
 def test_grpc_peers_that_could_not_be_connected_are_a_weaker_rendezvous_failure(rules):
     tf = (
         "ERROR:tensorflow:Remote function on worker /job:worker/replica:0/task:1 failed with "

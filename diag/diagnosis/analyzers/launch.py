@@ -821,6 +821,10 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # gRPC says the same of a peer that went away mid-run; only the start makes it a rendezvous fault.
         assumed = ["the peers had not met yet: gRPC says the same of a peer that went away mid-run"]
         return [ctx.make_finding(rule, detail=detail, confidence=0.6, values=values, assumed=assumed)]
+    if chosen == {"ray_no_instance"}:
+        # The same words end a single-node run that simply forgot `ray start`: no peer is shown failing to meet.
+        assumed = ["this driver was meant to join a Ray cluster the job starts across its nodes"]
+        return [ctx.make_finding(rule, detail=detail, confidence=0.6, values=values, assumed=assumed)]
     if chosen <= {"ray_gcs_reconnect"}:
         # A GCS that answered before and stopped: its head may have gone away for a reason of its own.
         assumed = ["this node had reached the head before: the head (its GCS) may have gone away for a reason not shown"]
@@ -913,6 +917,12 @@ def _ray_gcs_parts(rule: Rule, ctx: Context, chosen: set[str]) -> list[str]:
                 "that address, --address / RAY_ADDRESS names a host or port this node cannot reach (a firewall, "
                 "another interface), or the head runs another Ray version"
             )
+    if "ray_no_instance" in chosen:
+        parts.append(
+            "the driver found no Ray cluster to join on its node (ray.init(address='auto') or RAY_ADDRESS): `ray start` "
+            "(--head, or a worker with --address=<head>:6379) did not run on that node before the driver, or it had "
+            "exited; a stale /tmp/ray/ray_current_cluster can also name a cluster that is gone"
+        )
     if "ray_gcs_down" in chosen and not parts:
         parts.append("Ray could not connect to its GCS: the GCS server did not come up (its gcs_server.out on the head says why)")
     return parts
