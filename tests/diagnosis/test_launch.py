@@ -267,6 +267,101 @@ def test_jax_and_horovod_launchers_that_never_met_are_rendezvous_failures(rules)
     assert "--network-interface" in top(diagnose(rules, [horovod]), "rendezvous-failure").detail
 
 
+def test_jax_cluster_registration_that_timed_out_names_how_many_tasks_came(rules):
+    lines = [
+        "E0612 03:14:07.512345  2231 coordination_service.cc:1204] Stopping coordination service as cluster "
+        "registration failed. This may be due to 1) some tasks crashed earlier before connecting, 2) some tasks were "
+        "never scheduled, or 3) scheduling delays.",
+        "",
+        "Original error: DEADLINE_EXCEEDED: Barrier timed out. Id: [Init]Wait_for_all_tasks_to_register::0. This "
+        "usually happens because a task triggered the barrier too early or too slowly.",
+        "# of tasks that reached the barrier: 30/32.",
+    ]
+    assert "30 of 32 tasks" in top(diagnose(rules, lines), "rendezvous-failure").detail
+    # A barrier of the program's own (multihost_utils.sync_global_devices) is no start-up rendezvous.
+    runtime = [
+        "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: "
+        "multihost_broadcast_sync0. Timed out task names:",
+        "/job:jax_worker/replica:0/task:3",
+    ]
+    assert "rendezvous-failure" not in ids(diagnose(rules, runtime))
+
+
+GCS_CONNECT = (
+    "[2025-02-16 16:05:55,537 E 350061 350061] gcs_rpc_client.h:179: Failed to connect to GCS at address "
+    "{addr}:6379 within 5 seconds."
+)
+GCS_CLUSTER_ID = (
+    "[2025-02-16 16:06:26,552 W 350061 350061] gcs_client.cc:178: Failed to get cluster ID from GCS server: "
+    "TimedOut: Timed out while waiting for GCS to become available."
+)
+
+
+def test_ray_node_that_cannot_reach_its_heads_gcs_is_a_rendezvous_failure_unless_it_joined_later(rules):
+    lines = [GCS_CONNECT.format(addr="172.23.15.13"), GCS_CLUSTER_ID]
+    # The retries alone: a worker started before its head logs them too, so a warning that says so.
+    alone = top(diagnose(rules, lines), "rendezvous-failure")
+    assert alone.severity == "warning" and "172.23.15.13:6379" in alone.detail
+    assert top(diagnose(rules, [*lines, TASK_FAILED]), "rendezvous-failure").severity == "error"
+    joined = [*lines, "--------------------", "Ray runtime started.", "--------------------"]
+    assert "rendezvous-failure" not in ids(diagnose(rules, joined))
+
+
+def test_ray_head_address_with_no_host_says_the_variable_was_empty(rules):
+    lines = ["+ ray start --address=:6379 --num-gpus 8 --block", GCS_CONNECT.format(addr=""), GCS_CLUSTER_ID]
+    finding = top(diagnose(rules, lines), "rendezvous-failure")
+    assert finding.severity == "error" and "empty" in finding.detail
+
+
+def test_ray_start_unable_to_connect_to_gcs_is_a_rendezvous_failure(rules):
+    line = (
+        "2022-03-30 17:22:35,502 WARNING node.py:1465 -- Unable to connect to GCS at 10.0.0.4:6379. Check that (1) Ray "
+        "GCS with matching version started successfully at the specified address, and (2) there is no firewall "
+        "setting preventing access."
+    )
+    assert "10.0.0.4:6379" in top(diagnose(rules, [line]), "rendezvous-failure").detail
+
+
+def test_ray_driver_that_found_no_cluster_is_a_rendezvous_failure_that_says_what_it_assumed(rules):
+    line = (
+        "ConnectionError: Could not find any running Ray instance. Please specify the one to connect to by setting "
+        "`--address` flag or `RAY_ADDRESS` environment variable."
+    )
+    finding = top(diagnose(rules, [line, TASK_FAILED]), "rendezvous-failure")
+    assert "ray start" in finding.detail and finding.assumed
+
+
+def test_grpc_peers_that_could_not_be_connected_are_a_weaker_rendezvous_failure(rules):
+    tf = (
+        "ERROR:tensorflow:Remote function on worker /job:worker/replica:0/task:1 failed with "
+        "UnavailableError():failed to connect to all addresses"
+    )
+    finding = top(diagnose(rules, [tf]), "rendezvous-failure")
+    assert finding.confidence < 0.85 and finding.assumed
+    retry = [
+        'I0320 05:57:29.309552659    3803 subchannel.cc:677]          Connect failed: {"created":"@1521525449.30944",'
+        '"description":"Failed to connect to remote host: OS Error","errno":111,"file":"tcp_client_posix.cc"}',
+        "I0320 05:57:29.309786369    3803 subchannel.cc:484]          Retry in 998 milliseconds",
+    ]
+    assert top(diagnose(rules, retry), "rendezvous-failure").severity == "warning"
+
+
+def test_pytorch_1x_tcpstore_raising_a_bare_errno_is_a_rendezvous_failure_only_under_its_frame(rules):
+    lines = [
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/distributed/rendezvous.py", line 143, in '
+        "_env_rendezvous_handler",
+        "    store = TCPStore(master_addr, master_port, world_size, start_daemon)",
+        "RuntimeError: No route to host",
+    ]
+    assert "No route to host" in top(diagnose(rules, lines), "rendezvous-failure").detail
+    elsewhere = [
+        '  File "/workspace/train.py", line 88, in fetch_shard',
+        "    sock.connect((host, 9000))",
+        "RuntimeError: Connection timed out",
+    ]
+    assert "rendezvous-failure" not in ids(diagnose(rules, elsewhere))
+
+
 # ------------------------------------------------------------------------------------- port_in_use
 EADDRINUSE = (
     "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "

@@ -564,9 +564,14 @@ NO_SUCH_FAMILY = ("-9", "-5")
 
 
 # What the other ranks say when rank 0 (the store's host) is gone or never set its keys.
-PEER_STORE_ERRORS = frozenset(
-    {"store_get", "store_wait", "store_connection", "connect_refused", "client_timeout", "connect_any", "connect_timed_out"}
-) | frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost", "stop_waiting"})
+PEER_STORE_ERRORS = (
+    frozenset(
+        {"store_get", "store_wait", "store_connection", "connect_refused", "client_timeout", "connect_any", "connect_timed_out"}
+    )
+    | frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost", "stop_waiting"})
+    # Ray's nodes and TensorFlow's / JAX's gRPC peers say the same of a head or peer that died of something else.
+    | frozenset({"ray_gcs_connect", "ray_cluster_id", "ray_gcs_reconnect", "grpc_unreachable"})
+)
 
 
 # The store (or the rendezvous) went away under processes that had met: its host exited or crashed.
@@ -576,11 +581,19 @@ STORE_LOST = frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_st
 # Connection attempts c10d repeats until the store answers: a failure only if it never did.
 RETRIED_CONNECTS = frozenset({"connect_refused", "cannot_init", "store_retry"})
 
+# Ray's GCS client and gRPC core (TensorFlow 1.x) retrying a head or peer that is not up yet: a worker
+# started before its head logs these and joins once it is.
+RETRIED_PEER_CONNECTS = frozenset({"ray_gcs_connect", "ray_cluster_id", "grpc_connect_failed"})
+
+# Ray's forms of not reaching the head's GCS, each with the address it was given.
+RAY_GCS = ["ray_gcs_unable", "ray_gcs_connect", "ray_gcs_reconnect"]
+
 
 def _rendezvous_passed(rule: Rule, ctx: Context) -> bool:
     """Whether the logs show the processes met after all: the store's barrier passed, a client
     connected, or NCCL built a communicator (its unique id travels through the store)."""
-    return bool(ctx.stats(rule, ["barrier_done", "client_connected"])) or ctx.count("nccl-net-plugin", ["init_complete"]) > 0
+    met = ctx.stats(rule, ["barrier_done", "client_connected", "ray_joined", "ray_connected"])
+    return bool(met) or ctx.count("nccl-net-plugin", ["init_complete"]) > 0
 
 
 # Rank 0's own store timeout, in one line or wrapped over two.
@@ -627,14 +640,14 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if _rendezvous_passed(rule, ctx):
         chosen.discard("store_barrier_wait")  # it waited, then every process came
     if not chosen:
-        return _stopped_in_rendezvous(rule, ctx) or _cut_in_rendezvous(rule, ctx)
-    if chosen <= RETRIED_CONNECTS and not ctx.job_failed() and _rendezvous_passed(rule, ctx):
-        return []  # the workers started before rank 0's store and retried until it was up, as c10d does
+        return _store_socket_error(rule, ctx) or _stopped_in_rendezvous(rule, ctx) or _cut_in_rendezvous(rule, ctx)
+    if chosen <= RETRIED_CONNECTS | RETRIED_PEER_CONNECTS and not ctx.job_failed() and _rendezvous_passed(rule, ctx):
+        return []  # the workers started before rank 0's store (Ray's head) and retried until it was up
     if chosen <= STORE_LOST | {"rdzv_connection"} and ctx.stats(rule, ["agent_succeeded"]):
         return []  # this node's workers succeeded; the endpoint's agent, and its store, left first at the end
     if chosen <= {"store_socket", "store_closed"} and not ctx.job_failed():
         return []  # TCPStore's client warns so at teardown too, when rank 0's store exits before the others
-    socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai", "store_socket"]
+    socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai", "store_socket", *RAY_GCS]
     addrs = ctx.captures(rule, "addr", socket_sigs)
     ports = ctx.captures(rule, "port", socket_sigs)
     target = f"{', '.join(addrs[:3])}:{', '.join(ports[:3])}" if addrs else "MASTER_ADDR:MASTER_PORT"
@@ -700,10 +713,15 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
     if "env_missing" in chosen:
         var = ", ".join(ctx.captures(rule, "var", ["env_missing"]))
         parts.append(f"{var} not set: the script uses env:// but was not started by torchrun (or the job script)")
-    if "jax_barrier" in chosen:
+    if chosen & {"jax_barrier", "jax_registration"}:
+        parts.append(_jax_registration_part(rule, ctx))
+    parts.extend(_ray_gcs_parts(rule, ctx, chosen))
+    for _ev, g in ctx.samples(rule, ["grpc_unreachable", "grpc_connect_failed"])[:1]:
+        said = f" ({g['target']}: {g['reason']})" if g.get("target") else f" ({g['reason']})" if g.get("reason") else ""
         parts.append(
-            "JAX's coordination service timed out waiting for every task to connect (jax.distributed.initialize): "
-            "some processes never started or could not reach the coordinator address; the next line names them"
+            f"a gRPC peer (a TensorFlow cluster task, JAX's coordinator) could not be connected at any address{said}: "
+            "its server was not up (yet), or the address in the cluster spec / coordinator_address is not one this "
+            "node can reach (a name resolving elsewhere, another interface, a firewall)"
         )
     for _ev, g in ctx.samples(rule, ["ray_node_address"])[:1]:
         parts.append(
@@ -793,6 +811,24 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.35, values=values, assumed=assumed)
         ]
+    if chosen <= RETRIED_PEER_CONNECTS and not ctx.job_failed() and "" not in ctx.captures(rule, "addr", RAY_GCS):
+        # Ray's worker nodes and gRPC retry a head or peer that is still starting; the failure is where the run
+        # stops there (ray start exiting, a task's error), or where it never gets further. An address with no
+        # host is no head that is still starting: that never connects.
+        assumed = ["the run stopped there: Ray and gRPC retry a head or peer that is still starting"]
+        return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
+    if chosen == {"grpc_unreachable"}:
+        # gRPC says the same of a peer that went away mid-run; only the start makes it a rendezvous fault.
+        assumed = ["the peers had not met yet: gRPC says the same of a peer that went away mid-run"]
+        return [ctx.make_finding(rule, detail=detail, confidence=0.6, values=values, assumed=assumed)]
+    if chosen == {"ray_no_instance"}:
+        # The same words end a single-node run that simply forgot `ray start`: no peer is shown failing to meet.
+        assumed = ["this driver was meant to join a Ray cluster the job starts across its nodes"]
+        return [ctx.make_finding(rule, detail=detail, confidence=0.6, values=values, assumed=assumed)]
+    if chosen <= {"ray_gcs_reconnect"}:
+        # A GCS that answered before and stopped: its head may have gone away for a reason of its own.
+        assumed = ["this node had reached the head before: the head (its GCS) may have gone away for a reason not shown"]
+        return [ctx.make_finding(rule, detail=detail, confidence=0.6, values=values, assumed=assumed)]
     if chosen <= {"connect_refused", "cannot_init"} and not ctx.job_failed():
         # c10d logs each refused connect as a warning and retries until rank 0's store listens; it gives
         # up with an error of its own ("failed to connect to any network address", a timeout).
@@ -845,6 +881,78 @@ def _timed_out_before(ctx: Context, first: tuple[int, int]) -> bool:
         return False
     said = ctx.samples(timeout, ["watchdog", "work_timeout", "blocking_wait", "async_exception"])
     return bool(said) and said[0][0].order < first
+
+
+def _jax_registration_part(rule: Rule, ctx: Context) -> str:
+    """What JAX's coordination service says of tasks that never registered, with its count where it gives one."""
+    reached = ctx.samples(rule, ["jax_reached"])
+    count = ""
+    for _ev, g in reached[:1]:
+        count = f" ({g['joined']} of {g['world']} tasks reached it)"
+    return (
+        f"JAX's coordination service (jax.distributed.initialize) timed out waiting for every task to register{count}: "
+        "some processes crashed before connecting, were never started (fewer tasks than num_processes), started too "
+        "late for the initialization timeout, or could not reach the coordinator address; the lines after it name them"
+    )
+
+
+def _ray_gcs_parts(rule: Rule, ctx: Context, chosen: set[str]) -> list[str]:
+    """Ray's nodes or driver not reaching the head's GCS, and what the address they were given says."""
+    parts = []
+    for _ev, g in ctx.samples(rule, [n for n in RAY_GCS if n in chosen])[:1]:
+        where = f"{g['addr']}:{g['port']}"
+        if not g["addr"]:
+            parts.append(
+                f"a Ray node was pointed at the head address '{where}', which has no host: the variable meant to "
+                "hold the head's address (MASTER_ADDR, the head's IP) was empty where `ray start --address` ran"
+            )
+        elif "ray_gcs_reconnect" in chosen and len(chosen & set(RAY_GCS)) == 1:
+            parts.append(
+                f"the head's GCS at {where} stopped answering this node: the head node went away (crashed, preempted) "
+                "or is reachable only badly from here (a slow or lossy link)"
+            )
+        else:
+            parts.append(
+                f"a Ray node or driver could not reach the head's GCS at {where}: the head was not running (yet) at "
+                "that address, --address / RAY_ADDRESS names a host or port this node cannot reach (a firewall, "
+                "another interface), or the head runs another Ray version"
+            )
+    if "ray_no_instance" in chosen:
+        parts.append(
+            "the driver found no Ray cluster to join on its node (ray.init(address='auto') or RAY_ADDRESS): `ray start` "
+            "(--head, or a worker with --address=<head>:6379) did not run on that node before the driver, or it had "
+            "exited; a stale /tmp/ray/ray_current_cluster can also name a cluster that is gone"
+        )
+    if "ray_gcs_down" in chosen and not parts:
+        parts.append("Ray could not connect to its GCS: the GCS server did not come up (its gcs_server.out on the head says why)")
+    return parts
+
+
+# The bare errno text PyTorch 1.x's TCPStore client raised, and what it says about the store.
+_STORE_ERRNO = {
+    "Connection refused": "nothing listened there (rank 0's store was not up yet or had exited, or another port)",
+    "Connection reset by peer": "the store's end dropped the connection (its process exited or crashed)",
+}
+_STORE_ERRNO_DEFAULT = "nothing answered (an address other nodes cannot route to, a firewall, or rank 0 never started)"
+
+
+def _store_socket_error(rule: Rule, ctx: Context) -> list[Finding]:
+    """PyTorch 1.x's TCPStore constructor raising the socket's errno text bare ("RuntimeError: Connection timed
+    out", "No route to host") right under its traceback frame: the client never reached MASTER_ADDR:MASTER_PORT."""
+    frames = [ev for ev, _ in ctx.samples(rule, ["store_ctor", "rendezvous_frame"])]
+    raised = [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["store_errno"])
+        if any(f.path == ev.path and 0 < ev.line - f.line <= 2 for f in frames)
+    ]
+    if not raised or _earlier_roots(ctx, (1 << 62, 0), rule.id):
+        return []  # a bare errno elsewhere is not the store's; after another root cause it is a consequence
+    ev, g = raised[0]
+    why = _STORE_ERRNO.get(g["reason"], _STORE_ERRNO_DEFAULT)
+    detail = (
+        f"Rendezvous failed: the TCPStore client could not connect to MASTER_ADDR:MASTER_PORT ({g['reason']}): {why}."
+    )
+    return [ctx.make_finding(rule, ["store_errno"], detail=detail, evidence=[ev], confidence=0.8)]
 
 
 def _stopped_in_rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
