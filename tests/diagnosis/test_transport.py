@@ -1604,3 +1604,43 @@ def test_gid_entries_and_address_ranges_that_cannot_be_used_are_gid_index_findin
     mask = "node017:2231:2231 [0] transport/net_ib.cc:154 NCCL WARN NET/IB: Ip address mask '33' is invalid for family AF_INET, ignoring mask"
     ignored = found(diagnose(rules, [env, mask]), "roce-gid-index")
     assert ignored.severity == "warning" and "NCCL_IB_ADDR_RANGE=10.20.0.0/33" in ignored.detail
+
+
+def test_completion_errors_of_old_binaries_and_vendor_plugin_names_are_link_faults(rules):
+    # NCCL 2.1/2.2 (net_ib.cu, "WARN" without "NCCL"), quoted with "len0"; a vendor IB plugin naming itself NET/IBP.
+    old = "smc-gpu-03:29880:30398 [0] transport/net_ib.cu:781 WARN NET/IB : Got completion with error 12, opcode 1, len0, vendor err 129"
+    ibp = "NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)"
+    assert top(diagnose(rules, [old])) == "ib-link-fault"
+    assert top(diagnose(rules, [ibp])) == "ib-link-fault"
+
+
+def test_dataloader_bus_error_cut_after_its_first_sentence_is_still_shm(rules):
+    # torch/csrc/DataLoader.cpp's worker message, pasted without "This might be caused by insufficient shared memory".
+    cut = ["train_iteration:   0%|          | 0/5799232 [00:00<?, ?it/s]", "ERROR: Unexpected bus error encountered in worker."]
+    assert top(diagnose(rules, cut)) == "shm-too-small"
+
+
+def test_libsharp_errors_alone_name_sharp_as_the_plugin_that_failed(rules):
+    lines = [
+        "[C25L19:1:28576 unique id 1201360626793454896] ERROR collect_ports_data: device mlx5_0 port 1 is not valid (port is used by SM)",
+        "[C25L19:1:28576 unique id 1201360626793454896] ERROR collect_ports_data: failed to find valid ports",
+    ]
+    plugin = found(diagnose(rules, lines), "nccl-net-plugin")
+    assert "SHARP" in plugin.detail and "port is used by SM" in plugin.detail
+    # libsharp's INFO lines and NCCL's "Sharp rank ... initialized" are a working SHARP.
+    ok = [
+        "[C25L18:0:24972 - context.c:702] INFO job (ID: 1201360188720575732) resource request quota: ( osts:0 max_qps:1)",
+        "C25L18:24972:25066 [3] NCCL INFO Sharp rank 0/2 initialized on mlx5_5:1",
+    ]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, ok))
+
+
+def test_gpu_memory_the_hca_cannot_register_is_gpudirect_rdma_missing(rules):
+    lines = [
+        "ibv_reg_mr(pd 0x23f8ec0, buf 0x7f88c7200000, size = 100, access_flags = 0x00000007)",
+        "Couldn't register GPU MR",
+        "deallocating RX GPU buffer",
+    ]
+    gdr = found(diagnose(rules, lines), "gdr-disabled")
+    assert "refused to register GPU memory" in gdr.detail
+
