@@ -1644,3 +1644,16 @@ def test_gpu_memory_the_hca_cannot_register_is_gpudirect_rdma_missing(rules):
     gdr = found(diagnose(rules, lines), "gdr-disabled")
     assert "refused to register GPU memory" in gdr.detail
 
+
+def test_a_veth_in_nccls_socket_list_outranks_the_no_verbs_line_of_an_ethernet_container(rules):
+    # LiBai#415: NCCL listed a docker veth (link-local IPv6) beside bond0; NCCL_SOCKET_IFNAME=bond0 fixed it.
+    host = "m5-autorl-test01:47324:48509 [0] NCCL INFO "
+    lines = [
+        host + "Bootstrap : Using bond0:172.27.231.79<0>",
+        host + "Failed to open libibverbs.so[.1]",
+        host + "NET/Socket : Using [0]bond0:172.27.231.79<0> [1]veth8739016:fe80::5804:edff:fe5b:6570%veth8739016<0>",
+        host + "Using network Socket",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report) == "nccl-socket-ifname"
+    assert "veth8739016" in found(report, "nccl-socket-ifname").detail
