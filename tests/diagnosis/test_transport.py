@@ -1657,3 +1657,21 @@ def test_a_veth_in_nccls_socket_list_outranks_the_no_verbs_line_of_an_ethernet_c
     report = diagnose(rules, lines)
     assert top(report) == "nccl-socket-ifname"
     assert "veth8739016" in found(report, "nccl-socket-ifname").detail
+
+
+def test_python_semaphores_and_pandarallel_out_of_room_in_dev_shm(rules):
+    # joblib's import-time probe warns and goes serial: a warning unless the job failed.
+    joblib = "/opt/conda/lib/python3.8/site-packages/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] No space left on device.  joblib will operate in serial mode"
+    warned = found(diagnose(rules, [joblib]), "shm-too-small")
+    assert warned.severity == "warning" and "semaphore in /dev/shm" in warned.detail
+    enospc = "OSError: [Errno 28] No space left on device"
+    semlock = [
+        '  File "/usr/lib/python3.10/multiprocessing/synchronize.py", line 57, in __init__',
+        "    sl = self._semlock = _multiprocessing.SemLock(",
+        enospc,
+    ]
+    assert top(diagnose(rules, semlock)) == "shm-too-small"
+    memfs = ["INFO: Pandarallel will use Memory file system to transfer data between the main process and workers.", enospc]
+    assert "pandarallel" in found(diagnose(rules, memfs), "shm-too-small").detail
+    # A bare ENOSPC with nothing saying it was /dev/shm (a checkpoint on a full disk) is not this.
+    assert "shm-too-small" not in ids(diagnose(rules, ['  File "/x/torch/serialization.py", line 652, in save', enospc]))

@@ -120,7 +120,28 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
             "and anything else sharing memory through /dev/shm (NCCL, DataLoader workers) may not fit"
         )
         return [ctx.make_finding(rule, ["ray_object_store"], detail=detail + ".", severity="warning", confidence=0.4)]
-    return _bare_system_error(rule, ctx)
+    return _python_shm_full(rule, ctx) or _bare_system_error(rule, ctx)
+
+
+def _python_shm_full(rule: Rule, ctx: Context) -> list[Finding]:
+    """Python's own users of /dev/shm out of room: a multiprocessing semaphore (joblib's import-time probe, or
+    a Queue/Lock whose SemLock frame precedes a bare ENOSPC) or pandarallel's memory file system. ENOSPC
+    there says /dev/shm is full even where the disk has space."""
+    if ctx.stats(rule, ["joblib_semaphore"]):
+        detail = (
+            "Python's multiprocessing could not create a semaphore in /dev/shm (No space left on device; joblib "
+            "fell back to serial mode)"
+        )
+        names = ["joblib_semaphore"]
+    elif ctx.stats(rule, ["enospc_bare"]) and (users := ctx.stats(rule, ["semlock_frame", "pandarallel_memfs"])):
+        who = "pandarallel's memory file system" if users[0][0] == "pandarallel_memfs" else "a multiprocessing semaphore"
+        detail = f"No space left on device writing {who}, which lives in /dev/shm"
+        names = ["enospc_bare", "semlock_frame", "pandarallel_memfs"]
+    else:
+        return []
+    detail += ": /dev/shm is full or capped (a container's 64 MB default) below what the workers need"
+    severity = None if ctx.job_failed() else "warning"
+    return [ctx.make_finding(rule, names, detail=detail + ".", severity=severity, confidence=0.6)]
 
 
 def _bare_system_error(rule: Rule, ctx: Context) -> list[Finding]:
