@@ -1022,3 +1022,27 @@ def test_a_uenv_that_hands_squashfs_mount_its_image_as_the_command(rules):
     finding = top(diagnose(rules, lines), "container-runtime-error")
     assert "/usr/bin/uenv" in finding.detail
     assert "container-import-failure" not in ids(diagnose(rules, lines))
+
+
+def test_enroot_import_that_fills_its_disk_while_unpacking_says_which_paths_to_move(rules):
+    # enroot#187: dockerd:// import, "docker export | tar -C rootfs -px" into ENROOT_TEMP_PATH.
+    lines = [
+        "[INFO] Fetching image",
+        "[INFO] Extracting image content...",
+        "tar: usr/lib/x86_64-linux-gnu/libcudnn_cnn_train.so.8.9.7: Cannot write: No space left on device",
+        "tar: Exiting with failure status due to previous errors",
+    ]
+    finding = found(diagnose(rules, lines), "container-import-failure")
+    assert "ran out of disk" in finding.detail and "ENROOT_TEMP_PATH" in finding.detail
+    # The same tar error unpacking a data set, with no enroot import around it, is not an image import.
+    data = ["+ tar -xf /data/imagenet.tar -C /local/scratch", lines[2].replace("usr/lib", "train")]
+    assert "container-import-failure" not in ids(diagnose(rules, data))
+
+
+def test_singularity_2_that_cannot_mount_its_squashfs_image_is_a_start_failure(rules):
+    # singularity#3465: the node's kernel had no squashfs support; the image itself was fine.
+    lines = [
+        "VERBOSE [U=114117593,P=72054] singularity_image_squashfs_mount()     Mounting squashfs image: /dev/loop0 -> /var/lib/singularity/mnt/container",
+        "ERROR   [U=114117593,P=72054] singularity_image_squashfs_mount()     Failed to mount squashfs image in (read only): No such device",
+    ]
+    leads(rules, lines, "container-runtime-error", "kernel has no squashfs", not_also="container-import-failure")

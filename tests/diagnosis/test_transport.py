@@ -1633,3 +1633,74 @@ def test_gid_entries_and_address_ranges_that_cannot_be_used_are_gid_index_findin
     mask = "node017:2231:2231 [0] transport/net_ib.cc:154 NCCL WARN NET/IB: Ip address mask '33' is invalid for family AF_INET, ignoring mask"
     ignored = found(diagnose(rules, [env, mask]), "roce-gid-index")
     assert ignored.severity == "warning" and "NCCL_IB_ADDR_RANGE=10.20.0.0/33" in ignored.detail
+
+
+def test_completion_errors_of_old_binaries_and_vendor_plugin_names_are_link_faults(rules):
+    # NCCL 2.1/2.2 (net_ib.cu, "WARN" without "NCCL"), quoted with "len0"; a vendor IB plugin naming itself NET/IBP.
+    old = "smc-gpu-03:29880:30398 [0] transport/net_ib.cu:781 WARN NET/IB : Got completion with error 12, opcode 1, len0, vendor err 129"
+    ibp = "NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)"
+    assert top(diagnose(rules, [old])) == "ib-link-fault"
+    assert top(diagnose(rules, [ibp])) == "ib-link-fault"
+
+
+def test_dataloader_bus_error_cut_after_its_first_sentence_is_still_shm(rules):
+    # torch/csrc/DataLoader.cpp's worker message, pasted without "This might be caused by insufficient shared memory".
+    cut = ["train_iteration:   0%|          | 0/5799232 [00:00<?, ?it/s]", "ERROR: Unexpected bus error encountered in worker."]
+    assert top(diagnose(rules, cut)) == "shm-too-small"
+
+
+def test_libsharp_errors_alone_name_sharp_as_the_plugin_that_failed(rules):
+    lines = [
+        "[C25L19:1:28576 unique id 1201360626793454896] ERROR collect_ports_data: device mlx5_0 port 1 is not valid (port is used by SM)",
+        "[C25L19:1:28576 unique id 1201360626793454896] ERROR collect_ports_data: failed to find valid ports",
+    ]
+    plugin = found(diagnose(rules, lines), "nccl-net-plugin")
+    assert "SHARP" in plugin.detail and "port is used by SM" in plugin.detail
+    # libsharp's INFO lines and NCCL's "Sharp rank ... initialized" are a working SHARP.
+    ok = [
+        "[C25L18:0:24972 - context.c:702] INFO job (ID: 1201360188720575732) resource request quota: ( osts:0 max_qps:1)",
+        "C25L18:24972:25066 [3] NCCL INFO Sharp rank 0/2 initialized on mlx5_5:1",
+    ]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, ok))
+
+
+def test_gpu_memory_the_hca_cannot_register_is_gpudirect_rdma_missing(rules):
+    lines = [
+        "ibv_reg_mr(pd 0x23f8ec0, buf 0x7f88c7200000, size = 100, access_flags = 0x00000007)",
+        "Couldn't register GPU MR",
+        "deallocating RX GPU buffer",
+    ]
+    gdr = found(diagnose(rules, lines), "gdr-disabled")
+    assert "refused to register GPU memory" in gdr.detail
+
+
+def test_a_veth_in_nccls_socket_list_outranks_the_no_verbs_line_of_an_ethernet_container(rules):
+    # LiBai#415: NCCL listed a docker veth (link-local IPv6) beside bond0; NCCL_SOCKET_IFNAME=bond0 fixed it.
+    host = "m5-autorl-test01:47324:48509 [0] NCCL INFO "
+    lines = [
+        host + "Bootstrap : Using bond0:172.27.231.79<0>",
+        host + "Failed to open libibverbs.so[.1]",
+        host + "NET/Socket : Using [0]bond0:172.27.231.79<0> [1]veth8739016:fe80::5804:edff:fe5b:6570%veth8739016<0>",
+        host + "Using network Socket",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report) == "nccl-socket-ifname"
+    assert "veth8739016" in found(report, "nccl-socket-ifname").detail
+
+
+def test_python_semaphores_and_pandarallel_out_of_room_in_dev_shm(rules):
+    # joblib's import-time probe warns and goes serial: a warning unless the job failed.
+    joblib = "/opt/conda/lib/python3.8/site-packages/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] No space left on device.  joblib will operate in serial mode"
+    warned = found(diagnose(rules, [joblib]), "shm-too-small")
+    assert warned.severity == "warning" and "semaphore in /dev/shm" in warned.detail
+    enospc = "OSError: [Errno 28] No space left on device"
+    semlock = [
+        '  File "/usr/lib/python3.10/multiprocessing/synchronize.py", line 57, in __init__',
+        "    sl = self._semlock = _multiprocessing.SemLock(",
+        enospc,
+    ]
+    assert top(diagnose(rules, semlock)) == "shm-too-small"
+    memfs = ["INFO: Pandarallel will use Memory file system to transfer data between the main process and workers.", enospc]
+    assert "pandarallel" in found(diagnose(rules, memfs), "shm-too-small").detail
+    # A bare ENOSPC with nothing saying it was /dev/shm (a checkpoint on a full disk) is not this.
+    assert "shm-too-small" not in ids(diagnose(rules, ['  File "/x/torch/serialization.py", line 652, in save', enospc]))

@@ -154,20 +154,29 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
 def _extract_failed(rule: Rule, ctx: Context) -> list[Finding]:
     """A tool failing on the image's files (find, tar, mksquashfs...) right beside enroot import's own
     steps: the import stopped there (an unreadable directory in a layer, a full or read-only temp dir)."""
-    errors = ctx.samples(rule, ["extract_error"])
+    full = ctx.samples(rule, ["extract_full"])
+    errors = full or ctx.samples(rule, ["extract_error"])
     if not errors or not ctx.stats(rule, ["enroot_step", "enroot_import_cmd"]):
         return []
     _ev, g = errors[0]
-    detail = (
-        f"enroot import stopped while unpacking or converting the image: {g['tool']}: {g['why'][:160]} (a layer "
-        "with a directory nobody may read, or ENROOT_TEMP_PATH/ENROOT_CACHE_PATH full or read-only; a newer enroot "
-        "or a rebuilt image without it)"
-    )
+    if full:
+        # The disk enroot unpacks into, not the registry or the image, is the problem: say which settings move it.
+        detail = (
+            f"enroot import ran out of disk while unpacking the image: {g['tool']}: {g['why'][:160]}; the file system "
+            "under ENROOT_TEMP_PATH (dockerd://) or ENROOT_CACHE_PATH/ENROOT_DATA_PATH (docker://) is full, often a "
+            "tmpfs /tmp or a small local disk: point them at a larger file system"
+        )
+    else:
+        detail = (
+            f"enroot import stopped while unpacking or converting the image: {g['tool']}: {g['why'][:160]} (a layer "
+            "with a directory nobody may read, or ENROOT_TEMP_PATH/ENROOT_CACHE_PATH full or read-only; a newer "
+            "enroot or a rebuilt image without it)"
+        )
     image = first_or(ctx.captures(rule, "image", ["enroot_import_cmd"]), "the image")
     return [
         ctx.make_finding(
-            rule, ["extract_error"], detail=detail + ".", confidence=0.6, values={"image": image},
-            evidence=pick_evidence(ev for ev, _ in errors),
+            rule, ["extract_full" if full else "extract_error"], detail=detail + ".", confidence=0.6,
+            values={"image": image}, evidence=pick_evidence(ev for ev, _ in errors),
         )
     ]  # fmt: skip
 
@@ -192,6 +201,17 @@ def _enroot_ns(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
         why = f" ({g['reason']})" if g.get("reason") else ""
         hint = ": user namespaces are disabled or limited on this node" if "namespace" in g["op"] else ""
         return f"enroot-{g['tool']} could not {g['op']}{why}{hint}"
+    return None
+
+
+def _singularity2_mount(rule: Rule, ctx: Context, chosen: set[str]) -> str | None:
+    for _ev, g in ctx.samples(rule, ["singularity2_mount"])[:1]:
+        what = f"{g['kind']} image" if g.get("kind") else "sandbox directory"
+        text = f"Singularity could not mount the {what}: {g['reason']}"
+        if g.get("kind") and "No such device" in g["reason"]:
+            # mount(2) answers ENODEV when the kernel has no driver for the file system type.
+            text += f" (this node's kernel has no {g['kind']} or loop-device support: modprobe {g['kind']} loop, or run from a sandbox directory)"
+        return text
     return None
 
 
@@ -284,6 +304,7 @@ SENTENCES: tuple = (
     (["enroot_start"], "enroot: {what}"),
     ([], _enroot_ns),
     (["oci_runtime", "apptainer_start"], "the container runtime could not create the container: {reason}"),
+    ([], _singularity2_mount),
     ([], fixed_sentence("no_gpu_driver", "Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")),
     ([], fixed_sentence("exited_too_soon", "the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")),
     (["namespace"], "pyxis could not join the {ns} namespace: {reason}"),

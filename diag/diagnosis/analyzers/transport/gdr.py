@@ -28,7 +28,7 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         rule,
         [
             "disabled_hca", "disabled_gpu", "disabled_gpu_hca", "disabled_gpu_v23", "disabled_gpu_net", "peermem_missing",
-            "ucx_gdr", "ofi_gdr", "ompi_gdr",
+            "ucx_gdr", "ofi_gdr", "ompi_gdr", "gpu_mr_refused",
         ],  # fmt: skip
     )
     said = {h for ev, _ in explicit if (h := ctx.host_for(ev))}
@@ -54,6 +54,8 @@ def gdr_disabled(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f'the aws-ofi-nccl plugin says "{g["why"]}"')
     if ctx.stats(rule, ["ompi_gdr"]):
         parts.append("Open MPI: this OFED installation has no GPUDirect RDMA support")
+    if ctx.stats(rule, ["gpu_mr_refused"]):
+        parts.append("the HCA refused to register GPU memory (ibv_reg_mr failed: no nvidia-peermem/nv_peer_mem loaded)")
     if said_disabled:
         ev, g = said_disabled[0]
         why = f" ({g['why']})" if g.get("why") else ""

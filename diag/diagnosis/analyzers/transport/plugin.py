@@ -121,7 +121,8 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
                 confidence=0.7, values={"what": "UCX_TLS names transports the UCX net plugin refuses."},
             )
         ]  # fmt: skip
-    if sharp := ctx.samples(rule, ["sharp_failed"]):
+    # The plugin's WARN names the step; libsharp's own ERROR lines (often all a paste keeps) name the reason.
+    if sharp := ctx.samples(rule, ["sharp_failed"]) or ctx.samples(rule, ["sharp_lib"]):
         why = sharp[0][1].get("why", "").strip()
         detail = (
             f'The HPC-X net plugin could not start SHARP (CollNet in-network reductions): "{why[:120]}"; NCCL runs '
@@ -132,7 +133,7 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(
                 rule,
-                ["sharp_failed"],
+                ["sharp_failed", "sharp_lib"],
                 detail=detail + ".",
                 severity=severity,
                 confidence=0.6,

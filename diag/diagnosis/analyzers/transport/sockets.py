@@ -189,12 +189,15 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
         return [
             ctx.make_finding(rule, names, detail=detail, hosts=hosts, values=values, confidence=0.85, assumed=assumed)
         ]
+    # A virtual interface in NCCL's own NET/Socket list (not only its bootstrap) is one NCCL opens channels
+    # over: positive evidence of a wrong pick, unlike the no-IB and no-plugin INFO lines every Ethernet
+    # container prints, so it ranks above them on the same assumption.
     return [
         ctx.make_finding(
             rule,
             names,
             severity=ctx.between_nodes_severity("warning", assumed),
-            confidence=0.5,
+            confidence=0.55 if listed else 0.5,
             detail=detail + ".",
             hosts=hosts,
             values=values,
