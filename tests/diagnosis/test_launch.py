@@ -75,6 +75,73 @@ def test_a_client_under_another_uid_than_registered_is_refused_by_pmix(rules):
     assert "another user ID" in top(diagnose(rules, lines), "pmix-runtime-error").detail
 
 
+# Open MPI 5's run-time init box (ompi_rte.c): the step it names says whether PMIx's server or the node failed it.
+OMPI5_RTE_BOX = [
+    "It looks like MPI runtime init failed for some reason; your parallel process is",
+    "likely to abort.  There are many reasons that a parallel process can",
+    "fail during RTE init; some of which are due to configuration or environment",
+    "  {step}",
+    '  --> Returned "{returned}" (-13) instead of "Success" (0)',
+]
+
+
+def test_open_mpi_5_runtime_init_without_the_job_data_of_its_pmix_server_is_a_pmix_mismatch(rules):
+    box = [line.format(step="node rank", returned="Not found") for line in OMPI5_RTE_BOX]
+    finding = top(diagnose(rules, box + [TASK_FAILED]), "pmix-runtime-error")
+    assert finding.severity == "error" and '(returned "Not found")' in finding.detail
+    assert "--mpi=pmix_vN" in finding.detail
+    assert top(diagnose(rules, box), "pmix-runtime-error").severity == "warning"
+
+
+def test_open_mpi_5_runtime_init_naming_a_session_directory_is_not_pmix(rules):
+    box = [line.format(step="top session directory", returned="Error") for line in OMPI5_RTE_BOX]
+    assert "pmix-runtime-error" not in ids(diagnose(rules, box + [TASK_FAILED]))
+
+
+MPI_ABORT_BOX = [
+    "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD",
+    "with errorcode 1.",
+    "",
+    "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.",
+    "You may or may not see output from other processes, depending on",
+]
+SERVER_UNREACH = "[cn007:24154] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2147"
+
+
+def test_pmix_server_unreachable_after_the_program_called_mpi_abort_is_the_abort_not_pmix(rules):
+    report = diagnose(rules, MPI_ABORT_BOX + [SERVER_UNREACH] * 3)
+    assert "MPI_ABORT" in top(report, "unexplained-failure").detail
+    assert "pmix-runtime-error" not in ids(report)
+    # An excerpt that starts at the box's NOTE line says the same.
+    assert "pmix-runtime-error" not in ids(diagnose(rules, MPI_ABORT_BOX[3:] + [SERVER_UNREACH]))
+
+
+def test_pmix_unreachable_from_the_client_transport_is_still_pmix_failing(rules):
+    lines = [
+        "[node12:04711] PMIX ERROR: UNREACHABLE in file ptl_tcp.c at line 688",
+        "[node12:04711] OPAL ERROR: Unreachable in file pmix3x_client.c at line 112",
+        "*** An error occurred in MPI_Init",
+    ]
+    assert top(diagnose(rules, lines), "pmix-runtime-error")
+
+
+def test_mpirun_daemons_whose_ssh_sshd_dropped_before_its_banner_are_the_ssh_failure(rules):
+    for refused in (
+        "ssh_exchange_identification: Connection closed by remote host",
+        "kex_exchange_identification: read: Connection reset by peer",
+    ):
+        lines = [
+            refused,
+            "ORTE has lost communication with a remote daemon.",
+            "  HNP daemon   : [[5120,0],0] on node gpu001",
+            "  Remote daemon: [[5120,0],9] on node gpu010",
+        ]
+        report = diagnose(rules, lines)
+        assert "MaxStartups" in top(report, "unexplained-failure").detail
+        assert "pmix-runtime-error" not in ids(report)
+        assert found(report, "node-failure").severity == "warning"
+
+
 def test_intel_mpi_s_pmi2_client_without_its_job_id_was_launched_without_matching_pmi(rules):
     lines = [
         "Abort(1091087) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",

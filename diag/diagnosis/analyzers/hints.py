@@ -23,13 +23,16 @@ OUTSIDE_CATALOGUE = (
         re.compile(
             r"ssh: connect to host [^\s:]+ port \d+: |Permission denied \(publickey|(?:not reachable|connect to some hosts) via ssh"
             r"|[\w.-]+@[\w.-]+'s password:|Permission denied, please try again|Host key verification failed"
+            r"|(?:ssh|kex)_exchange_identification: (?:read: )?Connection (?:closed|reset)"
         ),
         "A launcher's ssh (pdsh for DeepSpeed, mpirun's rsh agent, accelerate, an MPI operator's launcher pod) could "
         "not log in to another node: sshd there is not reachable (Connection refused / timed out: the node is down, "
         "or a firewall), or there is no passwordless key between the nodes (Permission denied (publickey), or ssh "
         "asking for a password: the key is missing, not mounted, or refused for its permissions; Host key "
-        "verification failed: the other node's host key is not in known_hosts); under Slurm start "
-        "the processes with srun instead of ssh (DeepSpeed --launcher slurm, mpirun inside the allocation)",
+        "verification failed: the other node's host key is not in known_hosts; kex_exchange_identification / "
+        "ssh_exchange_identification: Connection closed: sshd there dropped the connection before its banner, most "
+        "often its MaxStartups limit refusing the burst of sessions a launcher opens at once, or hosts.deny); under "
+        "Slurm start the processes with srun instead of ssh (DeepSpeed --launcher slurm, mpirun inside the allocation)",
     ),
     (
         # NCCL's topology detection (graph/xml.cc, graph/topo.cc) resolving a GPU's PCI path under /sys:

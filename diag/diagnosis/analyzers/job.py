@@ -16,7 +16,7 @@ from diag.diagnosis.analyzers.common import (
     success_lines,
 )
 from diag.diagnosis.analyzers.hints import outside_catalogue_hint
-from diag.diagnosis.analyzers.launch import daemon_never_called_back, runtime_unpack
+from diag.diagnosis.analyzers.launch import daemon_never_called_back, runtime_unpack, ssh_login_failed
 from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.evidence import Evidence
 from diag.hostlist import expand
@@ -124,6 +124,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "ssh_password",
                 "ssh_password_retry",
                 "ssh_hostkey",
+                "ssh_closed",
                 "slurm_security",
                 "k8s_admission",
                 "miopen_error",
@@ -1022,11 +1023,12 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         # slurmctld's question, not its finding: the node may have failed, or the job been requeued by hand.
         severity, confidence = "warning", 0.5
         assumed.append("the requeue was for a node failure: slurmctld only asks")
-    elif chosen <= MPIRUN_LOST and daemon_never_called_back(ctx):
+    elif chosen <= MPIRUN_LOST and (daemon_never_called_back(ctx) or ssh_login_failed(ctx)):
         # The box that names the lost daemon comes with the one for a daemon that never called back after
-        # launch: mpirun's start of its daemons failed, not a node that was up and then went down.
+        # launch, or with the launcher's ssh to a node failing: mpirun's start of its daemons failed, not a
+        # node that was up and then went down.
         severity, confidence = "warning", 0.3
-        assumed.append("the node went down, though its daemon never called back after launch (a start-up failure)")
+        assumed.append("the node went down, though its daemon never started (a start-up failure)")
     elif chosen <= MPIRUN_LOST and _pmix_failed_too(ctx):
         # mpirun's lost daemon among PMIx's own errors: the wire-up between the nodes failed (pmix-runtime-error).
         severity, confidence = "warning", 0.5

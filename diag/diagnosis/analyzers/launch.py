@@ -264,7 +264,29 @@ def _setup_failed(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 _OMPI_FENCE = ["ompi_fence", "ompi_pmix_fence", "ompi_pmix_barrier"]
-_OMPI_BOXES = _OMPI_FENCE + ["orte_pmix_init", "ompi_rte_init"]
+_OMPI_BOXES = _OMPI_FENCE + ["orte_pmix_init", "ompi_rte_init", "ompi_rte_box"]
+
+
+def _ompi_rte_box(rule: Rule, ctx: Context, said: str) -> list[Finding]:
+    """Open MPI 5's "MPI runtime init" box: past PMIx_Init, the job data it reads from the PMIx server (its
+    local rank, the job size, its local peers) was not there, unless the box names a step of its own."""
+    if ctx.stats(rule, ["ompi_rte_session", "ompi_rte_opal"]):
+        return []  # a session directory it could not make on this node, or OPAL's own start: not PMIx
+    detail = (
+        f"Open MPI's run-time init could not get the job's data from its PMIx server{said}: the server answered "
+        "PMIx_Init but does not provide what this Open MPI reads (its local rank, the job size), a PMIx server of "
+        "another version or launcher than the MPI was built for (srun --mpi=pmix_vN of another PMIx, an external "
+        "PMIx older than the MPI's); launch with the srun --mpi=pmix_vN that matches the MPI's PMIx, or with mpirun"
+    )
+    if ctx.job_failed():
+        return [ctx.make_finding(rule, ["ompi_rte_box"], detail=detail + ".", confidence=0.6)]
+    # The box says the process is "likely to abort": without the failure in the excerpt, a warning.
+    assumed = ["the job failed of it: the box says the process is likely to abort, the excerpt shows no failure"]
+    return [
+        ctx.make_finding(
+            rule, ["ompi_rte_box"], detail=detail + ".", severity="warning", confidence=0.55, assumed=assumed
+        )
+    ]
 
 
 def _ompi_box(rule: Rule, ctx: Context) -> list[Finding]:
@@ -293,6 +315,8 @@ def _ompi_box(rule: Rule, ctx: Context) -> list[Finding]:
             "PMIx, or with mpirun"
         )
         return [ctx.make_finding(rule, ["orte_pmix_init"], detail=detail + ".", confidence=0.6)]
+    if ctx.stats(rule, ["ompi_rte_box"]):
+        return _ompi_rte_box(rule, ctx, said)
     if ctx.stats(rule, ["orte_init_box"]):
         return []  # orte_init's box named another step than PMIx's (a session directory, a framework)
     # The MPI_INIT box alone: its run-time layer (ess/pmi, the PMIx client in a direct launch) failed, the
@@ -322,6 +346,30 @@ def daemon_never_called_back(ctx: Context) -> bool:
     return bool(ctx.count("unexplained-failure", ["ompi_daemon_early"]))
 
 
+# The MPI's own ending of its processes (unexplained-failure's): MPI_ABORT, a rank killed by a signal or
+# exiting non-zero under mpirun, a crash.
+_RANKS_ENDED = [
+    *["mpi_abort", "ompi_signal", "ompi_nonzero", "ompi_aborted", "ompi_improper", "process_signal"],
+    *["segfault_line", "crash_core", "terminate", "mpich_bad_termination"],
+]
+
+
+def _server_lost_ended_ranks(rule: Rule, ctx: Context) -> bool:
+    """PMIx's server (mpirun's, prterun's or a stepd's) saying only that a client is UNREACHABLE
+    (server/pmix_server.c) after the MPI itself ended ranks (MPI_ABORT, a rank killed or crashed): it is
+    answering processes that are already gone, a consequence of their end, not a PMIx fault."""
+    names = {n for n, _ in ctx.stats(rule) if not rule.signature(n).fact}
+    if names != {"pmix_error"}:
+        return False
+    samples = ctx.samples(rule, ["pmix_error"])
+    server_unreach = all(
+        g["status"].replace("_", "-").startswith("UNREACH") and g["file"].rsplit("/", 1)[-1].startswith("pmix_server")
+        for _ev, g in samples
+    )
+    unexplained = ctx.rules.get("unexplained-failure")
+    return server_unreach and unexplained is not None and bool(ctx.count(unexplained.id, _RANKS_ENDED))
+
+
 def _not_slurms_pmix(ctx: Context) -> bool:
     """The PMI that failed is not Slurm's PMIx: Open MPI's Flux component (pmix_flux.c), or PMIx unpacking its
     own runtime's message at set-up (runtime_unpack)."""
@@ -340,6 +388,8 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         return []  # the server its environment names is gone, and the MPI says it found none: pmix-not-used
     if _not_slurms_pmix(ctx):
         return []  # the MPI's own runtime or another launcher failed it: unexplained-failure names which
+    if _server_lost_ended_ranks(rule, ctx):
+        return []  # the server could not reach ranks the MPI had already ended: unexplained-failure says how
     # The PMI clients' failing calls, and Slurm's pmi2 plugin, after the launch was shown to lack the right PMI.
     mpich = {"mpich_pmi_failed", "mpich_pmi_connect", "mpich_pmi2_failed", "pmi2_error", "nvshmem_pmi"}
     names = {n for n, _ in ctx.stats(rule)}
@@ -385,7 +435,7 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         # The daemon it lost is one that never called back after launch: mpirun's start of its daemons failed
         # (their network back to mpirun, the daemon itself), before any PMIx wire-up of the ranks.
         return []
-    if daemons and set(daemons) <= {"daemon_start_failed", "daemon_lost"} and not others and _ssh_login_failed(ctx):
+    if daemons and set(daemons) <= {"daemon_start_failed", "daemon_lost"} and not others and ssh_login_failed(ctx):
         # mpirun starts its daemons over ssh: one that could not log in (a password prompt, a refused key or
         # host key) or not resolve the host's name is why they did not start (and why mpirun then cannot
         # route to them), and the honest unexplained finding (or rendezvous-failure, for a pod's service
@@ -422,6 +472,8 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     setup = _setup_failed(rule, ctx) or _ompi_box(rule, ctx)
     if setup:
         return setup
+    if {n for n, _ in ctx.stats(rule) if not rule.signature(n).fact} == {"ompi_rte_box"}:
+        return []  # Open MPI 5's run-time init box naming a step of its own (a session directory): not PMIx
     if {n for n, _ in ctx.stats(rule)} == {"ompi_rte_init"}:
         return []  # MPI_INIT's box after an orte_init box that named another step than PMIx's
     cray = _cray_pmi(rule, ctx)
@@ -486,10 +538,13 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
 
 # ssh failing to reach or log in to another node (unexplained-failure's signatures): no daemon of mpirun's can
 # start there.
-_SSH_LOGIN_FAILED = ["ssh_password", "ssh_password_retry", "ssh_denied", "ssh_hostkey", "ssh_unresolved"]
+_SSH_LOGIN_FAILED = ["ssh_password", "ssh_password_retry", "ssh_denied", "ssh_hostkey", "ssh_unresolved", "ssh_closed"]
 
 
-def _ssh_login_failed(ctx: Context) -> bool:
+def ssh_login_failed(ctx: Context) -> bool:
+    """A launcher's ssh to another node failed before its session started (a refused key or host key, a
+    password prompt, a name it could not resolve, sshd dropping the connection): mpirun's daemon there never
+    started, so what mpirun then reports of that node's daemon is the start that failed."""
     unexplained = ctx.rules.get("unexplained-failure")
     return unexplained is not None and bool(ctx.count(unexplained.id, _SSH_LOGIN_FAILED))
 
