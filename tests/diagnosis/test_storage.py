@@ -434,12 +434,21 @@ def test_go_and_java_programs_word_a_missing_file_their_own_way(rules):
         assert diagnose(rules, [line] + task_failed(2)).findings[0].id == "node-local-path", line
 
 
-def test_an_extension_built_into_one_nodes_cache_is_node_local_but_a_missing_system_library_is_not(rules):
+def test_a_jit_extension_missing_from_its_build_dir_is_a_failed_build_not_node_local_storage(rules):
+    # cpp_extension.load builds into the directory whenever the module is absent, so a node with its own
+    # cache builds its own copy; the import fails only after a build that failed in a process sharing it.
     ext = (
         "[rank9]: ImportError: /home/u/.cache/torch_extensions/py311_cu124/fused_adam/fused_adam.so: cannot open "
         "shared object file: No such file or directory"
     )
-    assert diagnose(rules, FOUR_NODES + [ext]).findings[0].id == "node-local-path"
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [ext]))
+    built = [
+        "FAILED: multi_tensor_adam.cuda.o",
+        "RuntimeError: Error building extension 'fused_adam'",
+        "ImportError: /root/.cache/torch_extensions/py39_cu121/fused_adam/fused_adam.so: cannot open shared object "
+        "file: No such file or directory",
+    ]
+    assert diagnose(rules, built + task_failed(1)).findings[0].id == "unexplained-failure"
     system = "ImportError: /usr/lib/x86_64-linux-gnu/libmlx5.so.1: cannot open shared object file: No such file or directory"
     assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [system] + task_failed(1)))
 
