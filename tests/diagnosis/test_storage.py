@@ -113,6 +113,24 @@ def test_stale_file_handle_is_broken_storage_even_on_one_node(rules):
     assert "stale NFS handle" in top(report, "shared-storage-missing").detail
 
 
+def test_a_fuse_mount_that_is_gone_outweighs_a_cache_path_that_reads_node_local(rules):
+    # ENOTCONN on a path comes from a FUSE mount whose daemon exited, never from a local disk.
+    line = "OSError: [Errno 107] Transport endpoint is not connected: '/home/jovyan/.cache/torch/hub'"
+    report = diagnose(rules, [line, "srun: error: slinky-0: task 3: Exited with exit code 1"])
+    assert top(report, "shared-storage-missing") and "node-local-path" not in ids(report)
+    # ESTALE on a cache file is as often another client deleting a lock file this one holds (filelock,
+    # datasets, a Triton cache two nodes share): a race in the program, so no storage verdict from the name.
+    for lines in (
+        ["[rank1]: OSError: [Errno 116] Stale file handle: '/home/alice/.cache/huggingface/datasets/cache-3f.arrow'"],
+        ["OSError: [Errno 116] Stale file handle"],
+        ["OSError: [Errno 107] Transport endpoint is not connected"],  # sockets say ENOTCONN too
+    ):
+        report = diagnose(rules, lines + ["Command exited with non-zero status 1"])
+        assert "shared-storage-missing" not in ids(report), lines
+    healthy = ["WARNING: could not remove /home/u/.cache/x.lock: [Errno 107] Transport endpoint is not connected", "Done."]
+    assert "shared-storage-missing" not in ids(diagnose(rules, healthy))
+
+
 def test_container_mount_of_a_missing_shared_file_system_is_folded_into_shared_storage(rules):
     on_node2 = [
         "slinky-2: slurmstepd: error: couldn't chdir to `/lustre/proj/run7': No such file or directory: going to "
