@@ -553,6 +553,11 @@ def test_upstream_layout_checks_name_what_does_not_fit(rules):
          "600 seconds.", "16 processes"),
         # A count srun cannot use at all is not "more than the job holds".
         ("srun: error: Unable to create step for job 4812733: Task count specification invalid", "could not lay out"),
+        # TensorRT-LLM's WorldConfig: before 0.9 it printed the expression, later the sizes (and CP).
+        ("RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (/opt/optimum-nvidia/third-party/"
+         "tensorrt-llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:89)", "mpiSize == tp * pp"),
+        ("[TensorRT-LLM][ERROR] Assertion failed: MPI size 4 != TP size 8 * PP size 1 * CP Size 1 (/src/tensorrt_llm/"
+         "cpp/tensorrt_llm/runtime/worldConfig.cpp:120)", "MPI size 4 != TP size 8"),
     ):
         report = diagnose(rules, [line, "srun: error: node3: task 2: Exited with exit code 1"])
         assert report.findings[0].id == "world-size-mismatch", (line, [f.id for f in report.findings])

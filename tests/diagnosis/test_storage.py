@@ -113,6 +113,24 @@ def test_stale_file_handle_is_broken_storage_even_on_one_node(rules):
     assert "stale NFS handle" in top(report, "shared-storage-missing").detail
 
 
+def test_a_fuse_mount_that_is_gone_outweighs_a_cache_path_that_reads_node_local(rules):
+    # ENOTCONN on a path comes from a FUSE mount whose daemon exited, never from a local disk.
+    line = "OSError: [Errno 107] Transport endpoint is not connected: '/home/jovyan/.cache/torch/hub'"
+    report = diagnose(rules, [line, "srun: error: slinky-0: task 3: Exited with exit code 1"])
+    assert top(report, "shared-storage-missing") and "node-local-path" not in ids(report)
+    # ESTALE on a cache file is as often another client deleting a lock file this one holds (filelock,
+    # datasets, a Triton cache two nodes share): a race in the program, so no storage verdict from the name.
+    for lines in (
+        ["[rank1]: OSError: [Errno 116] Stale file handle: '/home/alice/.cache/huggingface/datasets/cache-3f.arrow'"],
+        ["OSError: [Errno 116] Stale file handle"],
+        ["OSError: [Errno 107] Transport endpoint is not connected"],  # sockets say ENOTCONN too
+    ):
+        report = diagnose(rules, lines + ["Command exited with non-zero status 1"])
+        assert "shared-storage-missing" not in ids(report), lines
+    healthy = ["WARNING: could not remove /home/u/.cache/x.lock: [Errno 107] Transport endpoint is not connected", "Done."]
+    assert "shared-storage-missing" not in ids(diagnose(rules, healthy))
+
+
 def test_container_mount_of_a_missing_shared_file_system_is_folded_into_shared_storage(rules):
     on_node2 = [
         "slinky-2: slurmstepd: error: couldn't chdir to `/lustre/proj/run7': No such file or directory: going to "
@@ -434,12 +452,21 @@ def test_go_and_java_programs_word_a_missing_file_their_own_way(rules):
         assert diagnose(rules, [line] + task_failed(2)).findings[0].id == "node-local-path", line
 
 
-def test_an_extension_built_into_one_nodes_cache_is_node_local_but_a_missing_system_library_is_not(rules):
+def test_a_jit_extension_missing_from_its_build_dir_is_a_failed_build_not_node_local_storage(rules):
+    # cpp_extension.load builds into the directory whenever the module is absent, so a node with its own
+    # cache builds its own copy; the import fails only after a build that failed in a process sharing it.
     ext = (
         "[rank9]: ImportError: /home/u/.cache/torch_extensions/py311_cu124/fused_adam/fused_adam.so: cannot open "
         "shared object file: No such file or directory"
     )
-    assert diagnose(rules, FOUR_NODES + [ext]).findings[0].id == "node-local-path"
+    assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [ext]))
+    built = [
+        "FAILED: multi_tensor_adam.cuda.o",
+        "RuntimeError: Error building extension 'fused_adam'",
+        "ImportError: /root/.cache/torch_extensions/py39_cu121/fused_adam/fused_adam.so: cannot open shared object "
+        "file: No such file or directory",
+    ]
+    assert diagnose(rules, built + task_failed(1)).findings[0].id == "unexplained-failure"
     system = "ImportError: /usr/lib/x86_64-linux-gnu/libmlx5.so.1: cannot open shared object file: No such file or directory"
     assert "node-local-path" not in ids(diagnose(rules, FOUR_NODES + [system] + task_failed(1)))
 

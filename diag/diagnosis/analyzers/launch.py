@@ -1204,7 +1204,7 @@ LAYOUT_SENTENCES: tuple = (
     (
         [
             "grid_oversized", "lightning_model_parallel", "pipeline_world", "pipe_stages", "inference_shards",
-            "mics_shards", "mimo_stub_ranks", "expert_degree"
+            "mics_shards", "mimo_stub_ranks", "expert_degree", "trtllm_world"
         ],
         "the parallel layout the program was given does not fit the processes started: {msg}",
     ),

@@ -208,11 +208,6 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
                 "merging them must read: each task wrote to its own node's disk"
             )
             local.append((ev, _clean_path(g["path"]), why, 0.7, None))
-    for ev, g in ctx.samples(rule, ["ext_so"]):
-        # Only a library in a per-node cache or scratch: a system library missing is the image's problem.
-        if node_local(g["path"]):
-            why = "a JIT-built extension in one node's cache directory; the other nodes never built it"
-            local.append((ev, g["path"], why, 0.75, None))
     for ev, g in ctx.samples(rule, ["shell_relative"]):
         why = "a relative path a script ran from the job's working directory, not from where the file was written"
         local.append((ev, g["relpath"], why, 0.5, None))

@@ -43,6 +43,13 @@ _BROKEN_WORDS = (
     "Lustre:",
 )
 _FS_CLIENT_WORDS = ("LustreError", "Lustre:")
+# Errors that only a mount which is gone returns for a path: ENOTCONN (the FUSE daemon behind it has
+# exited) and ESHUTDOWN (a Lustre client evicted). A local disk never says them, so they show the path
+# is on shared storage even where its name (a per-user cache under /home/<user>/.cache) reads as one
+# node's own. ESTALE is not among them: an NFS client says it too when another client deletes a file
+# this one holds open (datasets' and filelock's lock files, a Triton cache two nodes write at once), a
+# race in the program rather than a broken mount.
+_MOUNT_GONE = ("Transport endpoint is not connected", "Cannot send after transport endpoint shutdown")
 
 _PATH_RE = re.compile(r"""(/[^\s'"`:,;()]+)""")
 
@@ -95,6 +102,15 @@ FRAMEWORK_MISSING = (
 )
 _LOADS = ("loading_ckpt",)
 _EMPTY_RESUMES = ("resume_latest", "resume_tracker", "resume_tracker_verl", "resume_scratch", "resume_fresh")
+
+
+def _mount_gone(text: str, path: str, ctx: Context) -> bool:
+    """Whether a mount that is gone answered for ``path``, a path whose name alone reads as node-local
+    (a cache under /home/<user>/.cache): the error outweighs the name. /tmp, /dev/shm and local scratch
+    stay node-local, and a run that went on reports no storage fault of its own."""
+    if path.startswith(NODE_LOCAL_PREFIXES) or path in ("/tmp", "/dev/shm") or not ctx.job_failed():
+        return False
+    return any(word in text for word in _MOUNT_GONE)
 
 
 def _framework_absent(ctx: Context) -> list[tuple]:
@@ -211,8 +227,8 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             path = f"the NFS export of {g['server']}"
         elif path is None and any(word in ev.text for word in _FS_CLIENT_WORDS):
             path = "the Lustre file system"  # the client's own message names a target, not a path
-        if path is None or node_local(path):
-            continue  # a per-node cache under /home is node-local-path's
+        if path is None or (node_local(path) and not _mount_gone(ev.text, path, ctx)):
+            continue  # a per-node cache under /home is node-local-path's, unless the error says otherwise
         if removed_by_job(ctx, ev, path):
             continue  # the job deleted it itself (every rank rotating the same checkpoints)
         text = ev.text
