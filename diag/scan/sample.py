@@ -47,7 +47,7 @@ BOILERPLATE = re.compile(
 CONTENT_SIGNATURES = frozenset(
     {
         "exception", "exception_socket", "exception_other", "terminate", "slurm_error", "sbatch_error", "salloc_error", "stepd_error",
-        "glibc_corrupt", "glibc_invalid", "crash_core", "segfault_line", "nccl_error", "nccl_tests_failure", "cuda_error",
+        "glibc_corrupt", "glibc_invalid", "check_failed", "crash_core", "segfault_line", "nccl_error", "nccl_tests_failure", "cuda_error",
         "mpich_fatal", "mpich_exit_string", "ompi_daemon_died", "ucx_signal",
     }
 )

@@ -1430,3 +1430,19 @@ def test_a_locked_memory_limit_too_low_for_rdma_is_a_failure_naming_the_limit(ru
 def test_open_mpis_signal_line_alone_is_a_crash(rules):
     crash = ["[fd7fd1d78666:03983] Signal: Bus error (7)", "[fd7fd1d78666:03983] Signal code: Non-existant physical address (2)"]
     assert top(diagnose(rules, crash), "unexplained-failure").hosts == ["fd7fd1d78666"]
+
+
+def test_a_failed_glog_check_is_a_failure_of_its_own(rules):
+    # caffe / TensorFlow / XLA abort on a failed CHECK; nothing else may be printed but the stack trace.
+    caffe = [
+        "I1116 15:54:58.068287 30214 solver.cpp:363]     Test net output #1: loss1 = 0.139663 (* 1 = 0.139663 loss)",
+        "F1116 15:55:02.388101 30214 cudnn_conv_layer.cu:137] Check failed: error == cudaSuccess (77 vs. 0)  an illegal memory access was encountered",
+        "*** Check failure stack trace: ***",
+    ]
+    finding = top(diagnose(rules, caffe), "unexplained-failure")
+    assert "Check failed" in " ".join(e.text for e in finding.evidence)
+    absl = "F0000 00:00:1712345678.123456   12345 pjrt_stream_executor_client.cc:1234] Check failed: buffer != nullptr"
+    top(diagnose(rules, [absl]), "unexplained-failure")
+    # glog's INFO and WARNING lines are not failures.
+    assert not ids(diagnose(rules, caffe[:1]))
+

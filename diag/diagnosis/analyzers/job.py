@@ -94,6 +94,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "ucx_error",
                 "glibc_corrupt",
                 "glibc_invalid",
+                "check_failed",
+                "check_trace",
                 "crash_core",
                 "segfault_line",
                 "fpe_line",
@@ -482,7 +484,7 @@ def failure_before_cancel(ctx: Context) -> bool:
     crashes = [
         "terminate", "mpi_abort", "mpich_fatal", "mpich_bad_termination", "mpich_exit_string", "ompi_daemon_died",
         "nccl_error", "nccl_error_quoted", "cuda_error", "nccl_tests_failure", "process_signal", "ucx_signal", "glibc_corrupt",
-        "glibc_invalid", "glibc_old", "crash_core", "segfault_line", "fpe_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
+        "glibc_invalid", "glibc_old", "check_failed", "check_trace", "crash_core", "segfault_line", "fpe_line", "ompi_aborted", "ompi_nonzero", "ompi_improper",
         "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found", "hydra_terminated", "mpi_errhandler",
         "python_no_script", "mpich_abort", "hydra_error", "hydra_error_proxy", "cray_mpich_abort",
         "dataloader_segfault", "raylet_died", "pbs_resource_kill", "flux_exec_exception", "prrte_srun_daemons",
