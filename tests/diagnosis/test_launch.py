@@ -637,6 +637,21 @@ def test_pytorchs_ipv6_lookups_failing_are_no_rendezvous_failure(rules):
     assert "rendezvous-failure" in ids(diagnose(rules, [unresolvable]))
 
 
+def test_pytorchs_ipv6_loopback_attempt_with_errno_99_is_no_rendezvous_failure(rules):
+    # connect() to localhost's ::1 where the loopback has no IPv6 address: EADDRNOTAVAIL, then IPv4 works.
+    warning = (
+        "[W socket.cpp:558] [c10d] The client socket has failed to connect to [localhost]:29500 "
+        "(errno: 99 - Cannot assign requested address)."
+    )
+    assert "rendezvous-failure" not in ids(diagnose(rules, [warning, warning, "Epoch: [0]  [   0/5005]  loss: 6.9312"]))
+    # ... but the same warning before the client gives up is the store not answering.
+    timeout = "torch.distributed.DistNetworkError: The client socket has timed out after 900s while trying to connect to (localhost, 29500)."
+    top(diagnose(rules, [warning, timeout]), "rendezvous-failure")
+    # The server's bind keeps its meaning: MASTER_ADDR is not this host's address.
+    bind = "[W socket.cpp:436] [c10d] The server socket has failed to bind to 10.1.2.3:29500 (errno: 99 - Cannot assign requested address)."
+    assert "rendezvous-failure" in ids(diagnose(rules, [bind, "srun: error: n1: task 0: Exited with exit code 1"]))
+
+
 def test_a_store_told_to_listen_on_another_hosts_address_is_a_rendezvous_failure(rules):
     line = (
         "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "

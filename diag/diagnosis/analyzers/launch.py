@@ -644,6 +644,19 @@ RETRIED_PEER_CONNECTS = frozenset({"ray_gcs_connect", "ray_cluster_id", "grpc_co
 RAY_GCS = ["ray_gcs_unable", "ray_gcs_connect", "ray_gcs_reconnect"]
 
 
+# Names whose first address is the IPv6 loopback: c10d tries ::1 before 127.0.0.1.
+LOOPBACK_NAMES = frozenset({"localhost", "::1", "ip6-localhost", "ip6-loopback"})
+
+
+def _ipv6_attempt(g: dict) -> bool:
+    """Whether a client connect that c10d logged (as a warning) is its IPv6 try before IPv4: EAFNOSUPPORT
+    (errno 97) on a host without IPv6, or EADDRNOTAVAIL (errno 99) reaching localhost where the loopback has
+    no ::1 (PyTorch 1.11-2.2 print "failed to connect to [localhost]:29500 (errno: 99 - Cannot assign
+    requested address)" in runs that then train). It goes on with the next address either way."""
+    errno, addr = g.get("errno"), (g.get("addr") or "").lower()
+    return errno == "97" or (errno == "99" and addr in LOOPBACK_NAMES)
+
+
 def _rendezvous_passed(rule: Rule, ctx: Context) -> bool:
     """Whether the logs show the processes met after all: the store's barrier passed, a client
     connected, or NCCL built a communicator (its unique id travels through the store)."""
@@ -687,10 +700,13 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # The name resolves, only not to an IPv6 address (EAI_ADDRFAMILY, EAI_NODATA): PyTorch warns
         # and goes on with IPv4. A name that does not resolve at all (-2, -3) is the failure.
         chosen.discard("gai")
+    if "addr_not_avail" in chosen and all("client socket" in ev.text for ev, _ in ctx.samples(rule, ["addr_not_avail"])):
+        # errno 99 on a client's connect is not the store failing to bind MASTER_ADDR: the connect
+        # signatures below judge those lines.
+        chosen.discard("addr_not_avail")
     for name in ("cannot_init", "connect_refused"):
-        # EAFNOSUPPORT: an IPv6 attempt on a host without IPv6; socket.cpp records it as a warning
-        # and goes on with IPv4 (PyTorch 2.0-2.2 print "failed to connect to [host]:port (errno: 97").
-        if name in chosen and all(g.get("errno") == "97" for _, g in ctx.samples(rule, [name])):
+        # An IPv6 attempt before IPv4: socket.cpp records it as a warning and tries the next address.
+        if name in chosen and all(_ipv6_attempt(g) for _, g in ctx.samples(rule, [name])):
             chosen.discard(name)
     if _rendezvous_passed(rule, ctx):
         chosen.discard("store_barrier_wait")  # it waited, then every process came
