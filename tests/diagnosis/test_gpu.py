@@ -80,6 +80,46 @@ def test_vllm_refusing_a_context_its_kv_cache_cannot_hold_says_how_much_was_miss
     assert "16.00 GiB needed, 4.21 GiB available" in top(report, "cuda-oom").detail
 
 
+def test_vllm_start_up_line_with_no_kv_cache_names_the_oom_even_when_the_error_is_cut_off(rules):
+    # vllm/v1/worker/gpu_worker.py logs the profiled KV cache memory right before check_enough_kv_cache_memory
+    # raises; V0's executor logs "# GPU blocks: 0" before raise_if_cache_size_invalid.
+    v1 = [
+        "(EngineCore_DP0 pid=563) INFO 12-23 23:34:23 [gpu_worker.py:298] Available KV cache memory: -2.77 GiB",
+        "(EngineCore_DP0 pid=563) ERROR 12-23 23:34:23 [core.py:708] EngineCore failed to start.",
+    ]
+    finding = top(diagnose(rules, v1), "cuda-oom")
+    assert "-2.77 GiB" in finding.detail and finding.assumed
+    v0 = ["INFO 04-27 10:13:05 llm_engine.py:275] # GPU blocks: 0, # CPU blocks: 256"]
+    top(diagnose(rules, v0), "cuda-oom")
+    healthy = [
+        "(EngineCore_DP0 pid=4412) INFO 10-01 04:29:41 [gpu_worker.py:298] Available KV cache memory: 61.23 GiB",
+        "INFO 04-27 10:13:05 llm_engine.py:275] # GPU blocks: 2340, # CPU blocks: 512",
+    ]
+    assert "cuda-oom" not in ids(diagnose(rules, healthy))
+
+
+def test_xla_out_of_memory_in_bytes_and_in_the_old_status_wording_is_cuda_oom(rules):
+    for line in (
+        "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 285212672 bytes.",
+        "2021-07-21 16:15:16.513776: E external/org_tensorflow/tensorflow/compiler/xla/pjrt/"
+        "pjrt_stream_executor_client.cc:1981] Execution of replica 0 failed: Resource exhausted: Failed to allocate "
+        "request for 32.00MiB (33554432B) on device ordinal 0",
+        "  (0) Resource exhausted: Out of memory while trying to allocate 68852648264 bytes.",
+    ):
+        top(diagnose(rules, [line]), "cuda-oom")
+
+
+def test_cudnn_autotuning_short_of_memory_is_not_an_oom(rules):
+    # XLA's conv algorithm picker warns and goes on with a slower algorithm.
+    lines = [
+        "2021-10-12 20:59:07.627384: W tensorflow/compiler/xla/service/gpu/gpu_conv_algorithm_picker.cc:729] Failed "
+        "to determine best cudnn convolution algorithm: Resource exhausted: Out of memory while trying to allocate "
+        "16777716 bytes.",
+        "Convolution performance may be suboptimal.",
+    ]
+    assert "cuda-oom" not in ids(diagnose(rules, lines))
+
+
 def test_application_xid_is_only_a_warning_and_leaves_the_failure_unexplained(rules):
     lines = [
         "[rank4]: RuntimeError: CUDA error: an illegal memory access was encountered",

@@ -72,6 +72,11 @@ CASES = [
     ("Thu Jun 18 14:28:35 2020[1,2]<stderr>:OSError: x", "OSError: x", {"rank": 2, "timestamp": "Thu Jun 18 14:28:35 2020"}),
     ("[5]<stderr>:OSError: x", "OSError: x", {"rank": 5}),
     ("trainer-1  | trainer-1:9:9 [0] NCCL WARN x", "x", {"host": "trainer-1", "level": "WARN"}),
+    # DeepSpeed's pdsh runner with a hostfile of IP addresses names the node by its address.
+    ("10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] transport/net_ib.cc:1038 NCCL WARN NET/IB : collective "
+     "mismatch error, local size 496640 remote size 65536", "NET/IB : collective mismatch error, local size 496640 "
+     "remote size 65536", {"host": "so-ucloud-10-10-23-10", "level": "WARN"}),
+    ("10.0.87.143: RuntimeError: NCCL error", "RuntimeError: NCCL error", {"host": "10.0.87.143"}),
     ("loss | 2.0", "loss | 2.0", {}),
     ("2024-05-01T12:00:00+0000 gpu3 kernel: NVRM: Xid (PCI:0000:1b:00): 79", "NVRM: Xid (PCI:0000:1b:00): 79",
      {"host": "gpu3"}),

@@ -213,12 +213,21 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
         )
     elif "kv_cache" in chosen:
         detail = f"{who}: the model's weights left no GPU memory for vLLM's KV cache"
+    elif chosen & {"kv_cache_none", "kv_cache_negative"}:
+        # Only vLLM's start-up log line is in the excerpt, not the ValueError it raises next.
+        avail = first_or(ctx.captures(rule, "avail", ["kv_cache_negative"]))
+        detail = f"{who}: the model's weights left no GPU memory for vLLM's KV cache" + (
+            f" ({avail} available)" if avail else " (0 GPU blocks)"
+        )
+        assumed = ["vLLM stopped at start-up on it: it refuses to start without KV cache, though its error is not shown"]
+        return [ctx.make_finding(rule, detail=detail + ".", confidence=0.8, assumed=assumed)]
     elif chosen & {"kv_cache_len", "kv_cache_need"}:
         detail = f"{who}: the GPU memory left after the weights holds no KV cache for one sequence of max_model_len"
         for _ev, g in ctx.samples(rule, ["kv_cache_need"])[:1]:
             detail += f" ({g['need']} needed, {g['avail']} available)"
-    elif chosen & {"xla_oom", "tf_oom"}:
-        size = first_or(ctx.captures(rule, "alloc", ["xla_oom"]) + ctx.captures(rule, "req", ["xla_oom"]))
+    elif chosen & {"xla_oom", "xla_oom_old", "tf_oom"}:
+        xla = ["xla_oom", "xla_oom_old"]
+        size = first_or(ctx.captures(rule, "alloc", xla) + ctx.captures(rule, "req", xla))
         detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")
     elif chosen == {"batch_finder_zero"}:
         detail = (
