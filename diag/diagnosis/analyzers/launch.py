@@ -278,15 +278,9 @@ def _ompi_rte_box(rule: Rule, ctx: Context, said: str) -> list[Finding]:
         "another version or launcher than the MPI was built for (srun --mpi=pmix_vN of another PMIx, an external "
         "PMIx older than the MPI's); launch with the srun --mpi=pmix_vN that matches the MPI's PMIx, or with mpirun"
     )
-    if ctx.job_failed():
-        return [ctx.make_finding(rule, ["ompi_rte_box"], detail=detail + ".", confidence=0.6)]
     # The box says the process is "likely to abort": without the failure in the excerpt, a warning.
     assumed = ["the job failed of it: the box says the process is likely to abort, the excerpt shows no failure"]
-    return [
-        ctx.make_finding(
-            rule, ["ompi_rte_box"], detail=detail + ".", severity="warning", confidence=0.55, assumed=assumed
-        )
-    ]
+    return _error_if_job_failed(rule, ctx, ["ompi_rte_box"], detail + ".", (0.6, 0.55), assumed)
 
 
 def _ompi_box(rule: Rule, ctx: Context) -> list[Finding]:
@@ -419,16 +413,10 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         )
         if "psec" in frameworks:
             detail += "; PMIX_MCA_psec=native avoids munge"
-        if ctx.job_failed():
-            return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", confidence=0.65)]
         # The box alone: PMIx may have gone on with another component (the ranks then run), so
         # without a failure in the logs it is worth a warning that says what it could not see.
         assumed = ["the job failed of it: the logs show the help box but no failure and no ranks running"]
-        return [
-            ctx.make_finding(
-                rule, ["component_missing"], detail=detail + ".", severity="warning", confidence=0.65, assumed=assumed
-            )
-        ]
+        return _error_if_job_failed(rule, ctx, ["component_missing"], detail + ".", (0.65, 0.65), assumed)
     daemons = [n for n, _ in ctx.stats(rule, ["daemon_lost", "daemon_start_failed", "hydra_connect"])]
     others = ctx.stats(rule, [s.name for s in rule.signatures if s.name not in daemons and not s.fact])
     if daemons == ["daemon_lost"] and not others and daemon_never_called_back(ctx):
@@ -1676,3 +1664,15 @@ def _ranks_claimed_twice(rule: Rule, ctx: Context) -> list[Finding]:
         "other ranks never joined (Lightning's num_nodes and devices must match Slurm's --nodes and --ntasks-per-node)."
     )
     return [ctx.make_finding(rule, ["lightning_member"], detail=detail, confidence=0.7)]
+
+
+def _error_if_job_failed(
+    rule: Rule, ctx: Context, names: list[str], detail: str, confidence: tuple[float, float], assumed: list[str]
+) -> list[Finding]:
+    """The finding at the rule's severity when the logs show the job failed; otherwise a warning that says what
+    it assumed (``confidence``: with the failure seen, without it)."""
+    if ctx.job_failed():
+        return [ctx.make_finding(rule, names, detail=detail, confidence=confidence[0])]
+    return [
+        ctx.make_finding(rule, names, detail=detail, severity="warning", confidence=confidence[1], assumed=assumed)
+    ]
