@@ -101,12 +101,39 @@ def test_a_watchdog_stuck_after_the_processes_reached_their_exit_is_a_teardown_w
     assert found(diagnose(rules, crashed), "nccl-timeout").severity != "warning"
 
 
+def test_nccl_tests_own_timeout_is_a_collective_timeout_and_its_unwinding_no_other_failure(rules):
+    # all_reduce_perf --timeout 10 on two hosts: each prints its timeout, the frames it returned through,
+    # and mpirun's box on the first non-zero exit (src/common.cu; Open MPI's errmgr).
+    lines = [
+        "8d393995ec76: Test timeout (10s) common.cu:321",
+        " .. 8d393995ec76 pid 11785: Test failure common.cu:407",
+        " .. 8d393995ec76 pid 11785: Test failure all_reduce.cu:90",
+        "6a3e6142ec3e:5671:5690 [0] NCCL INFO comm 0x562a041141f0 rank 0 nranks 4 cudaDev 0 busId 61000 - Abort COMPLETE",
+        "6a3e6142ec3e: Test timeout (10s) common.cu:321",
+        " .. 6a3e6142ec3e pid 5671: Test failure common.cu:407",
+        "Primary job  terminated normally, but 1 process returned",
+        "a non-zero exit code. Per user-direction, the job has been aborted.",
+        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+    ]
+    finding = top(diagnose(rules, lines), "nccl-timeout")
+    assert "10 s" in finding.detail and "8d393995ec76" in finding.hosts
+    # A failure of its own before the timeout still is one.
+    crashed = ["8d393995ec76: Test NCCL failure common.cu:394 'unhandled system error (run with NCCL_DEBUG=INFO for "
+               "details) / '", *lines]
+    assert diagnose(rules, crashed).findings[0].id != "nccl-timeout"
+
+
 def test_low_busbw_at_the_largest_size_is_an_error(rules):
     assert found(diagnose(rules, nccl_tests(120.5)), "busbw-low").severity == "error"
 
 
 def test_wrong_results_are_an_error_even_at_full_speed(rules):
-    assert found(diagnose(rules, nccl_tests(350.85, wrong=12)), "busbw-low").severity == "error"
+    finding = found(diagnose(rules, nccl_tests(350.85, wrong=12)), "busbw-low")
+    assert finding.severity == "error"
+    # The fix hunts the corrupting node; it does not report a bandwidth that was fine as too low.
+    assert "corrupted" in finding.remediation and "GB/s expected" not in finding.remediation
+    slow_and_wrong = found(diagnose(rules, nccl_tests(120.5, wrong=12)), "busbw-low")
+    assert "GB/s expected" in slow_and_wrong.remediation
 
 
 def test_full_busbw_is_no_finding(rules):

@@ -135,6 +135,8 @@ def test_stepd_notices_printed_as_errors_on_a_run_that_went_on_are_no_failure(ru
         "slurmstepd: error: _is_a_lwp: open() /proc/40417/status failed: No such file or directory",
         "slurmstepd: error: Unable to create TMPDIR [/local/scratch/48213]: Permission denied",
         "slurmstepd: error: Setting TMPDIR to /tmp",
+        # the gpu/nvml plugin's accounting poll, with srun --label's prefix (an MLPerf run that finished)
+        "16: slurmstepd: error: NVML: Failed to get Compute running procs(7): Insufficient Size",
     ]
     assert "unexplained-failure" not in ids(diagnose(rules, [*notices, "step 100 loss 2.31"]))
     failed = diagnose(rules, [*notices, "slurmstepd: error: execve(): train.py: Permission denied"])

@@ -57,7 +57,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     if not ctx.stats(rule, names + told):
         for reader in (
             _work_timeout, _desync, _blocking_wait, _ras_mismatch, _ras_missing, _flight_recorder, _rank_monitor,
-            _jax_fate, _ucc_timeout, _ras_peer, _store_timeout,
+            _jax_fate, _ucc_timeout, _ras_peer, _store_timeout, _tests_timeout,
         ):  # fmt: skip
             if found := reader(rule, ctx):
                 return found
@@ -531,6 +531,20 @@ def _ucc_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, ["ucc_timeout"], detail=detail + ".", values={"culprits": "the rank that never joined"})]
 
 
+def _tests_timeout(rule: Rule, ctx: Context) -> list[Finding]:
+    samples = ctx.samples(rule, ["tests_timeout"])
+    if not samples:
+        return []
+    hosts = sorted({g["host"] for _, g in samples if g.get("host")})
+    detail = (
+        f"An nccl-tests collective did not complete within its --timeout of {samples[0][1]['secs']} s"
+        + (f" on {hosts_text(hosts)}" if hosts else "")
+        + ": the collective hung (a rank that never joined it, or a transport that connected but moves no data)"
+    )
+    return [ctx.make_finding(rule, ["tests_timeout"], detail=detail + ".", hosts=hosts,
+                             values={"culprits": "the host named"})]
+
+
 # ------------------------------------------------------------------------------------------- busbw
 def _store_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     samples = ctx.samples(rule, ["store_timeout"])
@@ -733,7 +747,19 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
         assumed=assumed,
     )
     finding.count = max(finding.count, len(wrong_rows) + (1 if largest else 0))
+    if (wrong_rows or oob) and len(problems) == 1:
+        # Bandwidth was not the problem: the rule's fix (a slow fabric) would send the reader the wrong way.
+        finding.remediation = _CORRUPTION_FIX
     return [finding]
+
+
+_CORRUPTION_FIX = (
+    "nccl-tests found wrong values: data was corrupted on a GPU or in transit (bandwidth is not what failed). Rerun "
+    "all_reduce_perf -c 1 on halves of the nodes to find the one that corrupts; check its `dmesg` for Xid and "
+    "`nvidia-smi nvlink -e` / `ibstat` error counters. On HPE Slingshot through the aws-ofi-nccl plugin, a NCCL "
+    "build or container without the site module's FI_CXI_* and NCCL_* settings corrupts data: set them as the "
+    "module does."
+)
 
 
 def _old_rows(rule: Rule, ctx: Context) -> list:

@@ -78,6 +78,9 @@ TIMEOUT_CASCADE = (
     # A store read that ran out waiting on a late rank (TCPStore doWait 2.2+, the NCCL unique id fetch)
     "wait timeout after ",
     "ncclUniqueId from [",
+    # nccl-tests after its own --timeout fired: the timeout line, then each frame it returned through.
+    ": Test timeout (",
+    ": Test failure ",
 )
 
 
@@ -127,6 +130,7 @@ LAUNCHER_EXIT = (
     ": Exited with exit code ",
     "noticed that process rank ",
     "exited with non-zero status",
+    "Per user-direction, the job has been aborted",  # Open MPI's box on the first non-zero exit
     "_step_signal: Terminating",
     "Force Terminated",
     "Job step aborted",
