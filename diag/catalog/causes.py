@@ -18,7 +18,7 @@ CAUSE_IDS: frozenset[str] = frozenset(
         "ib-hca-mismatch-nodes", "ib-link-fault", "nccl-version-mismatch", "nccl-duplicate-gpu",
         # collectives.py
         "nccl-timeout", "busbw-low", "nccl-debug-verbose",
-        # launch.py: PMIx, rendezvous
+        # launch/ (a module per sub-family: pmix, rendezvous, world_size): PMIx, rendezvous, world size
         "pmix-plugin-missing", "pmix-not-used", "pmix-runtime-error", "rendezvous-failure", "port-in-use",
         "world-size-mismatch",
         # storage/ (a module per cause): containers and storage

@@ -1,4 +1,4 @@
-"""Launch analyzers (diag/diagnosis/analyzers/launch.py): PMIx wiring and run-time errors, rendezvous,
+"""Launch analyzers (diag/diagnosis/analyzers/launch/): PMIx wiring and run-time errors, rendezvous,
 the master port, and a layout that does not fit the allocation."""
 
 from __future__ import annotations

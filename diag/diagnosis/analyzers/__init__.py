@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from diag.catalog.model import Rule, RuleError
-from diag.diagnosis.analyzers import collectives, gpu, job, launch, nodes
+from diag.diagnosis.analyzers import collectives, gpu, job, nodes
+from diag.diagnosis.analyzers.launch import pmix, rendezvous, world_size
 from diag.diagnosis.analyzers.storage import containers, nodelocal, shared
 from diag.diagnosis.analyzers.transport import devices, fallback, gdr, hca, plugin, roce, shm, sockets
 from diag.diagnosis.context import Context
@@ -42,12 +43,12 @@ ANALYZERS: dict[str, Analyzer] = {
     "busbw_low": collectives.busbw_low,  # busbw-low
     "debug_verbose": collectives.debug_verbose,  # nccl-debug-verbose
     "nccl_timeout": collectives.nccl_timeout,  # nccl-timeout
-    # launch.py
-    "pmix_not_used": launch.pmix_not_used,  # pmix-not-used
-    "pmix_runtime": launch.pmix_runtime,  # pmix-runtime-error
-    "port_in_use": launch.port_in_use,  # port-in-use
-    "rendezvous": launch.rendezvous,  # rendezvous-failure
-    "world_size": launch.world_size,  # world-size-mismatch
+    # launch/
+    "pmix_not_used": pmix.pmix_not_used,  # pmix-not-used
+    "pmix_runtime": pmix.pmix_runtime,  # pmix-runtime-error
+    "port_in_use": rendezvous.port_in_use,  # port-in-use
+    "rendezvous": rendezvous.rendezvous,  # rendezvous-failure
+    "world_size": world_size.world_size,  # world-size-mismatch
     # storage/
     "container_import": containers.container_import,  # container-import-failure
     "container_runtime": containers.container_runtime,  # container-runtime-error

@@ -16,7 +16,7 @@ from diag.diagnosis.analyzers.common import (
     success_lines,
 )
 from diag.diagnosis.analyzers.hints import outside_catalogue_hint
-from diag.diagnosis.analyzers.launch import daemon_never_called_back, runtime_unpack, ssh_login_failed
+from diag.diagnosis.analyzers.launch.pmix import daemon_never_called_back, runtime_unpack, ssh_login_failed
 from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.evidence import Evidence
 from diag.hostlist import expand
@@ -355,7 +355,7 @@ def _hung(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 def _runtime_unpack(rule: Rule, ctx: Context) -> list[Finding]:
-    """PMIx failing to unpack its own runtime's message while the process set up (launch.runtime_unpack): the
+    """PMIx failing to unpack its own runtime's message while the process set up (launch.pmix.runtime_unpack): the
     process cannot go on without its job's data, though the logs may end before saying so."""
     evidence = runtime_unpack(rule, ctx)
     if not evidence:
