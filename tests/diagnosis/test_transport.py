@@ -180,6 +180,19 @@ def test_asked_for_plugin_missing_is_a_warning_but_the_default_probe_is_nothing(
     # Every NCCL probes the default name; not finding it is how a job without a plugin looks.
     default = ["slinky-0:12:12 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so"]
     assert "nccl-net-plugin" not in ids(diagnose(rules, default + ib_node("slinky-0")))
+    # RCCL (AMD) probes its own default name the same way, in the same words.
+    rccl = ["mi300x-01:401:1403 [2] NCCL INFO NET/Plugin: Could not find: librccl-net.so. Using internal network plugin."]
+    assert "nccl-net-plugin" not in ids(diagnose(rules, rccl + ib_node("slinky-0")))
+    # ... except on HPE Slingshot, whose NICs (hsn*) carry RDMA only through the libfabric plugin.
+    slingshot = [
+        "g1064:11143:11143 [0] NCCL INFO NET/Plugin : No plugin found (librccl-net.so), using internal implementation",
+        "g1064:11143:11194 [0] NCCL INFO NET/IB : No device found.",
+        "g1064:11143:11194 [0] NCCL INFO NET/Socket : Using [0]bond0:10.64.4.21<0> [1]hsn0:10.80.0.205<0>",
+        "g1064:11143:11194 [0] NCCL INFO Using network Socket",
+        "g1064:11143:11194 [0] NCCL INFO comm 0xf37f2e0 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0",
+    ]
+    report = diagnose(rules, slingshot)
+    assert top(report) == "nccl-net-plugin" and "aws-ofi" in found(report, "nccl-net-plugin").detail
 
 
 def test_a_plugin_without_the_last_api_an_old_nccl_tries_is_unused_but_a_newer_api_missing_is_not(rules):
@@ -777,6 +790,15 @@ def test_ucx_address_handles_failing_on_unlike_devices_point_at_the_device_list(
     assert top(diagnose(rules, two[:1])) == "roce-gid-index"
     # With UCX_NET_DEVICES set, the devices were chosen: the GID again.
     assert top(diagnose(rules, ["export UCX_NET_DEVICES=rocep33s0f1:1,rocep129s0f1:1", *two])) == "roce-gid-index"
+
+
+def test_a_script_choosing_ucx_net_devices_is_no_wrong_hca_by_itself(rules):
+    # MLPerf's launch scripts export it on every run (echoed by `set -x` under srun --label); only UCX's
+    # own complaint about a device says the setting is wrong.
+    healthy = ["2: ++ export UCX_NET_DEVICES=mlx5_0:1", "2: ++ UCX_NET_DEVICES=mlx5_0:1", ":::MLLOG {\"key\": \"run_stop\"}"]
+    assert "nccl-ib-hca-wrong" not in ids(diagnose(rules, healthy))
+    refused = "[1698164339.521] [gpu01:2143:0]   ucp_context.c:1081 UCX  WARN  network device 'mlx5_9:1' is not available, please use one or more of: 'mlx5_0:1'(ib)"
+    assert top(diagnose(rules, [healthy[0], refused])) == "nccl-ib-hca-wrong"
 
 
 def test_channels_over_an_external_plugin_show_it_works(rules):

@@ -13,7 +13,8 @@ from diag.scan.facts import UNNAMED_HOST
 
 def ib_hca_wrong(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    explicit = ctx.stats(rule, [s.name for s in rule.signatures if s.name.startswith("ucx_")])  # UCX says so
+    # UCX says so (its own errors; not a script's export of UCX_NET_DEVICES, a fact that says nothing failed)
+    explicit = ctx.stats(rule, [s.name for s in rule.signatures if s.name.startswith("ucx_") and not s.fact])
     if explicit:
         devs = ctx.captures(rule, "device")
         detail = f"UCX_NET_DEVICES names {', '.join(devs) or 'a device'} that this node does not have"

@@ -10,7 +10,9 @@ from diag.diagnosis.analyzers.transport.common import SYSTEM_ERROR_EXPLAINED_BY,
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 
-DEFAULT_PLUGIN_NAMES = {"libnccl-net.so", ""}
+# The names NCCL and RCCL (AMD's fork: init.cc dlopen("librccl-net.so")) look for on every start, whether a
+# plugin was asked for or not: "Could not find" one of them is the probe, not a failure.
+DEFAULT_PLUGIN_NAMES = {"libnccl-net.so", "librccl-net.so", ""}
 
 
 # ----------------------------------------------------------------------------------------- net plugin
@@ -203,6 +205,22 @@ def net_plugin(rule: Rule, ctx: Context) -> list[Finding]:
             )
         ]  # fmt: skip
     expected = plugin_env or missing
+    if not expected and fell_back and ctx.stats(rule, ["slingshot_socket"]) and not ctx.stats(rule, ["loaded"]):
+        # Only the default name probed, on Slingshot: no plugin was installed where one is required.
+        probed = sorted({n.strip().rstrip(".") for g in ("plugin_a", "plugin_b") for n in ctx.captures(rule, g, ["not_found"])})
+        if probed := [n for n in probed if n]:
+            iface = ctx.captures(rule, "iface", ["slingshot_socket"])[0]
+            detail = (
+                f"No net plugin was found ({probed[0]}, the default name) on HPE Slingshot nodes ({iface}): RDMA over "
+                f"Slingshot goes through the libfabric plugin (aws-ofi-nccl, aws-ofi-rccl for RCCL), so NCCL used "
+                f"{nets}{tcp}"
+            )
+            return [
+                ctx.make_finding(
+                    rule, ["not_found", "slingshot_socket"], detail=detail + ".", severity=severity, confidence=0.75,
+                    assumed=assumed, values={"what": "no libfabric (OFI) net plugin was installed on these Slingshot nodes."},
+                )
+            ]  # fmt: skip
     if expected and ctx.stats(rule, ["not_found"]) and not ctx.stats(rule, ["loaded"]):
         name = expected[0]
         detail = f"A net plugin was asked for ({name}), but NCCL could not find it and used {nets} instead{tcp}"
