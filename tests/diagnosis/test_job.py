@@ -1084,6 +1084,21 @@ def test_a_failure_the_run_recovered_from_before_its_success_is_a_warning(rules)
     assert failed.severity == "warning" and "says the job completed" in failed.detail
 
 
+def test_mlperfs_run_stop_success_is_the_runs_own_end_and_teardown_after_it_no_failure(rules):
+    # mlperf_logging's run_stop carries the run's verdict (MLLOG JSON, v0.7+); a peer gone at teardown after it.
+    stop = (
+        ':::MLLOG {"namespace": "", "time_ms": 1714978963120, "event_type": "INTERVAL_END", "key": "run_stop", '
+        '"value": null, "metadata": {"file": "/workspace/ssd/engine.py", "lineno": 315, "status": "success"}}'
+    )
+    teardown = "[rank3]: torch.distributed.DistNetworkError: Connection reset by peer"
+    report = diagnose(rules, [stop, teardown])
+    assert found(report, "unexplained-failure").severity == "warning" and "reported success" in found(
+        report, "unexplained-failure"
+    ).detail
+    aborted = stop.replace('"status": "success"', '"status": "aborted"')
+    assert found(diagnose(rules, [aborted, teardown]), "unexplained-failure").severity == "error"
+
+
 def test_torchruns_exit_barrier_after_its_workers_succeeded_is_no_failure_and_its_words_no_cause(rules):
     report = diagnose(rules, EXIT_BARRIER)
     assert found(report, "unexplained-failure").severity == "warning"

@@ -483,6 +483,20 @@ def test_missing_files_in_a_run_that_went_on_or_of_the_system_are_no_storage_fin
     assert "node-local-path" not in ids(diagnose(rules, [system] + task_failed(1)))
 
 
+def test_multiprocessings_leaked_semaphore_names_are_no_missing_files(rules):
+    # resource_tracker sweeping POSIX semaphores at exit ('/mp-<id>' is sem_open's name, not a path), after
+    # a DataLoader worker's finalizer already unlinked them; an exception line makes the run look failed.
+    lines = [
+        "    sem_unlink(name)",
+        "FileNotFoundError: [Errno 2] No such file or directory",
+        "/usr/lib/python3.10/multiprocessing/resource_tracker.py:237: UserWarning: resource_tracker: '/mp-73fff5g1': "
+        "[Errno 2] No such file or directory",
+        "/usr/lib/python3.10/multiprocessing/resource_tracker.py:237: UserWarning: resource_tracker: '/mp-jfgxfl0i': "
+        "[Errno 2] No such file or directory",
+    ]
+    assert "node-local-path" not in ids(diagnose(rules, lines))
+
+
 def test_shell_noise_and_optional_files_in_a_run_that_went_on_are_no_finding(rules):
     healthy = [
         "rm: cannot remove '/tmp/run7/lock': No such file or directory",

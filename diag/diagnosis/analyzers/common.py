@@ -190,7 +190,9 @@ def sentences(rule, ctx: Context, chosen: set[str], table) -> list[str]:
 # A verdict is the scheduler's or operator's word on the whole job (wherever it is printed); a run
 # marker is the program's own end of its work (what it prints after it may still fail); a process
 # marker is one launcher's processes ending well (other nodes may still have failed).
-SUCCESS_RUN = ("success_nccl_tests", "success_training", "success_lightning", "success_megatron", "success_benchmark")
+SUCCESS_RUN = (
+    "success_nccl_tests", "success_training", "success_lightning", "success_megatron", "success_benchmark", "success_mlperf",
+)
 SUCCESS_PROCESS = ("success_torchrun", "success_torchrun_local", "success_deepspeed")
 
 

@@ -145,6 +145,8 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
             continue
         if (ev.path, ev.line) in ignored:
             continue  # printed under "Exception ignored in" (a destructor, an atexit callback): the program went on
+        if "resource_tracker:" in ev.text:
+            continue  # multiprocessing's exit-time sweep of leaked semaphores: '/mp-<id>' names one, not a file
         if fell_back and path.startswith("/tmp/") and ctx.host_for(ev) in fell_back:
             continue  # a relative path resolved in slurmstepd's /tmp fallback: the working directory is the cause
         if ev in shell or "cannot remove" in ev.text:
