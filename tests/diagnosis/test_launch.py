@@ -637,6 +637,20 @@ def test_pytorchs_ipv6_lookups_failing_are_no_rendezvous_failure(rules):
     assert "rendezvous-failure" in ids(diagnose(rules, [unresolvable]))
 
 
+def test_master_addr_set_to_an_unexpanded_slurm_host_list_is_named_with_its_fix(rules):
+    # MASTER_ADDR=$SLURM_JOB_NODELIST: c10d retries the lookup with warnings until the job is cancelled.
+    lookup = (
+        "{}: [W socket.cpp:653] [c10d] The IPv6 network addresses of (nodeai[01,05], 53394) cannot be retrieved "
+        "(gai error: -2 - Name or service not known)."
+    )
+    cancel = "slurmstepd: error: *** JOB 272162 ON nodeai01 CANCELLED AT 2024-07-10T15:46:57 ***"
+    finding = top(diagnose(rules, [lookup.format(0), lookup.format(1), lookup.format(0), cancel]), "rendezvous-failure")
+    assert finding.severity == "error" and "scontrol show hostnames" in finding.detail
+    # A plain name that does not resolve yet, in a run that goes on, stays the weak reading.
+    pending = lookup.replace("nodeai[01,05]", "nodeai05").format(0)
+    assert found(diagnose(rules, [pending, "Epoch 3 done"]), "rendezvous-failure").severity == "warning"
+
+
 def test_pytorchs_ipv6_loopback_attempt_with_errno_99_is_no_rendezvous_failure(rules):
     # connect() to localhost's ::1 where the loopback has no IPv6 address: EADDRNOTAVAIL, then IPv4 works.
     warning = (

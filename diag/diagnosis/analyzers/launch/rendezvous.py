@@ -7,6 +7,8 @@ the address or the launch that kept the processes from meeting.
 
 from __future__ import annotations
 
+import re
+
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or, group_store_waits
@@ -55,6 +57,12 @@ RAY_GCS = ["ray_gcs_unable", "ray_gcs_connect", "ray_gcs_reconnect"]
 
 # Names whose first address is the IPv6 loopback: c10d tries ::1 before 127.0.0.1.
 LOOPBACK_NAMES = frozenset({"localhost", "::1", "ip6-localhost", "ip6-loopback"})
+
+
+def _unexpanded_hostlist(rule: Rule, ctx: Context) -> str | None:
+    """A name c10d could not resolve that is a Slurm host list ("node[01,05]", "gpu[1-4]"): it never
+    resolves, so no retry or later start of a peer makes it work."""
+    return next((a for a in ctx.captures(rule, "addr", ["gai"]) if re.search(r"\[\d[\d,\-]*\]", a)), None)
 
 
 def _ipv6_attempt(g: dict) -> bool:
@@ -109,6 +117,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         where = f" on {hosts_text(hosts)}" if hosts else ""
         reason = first_or(ctx.captures(rule, "reason", ["gai"]))
         parts.append(f"{', '.join(ctx.captures(rule, 'addr', ['gai'])[:3])} cannot be resolved{where} ({reason})")
+        if hostlist := _unexpanded_hostlist(rule, ctx):
+            parts.append(
+                f"{hostlist} is a Slurm host list, not a host name: MASTER_ADDR was set from $SLURM_JOB_NODELIST "
+                'unexpanded; set MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
+            )
     for _ev, g in ctx.samples(rule, ["host_not_found"])[:1]:
         parts.append(
             f"the store's host (MASTER_ADDR) could not be resolved ({g['reason']}): a wrong name, or a name that "
@@ -286,7 +299,7 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         # up with an error of its own ("failed to connect to any network address", a timeout).
         assumed = ["the run stopped there: c10d retries a refused connect until rank 0's store is up"]
         return [ctx.make_finding(rule, detail=detail, severity="warning", confidence=0.5, values=values, assumed=assumed)]
-    if chosen == {"gai"} and not ctx.job_failed():
+    if chosen == {"gai"} and not ctx.job_failed() and not _unexpanded_hostlist(rule, ctx):
         # c10d's warning ([W socket.cpp]) repeats while a peer's name does not resolve yet, as pods or
         # nodes come up one after the other; it is the failure only where the run then stops.
         assumed = ["the run stopped there: c10d repeats this warning while peers still start, and goes on once they resolve"]
