@@ -30,7 +30,7 @@ def repair(data: bytes) -> bytes:
     """All the repairs of a whole paste (what the sources apply to an input of at most PASTE_BYTES).
     Ungluing runs again after the rows are rejoined: a record in inline code that the terminal cut
     in two only has both its backticks once it is whole."""
-    return rejoin_banner(unglue(rejoin_wrapped(unglue(dedent(unquote(unemphasize(drop_ray_repeats(plain_quotes(data)))))))))
+    return rejoin_missing_path(rejoin_banner(unglue(rejoin_wrapped(unglue(dedent(unquote(unemphasize(drop_ray_repeats(plain_quotes(data))))))))))
 
 
 # Typographic quotes: what a web page, a word processor or a chat client makes of the ASCII ones
@@ -40,12 +40,24 @@ _QUOTE_BYTES = tuple((curly.encode(), plain.encode()) for curly, plain in _QUOTE
 _NBSP = "\u00a0".encode()
 
 
+# A CJK input method's full-width punctuation ("OPAL ERROR\uff1a Not initialized"): U+FF01..U+FF5E are the
+# ASCII signs and letters 0x21..0x7E at full width, three UTF-8 bytes each.
+_FULL_WIDTH = re.compile(rb"\xef(?:\xbc[\x81-\xbf]|\xbd[\x80-\x9e])")
+
+
+def _ascii_of_full_width(m: re.Match[bytes]) -> bytes:
+    return bytes([ord(m[0].decode()) - 0xFEE0])
+
+
 def plain_quotes(data: bytes) -> bytes:
-    """``data`` with typographic single and double quotes read as ASCII ones, and a web page's
-    no-break spaces as spaces, before any other repair looks at it (same line numbers). The
-    scanner reads no-break spaces as spaces in every input; a paste's repairs need it first."""
+    """``data`` with typographic single and double quotes read as ASCII ones, a CJK input method's
+    full-width signs (``\uff1a``) as their ASCII ones, and a web page's no-break spaces as spaces, before
+    any other repair looks at it (same line numbers). The scanner reads no-break spaces as spaces in
+    every input; a paste's repairs need it first."""
     if _NBSP in data:
         data = data.replace(_NBSP, b" ")
+    if b"\xef\xbc" in data or b"\xef\xbd" in data:
+        data = _FULL_WIDTH.sub(_ascii_of_full_width, data)
     if b"\xe2\x80" not in data:
         return data
     for curly, plain in _QUOTE_BYTES:
@@ -223,6 +235,27 @@ def rejoin_banner(data: bytes) -> bytes:
             cr = b"\r" if rows[i].endswith(b"\r") else b""
             rows[i] = rows[i].rstrip(b"\r").rstrip() + b" " + tail["tail"] + cr
             rows[j] = b"\r" if rows[j].endswith(b"\r") else b""
+    return b"\n".join(rows)
+
+
+# Python's "No such file or directory: '/path'" wrapped by hand or by a narrow page before the path:
+# the path's row starts with its quote (or the path) and holds nothing else.
+_MISSING_HEAD = re.compile(rb"No such file or directory:[ \t]*\r?$")
+_MISSING_PATH = re.compile(rb"[ \t]*(?P<path>['\"]?/[^\s'\"]+['\"]?)[ \t]*\r?$")
+
+
+def rejoin_missing_path(data: bytes) -> bytes:
+    """A ``FileNotFoundError: ... No such file or directory:`` whose path went to the next row gets it
+    back on its own row, the path's row left empty (the way :func:`rejoin_banner` mends Slurm's banner)."""
+    if len(data) > PASTE_BYTES or b"No such file or directory:" not in data:
+        return data
+    rows = data.split(b"\n")
+    for i in range(len(rows) - 1):
+        path = _MISSING_HEAD.search(rows[i]) and _MISSING_PATH.match(rows[i + 1])
+        if path:
+            cr = b"\r" if rows[i].endswith(b"\r") else b""
+            rows[i] = rows[i].rstrip(b"\r").rstrip() + b" " + path["path"] + cr
+            rows[i + 1] = b"\r" if rows[i + 1].endswith(b"\r") else b""
     return b"\n".join(rows)
 
 

@@ -13,6 +13,7 @@ from diag.input.paste import (
     drop_ray_repeats,
     plain_quotes,
     rejoin_banner,
+    rejoin_missing_path,
     rejoin_wrapped,
     repair,
     unglue,
@@ -184,6 +185,30 @@ def test_a_slurm_banner_wrapped_before_its_reason_is_read_whole(rules):
     # A banner that is whole, or a "DUE TO" row after something else, is left alone.
     whole = b"slurmstepd: error: *** JOB 1 ON n0 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\nDUE TO ***\n"
     assert rejoin_banner(whole) == whole
+
+
+def test_a_missing_path_wrapped_onto_its_own_row_is_read_with_its_error(rules):
+    paste = (
+        b"nodes.cn-n001 [stderr] [rank11]: FileNotFoundError: No such file or directory: \n"
+        b'"/tmp/workspace/cache/huggingface/hub/models--sd-2/unet/diffusion_pytorch_model.safetensors"\n'
+    )
+    fixed = rejoin_missing_path(paste)
+    assert fixed.count(b"\n") == paste.count(b"\n")  # the path's row stays, empty
+    assert fixed.splitlines()[0].endswith(b'directory: "/tmp/workspace/cache/huggingface/hub/models--sd-2/unet/'
+                                          b'diffusion_pytorch_model.safetensors"')
+    finding = diagnose_bytes([paste], rules).findings[0]
+    assert finding.id == "node-local-path" and finding.evidence[0].line == 1
+    # A row after the error that is more than a path (the next record) is its own.
+    other = b"FileNotFoundError: No such file or directory: \n/tmp/x was removed by the epilog\n"
+    assert rejoin_missing_path(other) == other
+
+
+def test_full_width_signs_of_a_cjk_input_method_read_as_ascii(rules):
+    paste = "OPAL ERROR\uff1a Not initialized in  file pmix3x_client.c at line 113\nAn error occurred in MPI_Init_thread\n"
+    assert plain_quotes(paste.encode()).startswith(b"OPAL ERROR: Not initialized")
+    assert plain_quotes("\uff08rank\uff11\uff09".encode()) == b"(rank1)"
+    assert plain_quotes("\u4f60\u597d".encode()) == "\u4f60\u597d".encode(), "other CJK text is left alone"
+    assert diagnose_bytes([paste.encode()], rules).findings[0].id == "pmix-not-used"
 
 
 def test_a_paste_quoted_in_a_reply_is_read_as_the_log_it_quotes(rules):
