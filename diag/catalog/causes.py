@@ -23,7 +23,8 @@ CAUSE_IDS: frozenset[str] = frozenset(
         "world-size-mismatch",
         # storage/ (a module per cause): containers and storage
         "node-local-path", "shared-storage-missing", "container-import-failure", "container-runtime-error",
-        # job.py: the job's fate (job-cancelled is this project's addition: a plain scancel, no failure)
+        # job/ (a module per sub-family: time_limit, oom, node_failure, preempted, unexplained): the job's fate
+        # (job-cancelled is this project's addition: a plain scancel, no failure)
         "job-time-limit", "job-oom", "node-failure", "preempted", "job-cancelled", "unexplained-failure",
         # gpu.py
         "gpu-xid", "cuda-oom",

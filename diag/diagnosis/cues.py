@@ -22,7 +22,7 @@ from functools import lru_cache
 from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.hints import outside_catalogue_hint
-from diag.diagnosis.analyzers.job import ignored_exception_lines
+from diag.diagnosis.analyzers.job.unexplained import ignored_exception_lines
 from diag.diagnosis.context import Context, pick_evidence
 from diag.evidence import Evidence
 from diag.input.framing import frame_fields

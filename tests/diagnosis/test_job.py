@@ -1,4 +1,4 @@
-"""Job-fate analyzers (diag/diagnosis/analyzers/job.py): what Slurm says ended the job (time limit, OOM,
+"""Job-fate analyzers (diag/diagnosis/analyzers/job/): what Slurm says ended the job (time limit, OOM,
 node failure, preemption or scancel), and the honest 'unexplained' when nothing known matched."""
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from diag.catalog.model import Rule, RuleError
-from diag.diagnosis.analyzers import collectives, gpu, job, nodes
+from diag.diagnosis.analyzers import collectives, gpu, nodes
+from diag.diagnosis.analyzers.job import node_failure, oom, preempted, time_limit, unexplained
 from diag.diagnosis.analyzers.launch import pmix, rendezvous, world_size
 from diag.diagnosis.analyzers.storage import containers, nodelocal, shared
 from diag.diagnosis.analyzers.transport import devices, fallback, gdr, hca, plugin, roce, shm, sockets
@@ -54,13 +55,13 @@ ANALYZERS: dict[str, Analyzer] = {
     "container_runtime": containers.container_runtime,  # container-runtime-error
     "node_local_path": nodelocal.node_local_path,  # node-local-path
     "shared_storage": shared.shared_storage,  # shared-storage-missing
-    # job.py
-    "job_oom": job.job_oom,  # job-oom
-    "job_time_limit": job.job_time_limit,  # job-time-limit
-    "node_failure": job.node_failure,  # node-failure
-    "preempted": job.preempted,  # preempted
-    "job_cancelled": job.job_cancelled,  # job-cancelled
-    "unexplained_failure": job.unexplained_failure,  # unexplained-failure
+    # job/
+    "job_oom": oom.job_oom,  # job-oom
+    "job_time_limit": time_limit.job_time_limit,  # job-time-limit
+    "node_failure": node_failure.node_failure,  # node-failure
+    "preempted": preempted.preempted,  # preempted
+    "job_cancelled": preempted.job_cancelled,  # job-cancelled
+    "unexplained_failure": unexplained.unexplained_failure,  # unexplained-failure
     # gpu.py
     "cuda_oom": gpu.cuda_oom,  # cuda-oom
     "gpu_xid": gpu.gpu_xid,  # gpu-xid

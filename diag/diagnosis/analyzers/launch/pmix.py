@@ -2,7 +2,7 @@
 
 Reads the MPI's and PMIx's own words (singleton warnings, the client's transport errors, PMIx's unpack
 errors, Slurm's PMIx plugin and its fences, Open MPI's boxes, Cray PMI, ssh logins that mpirun's daemons
-needed) to tell ranks started without PMI wiring from a PMIx server that failed at run time; job.py reads
+needed) to tell ranks started without PMI wiring from a PMIx server that failed at run time; job/ reads
 three of these (runtime_unpack, daemon_never_called_back, ssh_login_failed) for a job's own ending.
 """
 

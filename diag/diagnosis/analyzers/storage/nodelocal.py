@@ -6,7 +6,7 @@ import re
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import node_local
-from diag.diagnosis.analyzers.job import ignored_exception_lines
+from diag.diagnosis.analyzers.job.unexplained import ignored_exception_lines
 from diag.diagnosis.analyzers.storage.containers import named_container_made_nowhere
 from diag.diagnosis.analyzers.storage.shared import (
     SHARED_FS_PREFIXES,
