@@ -1463,3 +1463,38 @@ def test_a_failed_glog_check_is_a_failure_of_its_own(rules):
     # glog's INFO and WARNING lines are not failures.
     assert not ids(diagnose(rules, caffe[:1]))
 
+
+
+# ----------------------------------------------------------------------- thin pastes of a failure (session 23)
+def test_torchrun_s_signal_row_reads_like_its_exitcode_row(rules):
+    """The failure table's traceback row is all some pastes keep: SIGKILL is the OOM killer's guess, as
+    exitcode -9 is; another signal is a crash nobody explained; a glued table still reads."""
+    killed = top(diagnose(rules, ["traceback : Signal 9 (SIGKILL) received by PID 36071"]), "job-oom")
+    assert killed.severity == "warning" and any("OOM killer" in a for a in killed.assumed)
+    top(diagnose(rules, ["rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>"]), "job-oom")
+    segv = diagnose(rules, ["traceback : Signal 11 (SIGSEGV) received by PID 36071"])
+    assert ids(segv) == {"unexplained-failure"} and top(segv, "unexplained-failure").severity == "error"
+
+
+def test_fatal_lines_of_libraries_are_a_failure_even_alone(rules):
+    for line in [
+        "2020-07-14 12:13:46.715142: F external/org_tensorflow/tensorflow/compiler/xla/service/cpu/ir_emitter.cc:3131]"
+        " could not find emitted value for: %collective-permute.3",
+        "/opt/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: [37,0,0], thread: "
+        "[92,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+        "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'",
+    ]:
+        finding = top(diagnose(rules, [line]), "unexplained-failure")
+        assert finding.severity == "error" and finding.evidence[0].line == 1, line
+    info = "2020-07-14 12:13:46.715142: I tensorflow/core/platform/cpu_feature_guard.cc:142] Your CPU supports AVX2"
+    assert not diagnose(rules, [info]).findings
+
+
+def test_a_raylet_the_gcs_declared_dead_is_a_lost_node(rules):
+    report = diagnose(rules, [
+        "[2022-02-16 12:45:07,907 W 149 199] node_manager.cc:157: Last heartbeat was sent 6901 ms ago. There might be "
+        "resource pressure on this node. If heartbeat keeps lagging, this node can be marked as dead mistakenly.",
+        "[2022-02-16 12:46:52,789 C 149 149] node_manager.cc:170: This node has beem marked as dead.",
+    ])  # fmt: skip
+    assert top(report, "node-failure").evidence[0].line == 2
+    assert not diagnose(rules, ["this node can be marked as dead mistakenly."]).findings

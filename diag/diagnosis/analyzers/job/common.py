@@ -45,6 +45,8 @@ def failure_before_cancel(ctx: Context) -> bool:
     codes = ctx.captures(rule, "code", ["agent_exit", "deepspeed_exit", "elastic_root_cause"])
     if any(c not in ("-15", "-9", "-1") for c in codes):
         return True
+    if any(s not in ("15", "9", "1") for s in ctx.captures(rule, "signal", ["elastic_signal"])):
+        return True
     if any(c not in ("137", "143") for c in ctx.captures(rule, "code", ["container_exit"])):
         return True  # an exit code of its own, or a signal other than a cancel's SIGTERM / SIGKILL
     return any(ctx.count(rid) for rid in ("job-oom", "job-time-limit", "node-failure", "cuda-oom", "gpu-xid"))

@@ -87,7 +87,9 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         # slurmd on that node answered and refused the launch (a CPU binding, an expired credential, a
         # munge key it does not share): the node is up; unexplained-failure says why it refused.
         return []
-    soft_only = {n for n, _ in ctx.stats(rule)} <= {*K8S_NODE_LOST, *RAY_NODE_LOST, "ray_node_dead", "ray_node_died"}
+    soft_only = {n for n, _ in ctx.stats(rule)} <= {
+        *K8S_NODE_LOST, *RAY_NODE_LOST, "ray_node_dead", "ray_node_died", "ray_raylet_marked_dead"
+    }
     if soft_only and taken_back(ctx) & set(TAKEN_BACK):
         return []  # the node died of its preemption, which preempted reports
     failed: dict[str, None] = {}
@@ -207,7 +209,7 @@ def node_failure(rule: Rule, ctx: Context) -> list[Finding]:
         why = ctx.captures(rule, "why", ["kernel_panic"])
         reason = f" ({why[0]})" if why else ""
         parts.append(f"a node's kernel panicked{reason}: it went down with the job's processes")
-    if ctx.stats(rule, ["ray_node_dead", "ray_node_died", "ray_node_timed_out"]):
+    if ctx.stats(rule, ["ray_node_dead", "ray_node_died", "ray_node_timed_out", "ray_raylet_marked_dead"]):
         parts.append("Ray marked a node dead (it stopped answering heartbeats) and the work on it died with it")
     for _ev, g in ctx.samples(rule, ["pcluster_bootstrap"])[:1]:
         parts.append(

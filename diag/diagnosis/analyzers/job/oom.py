@@ -36,6 +36,9 @@ def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
     if failed is None:
         return []
     killed = [(ev, g) for ev, g in ctx.samples(failed, ["agent_exit", "deepspeed_exit", "elastic_root_cause"]) if g.get("code") == "-9"]
+    # The table's traceback row says the same where the exitcode row was left out of a paste.
+    if not killed:
+        killed = [(ev, g) for ev, g in ctx.samples(failed, ["elastic_signal"]) if g.get("signal") == "9"]
     if not killed:
         return []
     ranks = sorted({int(g["local_rank"]) for _, g in killed if g.get("local_rank", "").isdigit()})

@@ -119,6 +119,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
                 "srun_force_term",
                 "srun_force_job",
                 "elastic_root_cause",
+                "elastic_signal",
                 "raylet_died",
                 "pbs_resource_kill",
                 "flux_exec_exception",
@@ -181,7 +182,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
 # A process that ended badly, as its launcher or the scheduler reports it: a per-process success marker
 # (one node's torchrun or DeepSpeed launcher) says nothing of a job in which one of these is shown.
 _PROCESS_FAILED = {
-    *["task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "srun_force_term", "srun_force_job"],
+    *["task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "elastic_signal", "srun_force_term"],
+    "srun_force_job",
     *["container_exit", "ompi_nonzero", "ompi_signal", "ompi_improper", "ompi_aborted", "mvapich_spawn"],
     *["pals_exit", "pals_signal", "mpich_bad_termination", "hydra_terminated", "banner_failed", "k8s_exit_code"],
     "k8s_policy_exit", "sacct_failed", "horovod_exit",
@@ -256,7 +258,8 @@ def _went_past(ctx: Context, failed: list) -> bool:
 _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_other")
 # A process's exit as srun, torchrun's agent and DeepSpeed's launcher report it.
 _EXIT_LINES = [
-    "task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "srun_force_term", "srun_force_job", "container_exit",
+    "task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "elastic_signal", "srun_force_term", "srun_force_job",
+    "container_exit",
 ]  # fmt: skip
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
