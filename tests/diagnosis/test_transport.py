@@ -1726,3 +1726,29 @@ def test_python_semaphores_and_pandarallel_out_of_room_in_dev_shm(rules):
     assert "pandarallel" in found(diagnose(rules, memfs), "shm-too-small").detail
     # A bare ENOSPC with nothing saying it was /dev/shm (a checkpoint on a full disk) is not this.
     assert "shm-too-small" not in ids(diagnose(rules, ['  File "/x/torch/serialization.py", line 652, in save', enospc]))
+
+
+# --------------------------------------------------------------- Open MPI's and MPICH's words (session 23)
+def test_open_mpi_tcp_connect_to_an_unreachable_peer_names_its_interface_setting(rules):
+    for line in [
+        "btl_tcp_endpoint.c:572:mca_btl_tcp_endpoint_complete_connect: connect() failed with errno=113",
+        "[n1][[5,1],0][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect] connect() to 192.168.1.2 failed: "
+        "No route to host (113)",
+    ]:
+        report = diagnose(rules, [line])
+        assert top(report) == "nccl-socket-ifname", line
+        assert "btl_tcp_if_include" in report.findings[0].detail
+    refused = "[n1][[5,1],0][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect] connect() to 10.0.0.2 failed: Connection refused (111)"
+    assert "nccl-socket-ifname" not in ids(diagnose(rules, [refused])), "a peer that answered is reachable"
+
+
+def test_a_hydra_rank_dead_of_sigbus_is_read_as_a_bus_error(rules):
+    box = [
+        "=====================================================================================",
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        "=   EXIT CODE: 135",
+        "=   CLEANING UP REMAINING PROCESSES",
+    ]
+    assert top(diagnose(rules, box)) == "shm-too-small"
+    segv = [line.replace("135", "139") for line in box]
+    assert "shm-too-small" not in ids(diagnose(rules, segv))

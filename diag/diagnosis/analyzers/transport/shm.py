@@ -29,7 +29,7 @@ def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
     if ctx.stats(rule, ["attach_segment"]):
         detail = "Ranks could not attach to a peer's /dev/shm segment: its creator failed to allocate it"
         return [ctx.make_finding(rule, ["attach_segment"], detail=detail + ".", confidence=0.6)]
-    bus = ["bus_error", "sigbus", "exitcode_sigbus"]
+    bus = ["bus_error", "sigbus", "exitcode_sigbus", "hydra_exit_sigbus"]
     if not ctx.stats(rule, bus):
         return []
     versions = sorted(ctx.facts.versions)

@@ -219,17 +219,25 @@ UNREACHABLE_ERRORS = (
 )
 # Addresses a peer may advertise that no other node can reach: loopback, docker's and libvirt's default
 # bridges, IPv4 link-local.
-OTHER_CONNECTS = ["ucx_connect_failed", "ompi_connect_failed"]
+OTHER_CONNECTS = ["ucx_connect_failed", "ompi_connect_failed", "ompi_connect_errno"]
+# errno values of those: EHOSTUNREACH, ENETUNREACH, ETIMEDOUT.
+UNREACHABLE_ERRNOS = ("113", "101", "110")
 UNROUTABLE_PREFIXES = ("127.", "172.17.", "192.168.122.", "169.254.")
 
 
 def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
     """NCCL's own socket to a peer failed with an error that means "cannot get there", or the address it
     dialled is one no other node can reach: the interface NCCL picked (here or on the peer) is wrong."""
-    samples = ctx.samples(rule, ["connect_failed", "connect_exceeded"])
-    unreachable = [(ev, g) for ev, g in samples if (g.get("err") or "").startswith(UNREACHABLE_ERRORS)]
+    # A retry that could not reach the peer says so as well (a refused connect may just be early).
+    samples = ctx.samples(rule, ["connect_failed", "connect_exceeded", "connect_retrying"])
     # UCX's and Open MPI's TCP transports fail to connect for many reasons; to a bridge address, for one.
     others = ctx.samples(rule, OTHER_CONNECTS)
+    unreachable = [
+        (ev, g)
+        for ev, g in samples + others
+        if (g.get("err") or "").startswith(UNREACHABLE_ERRORS)
+        or (g.get("errno") or g.get("errno2")) in UNREACHABLE_ERRNOS
+    ]
     local_addr = [
         (ev, g) for ev, g in samples + others if g.get("addr", "").lstrip("[").startswith(UNROUTABLE_PREFIXES)
     ]
@@ -249,9 +257,11 @@ def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
         )
         confidence = 0.7
     else:
+        uses = "NCCL uses for its sockets" if who == "NCCL" else f"{who} uses"
+        pin = "NCCL_SOCKET_IFNAME" if who == "NCCL" else "UCX_NET_DEVICES" if who == "UCX" else "btl_tcp_if_include"
         detail += (
-            ": the interface NCCL uses for its sockets does not route to that peer (another subnet, a management "
-            "NIC, or a firewall); pin NCCL_SOCKET_IFNAME to the NIC every node reaches"
+            f": the interface {uses} does not route to that peer (another subnet, a management "
+            f"NIC, or a firewall); pin {pin} to the NIC every node reaches"
         )
         confidence = 0.5
     hosts = sorted({h for e, _ in chosen if (h := ctx.host_for(e))}, key=natural_key)
