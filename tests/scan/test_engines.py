@@ -139,6 +139,9 @@ ACCEPTED_WEAK = {
     # NCCL's error-return trail ("init.cc:840 -> 2", checks.h's NCCLCHECK): a source file, a line and a code,
     # nothing else; " -> " narrows the INFO lines to it and the channel lines, and the regex fails fast on those.
     "unexplained-failure/nccl_return_trail",
+    # TensorFlow's / XLA's logger at FATAL ("<date> <time>.<us>: F <file>:<line>] ..."): the level letter between
+    # ": " and " " is its only constant; the regex is anchored at the date that opens the line and fails fast.
+    "unexplained-failure/tf_fatal",
     "@facts/nic_rate",
     "@facts/busbw_row",
 }
