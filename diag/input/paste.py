@@ -30,7 +30,7 @@ def repair(data: bytes) -> bytes:
     """All the repairs of a whole paste (what the sources apply to an input of at most PASTE_BYTES).
     Ungluing runs again after the rows are rejoined: a record in inline code that the terminal cut
     in two only has both its backticks once it is whole."""
-    return rejoin_missing_path(rejoin_banner(unglue(rejoin_wrapped(unglue(dedent(unquote(unemphasize(drop_ray_repeats(plain_quotes(data))))))))))
+    return rejoin_missing_path(rejoin_banner(unglue(rejoin_wrapped(unglue(dedent(unquote(unemphasize(drop_ray_repeats(drop_orphan_colors(plain_quotes(data)))))))))))
 
 
 # Typographic quotes: what a web page, a word processor or a chat client makes of the ASCII ones
@@ -63,6 +63,24 @@ def plain_quotes(data: bytes) -> bytes:
     for curly, plain in _QUOTE_BYTES:
         data = data.replace(curly, plain)
     return data
+
+
+# A terminal's colour codes whose ESC byte a copy or a web page dropped ("[31mFATAL:  [0m container creation
+# failed"): read as such only on a line that also holds the reset "[0m", which no log text writes ("[m" opens
+# "[mpiexec@node]" too).
+_ORPHAN_SGR = re.compile(rb"\[\d{1,3}(?:;\d{1,3})*m")
+_ORPHAN_LINE = re.compile(rb"^.*\[0m.*$", re.MULTILINE)
+
+
+def _uncolor(m: re.Match[bytes]) -> bytes:
+    return _ORPHAN_SGR.sub(b"", m[0])
+
+
+def drop_orphan_colors(data: bytes) -> bytes:
+    """``data`` without colour codes that lost their ESC byte, on the lines that hold a reset code."""
+    if b"[0m" not in data:
+        return data
+    return _ORPHAN_LINE.sub(_uncolor, data)
 
 
 # Ray's log deduplication ends a line that several workers printed with how often it was seen; the

@@ -10,6 +10,7 @@ from diag.damage import terminal_rows
 from diag.input.paste import (
     PASTE_BYTES,
     dedent,
+    drop_orphan_colors,
     drop_ray_repeats,
     plain_quotes,
     rejoin_banner,
@@ -263,3 +264,15 @@ def test_a_slurm_error_quoted_inline_in_a_sentence_is_read_as_its_record(rules):
     assert report.findings[0].evidence[0].line == 1
     # A command in inline code is no record: only an error or fatal record is split off.
     assert unglue(b"I ran `srun --mpi=pmix -n 2 ./a.out` twice") == b"I ran `srun --mpi=pmix -n 2 ./a.out` twice"
+
+
+def test_colour_codes_that_lost_their_escape_byte_are_dropped_where_a_reset_shows_them(rules):
+    line = (
+        "Analysis failed, execution log error: [31mFATAL:  [0m container creation failed: mount error: can't mount "
+        "image /proc/self/fd/8: failed to mount squashfs filesystem: invalid argument\n"
+    )
+    report = diagnose_bytes(line.encode(), rules)
+    assert [f.id for f in report.findings][:1] == ["container-runtime-error"]
+    # Without the reset code nothing is read as a colour: "[2m 3s]" is a duration, "[mpiexec@n1]" Hydra's prefix.
+    kept = b"took [2m 3s] here\n[mpiexec@n1] HYDU_create_process (utils/launch/launch.c:75): execvp error\n"
+    assert drop_orphan_colors(kept) == kept
