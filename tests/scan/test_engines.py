@@ -148,7 +148,8 @@ ACCEPTED_WEAK = {
 
 
 def _weak(literal: str) -> bool:
-    return sum(ch.isalnum() for ch in literal) < 4 or literal.strip(" :/[]()'\"") in COMMON
+    # Counted in bytes, as the prefilter reads them: a CJK word of three characters ("已杀死") is nine.
+    return sum(len(ch.encode()) for ch in literal if ch.isalnum()) < 4 or literal.strip(" :/[]()'\"") in COMMON
 
 
 def test_literals_are_strong(rules):
