@@ -302,3 +302,11 @@ def test_xla_s_allocator_giving_up_is_a_gpu_oom_but_its_retry_notice_is_not(rule
 def test_accelerate_s_batch_size_finder_reaching_zero_is_a_gpu_oom(rules):
     report = diagnose(rules, ["RuntimeError: No executable batch size found, reached zero."])
     assert "one sample does not fit" in top(report, "cuda-oom").detail
+
+
+def test_gpu_memory_running_out_in_lua_torch_and_tensorflow_1x_words(rules):
+    for line in [
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCTensorRandom.cu line=25 error=2 : out of memory",
+        "ResourceExhaustedError (see above for traceback): OOM when allocating tensor of shape [563354,256] and type float",
+    ]:
+        top(diagnose(rules, [line]), "cuda-oom")

@@ -1498,3 +1498,60 @@ def test_a_raylet_the_gcs_declared_dead_is_a_lost_node(rules):
     ])  # fmt: skip
     assert top(report, "node-failure").evidence[0].line == 2
     assert not diagnose(rules, ["this node can be marked as dead mistakenly."]).findings
+
+
+def test_cuda_errors_that_lose_the_context_are_a_failure_in_any_wrapper(rules):
+    for line in [
+        "cuda runtime error (700) : an illegal memory access was encountered",
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=265 error=77 : an illegal memory "
+        "access was encountered",
+        "unspecified launch failure (code 719, ERROR_LAUNCH_FAILED)",
+        "Error : 'cudaErrorLaunchFailure': 'unspecified launch failure'!",
+    ]:
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
+
+
+def test_a_launcher_stopped_from_outside_is_no_error_of_the_job(rules):
+    """torchrun's agent signalled, DeepSpeed's launcher killing its workers: something stopped the run, which a
+    warning says without naming a cause; Horovod shut down by a rank's exception is the failure itself."""
+    for line in [
+        "WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers",
+        "192.169.83.120: [2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 249",
+    ]:
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "warning", line
+    horovod = (
+        "[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt "
+        "to allreduce, allgather or broadcast a tensor after one of the ranks finished execution."
+    )
+    assert top(diagnose(rules, [horovod]), "unexplained-failure").severity == "error"
+
+
+def test_hydra_reports_a_sigkill_as_a_likely_oom_and_other_codes_as_failures(rules):
+    box = ["=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   PID 92248 RUNNING AT fzh-desktop"]
+    for code in ["=   EXIT CODE: 9", "=   KILLED BY SIGNAL: 9 (Killed)"]:
+        report = diagnose(rules, box + [code, "=   CLEANING UP REMAINING PROCESSES"])
+        oom = top(report, "job-oom")
+        assert oom.severity == "warning" and "Hydra" in oom.detail and any("OOM killer" in a for a in oom.assumed)
+        assert found(report, "unexplained-failure").severity == "warning"
+    crashed = diagnose(rules, box + ["=   EXIT CODE: 1"])
+    assert top(crashed, "unexplained-failure").severity == "error" and "job-oom" not in ids(crashed)
+    bus = diagnose(rules, box + ["=   KILLED BY SIGNAL: 7 (Bus error)"])
+    top(bus, "shm-too-small")
+
+
+def test_host_memory_running_out_in_old_and_localised_words(rules):
+    top(diagnose(rules, ["RuntimeError: $ Torch: not enough memory: you tried to allocate 0GB. Buy new RAM!"]), "job-oom")
+    killed = top(diagnose(rules, ["Writing metrics: /home/u/logdir/scores.jsonl", "已杀死"]), "job-oom")
+    assert any("OOM killer" in a for a in killed.assumed)
+
+
+def test_a_full_disk_a_quota_or_an_hdf5_lock_is_a_failure_that_says_what_to_check(rules):
+    cases = {
+        "[Errno 28] No space left on device": "df -h",
+        "/usr/bin/sort: write failed: standard output: Disk quota exceeded": "quota",
+        "  #004: H5FDsec2.c line 941 in H5FD_sec2_lock(): unable to lock file, errno = 11, error message = "
+        "'Resource temporarily unavailable'": "HDF5_USE_FILE_LOCKING=FALSE",
+    }
+    for line, advice in cases.items():
+        finding = top(diagnose(rules, [line]), "unexplained-failure")
+        assert finding.severity == "error" and advice in finding.detail, line

@@ -278,6 +278,23 @@ OUTSIDE_CATALOGUE = (
         "storage, or raise the pod's ephemeral-storage limit",
     ),
     (
+        re.compile(r"unable to lock file, errno = \d+"),
+        "HDF5 could not lock the file: the file system under it (NFS, Lustre or GPFS mounted without flock, a "
+        "network share) does not grant its locks; set HDF5_USE_FILE_LOCKING=FALSE in the job's environment, or "
+        "write the file to storage that supports locking",
+    ),
+    (
+        re.compile(r"Disk quota exceeded|\bEDQUOT\b|[Ee]rrno:? ?122\b"),
+        "A disk quota is full (Disk quota exceeded): clean up or ask for more on the file system the job writes to "
+        "(`quota -s`, `lfs quota -h -u $USER <mount>`, `mmlsquota`); quotas count files as well as bytes",
+    ),
+    (
+        re.compile(r"No space left on device|\bENOSPC\b|[Ee]rrno:? ?28\b"),
+        "A file system the job writes to is full (No space left on device): `df -h` on the path it names (on "
+        "Lustre `lfs df -h`: one full storage target is enough); move checkpoints, caches and temporary files to "
+        "storage with room",
+    ),
+    (
         re.compile(r"[Tt]oo many open files|\bEMFILE\b|[Ee]rrno:? ?24\b"),
         "'Too many open files' is the process's open-file limit (ulimit -n), not a shared-memory or storage "
         "fault: raise it in the job script (ulimit -n 65536) or slurmd's LimitNOFILE; PyTorch DataLoader "

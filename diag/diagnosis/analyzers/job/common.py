@@ -34,8 +34,13 @@ def failure_before_cancel(ctx: Context) -> bool:
         "slurm_fatal", "apptainer_fatal", "loader_missing", "command_not_found", "hydra_terminated", "mpi_errhandler",
         "python_no_script", "mpich_abort", "hydra_error", "hydra_error_proxy", "cray_mpich_abort",
         "dataloader_segfault", "raylet_died", "pbs_resource_kill", "flux_exec_exception", "prrte_srun_daemons",
-        "mvapich_vbuf",
+        "mvapich_vbuf", "step_aborted_launch",
     ]  # fmt: skip
+    hydra_codes = ctx.captures(rule, "code", ["hydra_exit_code", "hydra_killed_by"])
+    if hydra_codes and all(c in ("9", "15") for c in hydra_codes):
+        crashes.remove("mpich_bad_termination")  # Hydra's banner over a process a signal ended, not its own error
+    elif hydra_codes:
+        return True
     if ctx.stats(rule, crashes):
         return True
     if any(sig not in ("", "15") for sig in ctx.captures(rule, "signal", ["ompi_signal"])):

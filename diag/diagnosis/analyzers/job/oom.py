@@ -39,14 +39,24 @@ def _worker_sigkilled(rule: Rule, ctx: Context) -> list[Finding]:
     # The table's traceback row says the same where the exitcode row was left out of a paste.
     if not killed:
         killed = [(ev, g) for ev, g in ctx.samples(failed, ["elastic_signal"]) if g.get("signal") == "9"]
+    hydra = False
+    if not killed:
+        # MPICH's Hydra reports a process a signal ended by the signal's number ("EXIT CODE: 9").
+        killed = [(ev, g) for ev, g in ctx.samples(failed, ["hydra_exit_code", "hydra_killed_by"]) if g.get("code") == "9"]
+        hydra = bool(killed)
     if not killed:
         return []
     ranks = sorted({int(g["local_rank"]) for _, g in killed if g.get("local_rank", "").isdigit()})
-    launcher = "torchrun's" if any("local_rank" in g for _, g in killed) else "DeepSpeed's launcher's"
+    if hydra:
+        launcher, code = "MPICH's Hydra reports a process that", "EXIT CODE: 9"
+    else:
+        launcher = "torchrun's" if any("local_rank" in g for _, g in killed) else "DeepSpeed's launcher's"
+        launcher += f" worker{'s' if len(killed) > 1 else ''}"
+        code = "exitcode -9"
     which = f" (local rank {', '.join(map(str, ranks))})" if ranks else ""
     detail = (
-        f"{launcher} worker{'s' if len(killed) > 1 else ''}{which} died of SIGKILL "
-        "(exitcode -9), which the kernel's OOM killer sends when host memory runs out; "
+        f"{launcher}{which} died of SIGKILL "
+        f"({code}), which the kernel's OOM killer sends when host memory runs out; "
         "`sacct -j <job> -o JobID,State,MaxRSS,ReqMem` and `dmesg | grep -i oom` on the node confirm it"
     )
     assumed = ["the SIGKILL came from the OOM killer: the logs do not say who sent it"]
@@ -84,6 +94,8 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if not chosen:
         return _worker_sigkilled(rule, ctx)
     names = {n for n, _ in chosen}
+    if "shell_killed_zh" in names:  # the same shell line in a zh_CN locale
+        names = (names - {"shell_killed_zh"}) | {"shell_killed"}
     if "k8s_oomkilled" in names and _docker_state_not_oomkilled(rule, ctx):
         names.discard("k8s_oomkilled")  # `docker inspect` of a container the kernel did not kill
         if not names:
@@ -151,6 +163,8 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(f"the program could not allocate {groups['size']} of host memory")
     for _ev, groups in ctx.samples(rule, ["cpu_alloc"])[:1]:
         parts.append(f"PyTorch could not allocate {int(groups['bytes']) / (1 << 30):.1f} GiB of host memory")
+    for _ev, groups in ctx.samples(rule, ["th_alloc"])[:1]:
+        parts.append(f"Torch's CPU allocator could not get {groups['size']} of host memory")
     if "exceeded_at_some_point" in names and not parts:
         parts.append("Slurm says the job exceeded its memory limit")
     confidence = None
@@ -175,7 +189,7 @@ def job_oom(rule: Rule, ctx: Context) -> list[Finding]:
     if names <= weak and names & {"shell_killed", "enomem"}:
         # Signs from inside the job only: SIGKILL and ENOMEM have other senders, so say what was assumed.
         if "shell_killed" in names:
-            pids = ctx.captures(rule, "pid", ["shell_killed"])
+            pids = ctx.captures(rule, "pid", ["shell_killed", "shell_killed_zh"])
             which = f"process {', '.join(pids[:3])}" if pids else "a command"
             parts.append(f"the shell reports {which} Killed (SIGKILL)")
         if "enomem" in names:

@@ -37,6 +37,9 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     ignored_lines = ignored_exception_lines(rule, ctx)
     ignored = _ignored_exceptions(rule, ctx, ignored_lines)
     failed = [(n, st) for n, st in failed if n not in ignored]
+    failed = [(n, st) for n, st in failed if n not in _FULL_STORAGE or not _warned_only(st)]
+    if failed and {n for n, _ in failed} <= _FULL_STORAGE and ctx.findings:
+        return []  # a full disk that another finding names (a /dev/shm too small, an image store)
     if not failed:
         return _hung(rule, ctx) or _nccl_failed_call(rule, ctx) or _runtime_unpack(rule, ctx)
     for f in ctx.findings.values():
@@ -179,6 +182,16 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     return [ctx.make_finding(rule, detail=detail, evidence=evidence, hosts=sorted(hosts), ranks=ranks)]
 
 
+# A file system full or over its quota, in the C library's words: the failure when nothing else is found.
+_FULL_STORAGE = {"no_space_left", "quota_exceeded"}
+
+
+def _warned_only(stats) -> bool:
+    """Every line a warning the program printed and went on past ("UserWarning: [Errno 28] No space left on
+    device. joblib will operate in serial mode")."""
+    return stats.count <= len(stats.samples) and all(re.search(r"[Ww]arn|WARN", ev.text) for ev, _ in stats.samples)
+
+
 # A process that ended badly, as its launcher or the scheduler reports it: a per-process success marker
 # (one node's torchrun or DeepSpeed launcher) says nothing of a job in which one of these is shown.
 _PROCESS_FAILED = {
@@ -259,7 +272,7 @@ _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_oth
 # A process's exit as srun, torchrun's agent and DeepSpeed's launcher report it.
 _EXIT_LINES = [
     "task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "elastic_signal", "srun_force_term", "srun_force_job",
-    "container_exit",
+    "container_exit", "elastic_death_signal", "deepspeed_killing", "hydra_exit_code", "hydra_killed_by", "mpich_bad_termination",
 ]  # fmt: skip
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
