@@ -1752,3 +1752,58 @@ def test_a_hydra_rank_dead_of_sigbus_is_read_as_a_bus_error(rules):
     assert top(diagnose(rules, box)) == "shm-too-small"
     segv = [line.replace("135", "139") for line in box]
     assert "shm-too-small" not in ids(diagnose(rules, segv))
+
+
+def test_shared_memory_running_out_as_pytorch_open_mpi_and_launchers_cut_it(rules):
+    for lines in [
+        ["RuntimeError: unable to write to file </torch_1394_2747491098>"],  # the paste ends at the file's name
+        ["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -7) local_rank: 2 (pid: 3767) of "
+         "binary: /usr/bin/python3"],
+        ["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "],
+    ]:  # fmt: skip
+        assert top(diagnose(rules, lines)) == "shm-too-small", lines
+    mmap = diagnose(rules, [
+        "shmem: mmap: an error occurred while determining whether or not /tmp/ompi.yv.1001/jf.0/3074883584/"
+        "sm_segment.yv.1001.b7470000.0 could be created"
+    ])  # fmt: skip
+    assert top(mmap) == "shm-too-small" and "Open MPI" in found(mmap, "shm-too-small").detail
+    assert "node-local-path" not in ids(mmap)
+
+
+def test_mpichs_netmask_that_matches_no_peer_address_names_its_setting(rules):
+    report = diagnose(rules, [
+        '[ch3:sock] rank 13 unable to connect to rank 12 using business card <port=55228 description="10.35.1.13 '
+        'KESHIKI13 " shm_host=KESHIKI13 shm_queue=5680:1252 >',
+        "unable to connect to 10.35.1.13 KESHIKI13  on port 55228, no endpoint matches the netmask 10.37.0.0/255.255.0.0",
+    ])  # fmt: skip
+    assert top(report) == "nccl-socket-ifname" and "MPICH_NETMASK" in found(report, "nccl-socket-ifname").detail
+
+
+def test_ucx_dialling_a_bridge_address_is_the_interface_not_a_port_mismatch(rules):
+    report = diagnose(rules, [
+        "[1695332443.361791] [histamine0:1224050:0]            sock.c:323  UCX  ERROR   connect(fd=42, "
+        "dest_addr=172.17.0.1:54351) failed: Connection refused",
+        "[histamine0:1224050] pml_ucx.c:424  Error: ucp_ep_create(proc=1) failed: Destination is unreachable",
+        "[histamine0:1224050] pml_ucx.c:477  Error: Failed to resolve UCX endpoint for rank 1",
+    ])  # fmt: skip
+    assert top(report) == "nccl-socket-ifname" and "ib-hca-mismatch-nodes" not in ids(report)
+
+
+def test_old_ucx_naming_a_device_it_lacks_is_the_device_setting(rules):
+    line = (
+        "Sun May 27 12:24:33 2018[1,61]<stdout>:[1527413073.646167] [hpc-arm-hwi02:6875 :0]    ucp_context.c:586  "
+        "UCX  WARN  device 'mlx5_3:1' is not available"
+    )
+    report = diagnose(rules, [line])
+    assert top(report) == "nccl-ib-hca-wrong" and "mlx5_3:1" in found(report, "nccl-ib-hca-wrong").detail
+
+
+def test_system_v_shared_memory_refused_names_the_kernels_segment_limits(rules):
+    for line in [
+        "[1693920302.521306]          sys.c:915  UCX  ERROR   shmget(size=134221824 flags=0x7b0) for mm_recv_desc "
+        "failed: No space left on device, please check shared memory limits by 'ipcs -l'",
+        "1261: [LOG_CAT_BASESMUMA] Failed to shmget with IPC_PRIVATE, size 20971520, IPC_CREAT; errno 28:No space left "
+        "on device",
+    ]:
+        report = diagnose(rules, [line])
+        assert top(report) == "shm-too-small" and "kernel.shmmni" in found(report, "shm-too-small").detail, line

@@ -12,6 +12,7 @@ from diag.diagnosis.analyzers.transport.roce import (
     link_local_completions,
     work_before,
 )
+from diag.diagnosis.analyzers.transport.sockets import UNROUTABLE_PREFIXES
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence
 from diag.report import Finding
@@ -128,6 +129,8 @@ def _unreachable(rule: Rule, ctx: Context, table: dict[str, str]) -> list[Findin
         conf, assumed = 0.8, []
     elif samples and "Destination is unreachable" not in reasons:
         return []  # a reason of another kind (the same device expected, no ndev): not a difference between nodes
+    elif _dialled_unroutable(ctx):
+        return []  # UCX's TCP transport dialled a bridge or loopback address: nccl-socket-ifname says why
     else:
         detail = (
             f"UCX found no transport to {'peer ' + peer if peer else 'a peer'} (Destination is unreachable): the nodes "
@@ -137,6 +140,16 @@ def _unreachable(rule: Rule, ctx: Context, table: dict[str, str]) -> list[Findin
     if table:
         detail += "; per node: " + _table_text(table)
     return [ctx.make_finding(rule, list(UNREACHABLE), detail=detail + ".", confidence=conf, assumed=assumed)]
+
+
+def _dialled_unroutable(ctx: Context) -> bool:
+    """UCX's own TCP connect went to an address no other node can reach (docker's bridge, loopback): old
+    UCX then reports the peer as unreachable, which is that address's doing, not the nodes' ports."""
+    ifname = ctx.rules.get("nccl-socket-ifname")
+    if ifname is None:
+        return False
+    dialled = ctx.samples(ifname, ["ucx_connect_failed"])
+    return any(g.get("addr", "").lstrip("[").startswith(UNROUTABLE_PREFIXES) for _, g in dialled)
 
 
 def _ib_and_socket_text(ctx: Context) -> str:

@@ -29,7 +29,7 @@ def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
     if ctx.stats(rule, ["attach_segment"]):
         detail = "Ranks could not attach to a peer's /dev/shm segment: its creator failed to allocate it"
         return [ctx.make_finding(rule, ["attach_segment"], detail=detail + ".", confidence=0.6)]
-    bus = ["bus_error", "sigbus", "exitcode_sigbus", "hydra_exit_sigbus"]
+    bus = ["bus_error", "sigbus", "exitcode_sigbus", "hydra_exit_sigbus", "hydra_killed_sigbus"]
     if not ctx.stats(rule, bus):
         return []
     versions = sorted(ctx.facts.versions)
@@ -46,6 +46,16 @@ def shm_too_small(rule: Rule, ctx: Context) -> list[Finding]:
         "segments with ftruncate, so a /dev/shm too small for them shows up as SIGBUS, not as an NCCL error"
     )
     return [ctx.make_finding(rule, bus, detail=detail + ".", confidence=0.6)]
+
+
+def _where(rule: Rule, ctx: Context, name: str, what: str, why: str, confidence: float) -> list[Finding]:
+    """One finding for signature ``name``: what failed, on which hosts, and why."""
+    samples = ctx.samples(rule, [name])
+    if not samples:
+        return []
+    hosts = sorted({h for ev, _ in samples if (h := ctx.host_for(ev))})
+    detail = what + (f" on {hosts_text(hosts)}" if hosts else "") + why
+    return [ctx.make_finding(rule, [name], detail=detail + ".", hosts=hosts or None, confidence=confidence)]
 
 
 def _sigbus_unknown_context(rule: Rule, ctx: Context, bus: list[str]) -> list[Finding]:
@@ -84,15 +94,12 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
     found = _python_shm(rule, ctx) or _sigbus_in_nccl(rule, ctx)
     if found:
         return found
-    fifo = ctx.samples(rule, ["ucx_mm_fifo"])
+    fifo = _where(
+        rule, ctx, "ucx_mm_fifo", "UCX's shared-memory transport could not allocate its receive FIFO, a segment in /dev/shm",
+        ": /dev/shm is full or capped (a container's 64 MB default) below what the ranks of a node need", 0.7,
+    )  # fmt: skip
     if fifo:
-        hosts = sorted({h for ev, _ in fifo if (h := ctx.host_for(ev))})
-        detail = (
-            "UCX's shared-memory transport could not allocate its receive FIFO, a segment in /dev/shm"
-            + (f" on {hosts_text(hosts)}" if hosts else "")
-            + ": /dev/shm is full or capped (a container's 64 MB default) below what the ranks of a node need"
-        )
-        return [ctx.make_finding(rule, ["ucx_mm_fifo"], detail=detail + ".", hosts=hosts or None, confidence=0.7)]
+        return fifo
     for _ev, g in ctx.samples(rule, ["k8s_shm_evicted"])[:1]:
         detail = (
             f"Kubernetes evicted the pod: its /dev/shm volume ({g['vol']}, a memory-backed emptyDir) grew past its "
@@ -105,6 +112,20 @@ def shm_too_small_forms(rule: Rule, ctx: Context) -> list[Finding]:
     for _ev, g in ctx.samples(rule, ["ompi_shm_space"])[:1]:
         detail = f"Open MPI's shared-memory backing file {g['path']} did not fit in /dev/shm"
         return [ctx.make_finding(rule, ["ompi_shm_space"], detail=detail + ".", confidence=0.75)]
+    sysv = _where(
+        rule, ctx, "sysv_shmget", "System V shared memory was refused (shmget: No space left on device)",
+        ": the node's segment limits (kernel.shmmni, kernel.shmall; in a container its IPC namespace's) are used up, "
+        "often by segments earlier jobs left behind (`ipcs -m` lists them, `ipcrm` removes them); or keep UCX off "
+        "SysV with UCX_TLS=^sysv", 0.65,
+    )  # fmt: skip
+    if sysv:
+        return sysv
+    for _ev, g in ctx.samples(rule, ["ompi_shmem_mmap"])[:1]:
+        detail = (
+            f"Open MPI could not create its shared-memory backing file {g['path']}: the file system under its session "
+            "directory (/dev/shm, or /tmp) is full, capped or not writable"
+        )
+        return [ctx.make_finding(rule, ["ompi_shmem_mmap"], detail=detail + ".", confidence=0.6)]
     if ctx.stats(rule, ["ngc_shm_banner"]):
         detail = (
             "The NGC container started with docker's default 64 MB /dev/shm (its banner says so): too small for "

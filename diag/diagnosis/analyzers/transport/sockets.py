@@ -72,6 +72,11 @@ OTHER_LIBRARIES = {
         "none this node has, or oob_tcp_if_exclude leaves none; set --mca oob_tcp_if_include <if> "
         "(OMPI_MCA_oob_tcp_if_include) to an interface every node has"
     ),
+    "mpich_netmask": (
+        "MPICH's sockets found no address of the peer on the network its netmask selects: MPICH_NETMASK (or mpiexec "
+        "-iface / -netmask) names a network some nodes are not on; set it to the network every node shares "
+        "(`ip -br addr`), or unset it"
+    ),
     "prrte_no_iface": (
         "Open MPI 5's launcher (PRRTE) found no usable network interface for its daemons: prte_if_include names none "
         "this node has, or prte_if_exclude leaves none; set --prtemca prte_if_include <if> (PRTE_MCA_prte_if_include) "
