@@ -1464,3 +1464,40 @@ def test_a_hostfile_name_ssh_cannot_resolve_stays_unexplained_with_its_hint(rule
         "could not resolve a host name",
         "pmix-runtime-error",
     )
+
+
+def test_pmi2_wiring_missing_in_open_mpis_and_slurms_words(rules):
+    for lines in [
+        ['"PMI2 initialized but returned bad values for size and rank.',
+         'This is symptomatic of either a failure to use the'],
+        ["julia> using Trixi", "slurmstepd: error: mpi/pmi2: invalid pmi1 command received: 'init'"],
+    ]:  # fmt: skip
+        top(diagnose(rules, lines), "pmix-not-used")
+
+
+def test_a_kubeflow_worker_that_cannot_resolve_its_master_is_a_rendezvous_failure(rules):
+    report = diagnose(rules, [
+        "nslookup: can't resolve '(null)': Name does not resolve",
+        "nslookup: can't resolve 'dlc1dwuhvtro4c27-master-0': Name does not resolve",
+        "waiting for master",
+    ])  # fmt: skip
+    assert "dlc1dwuhvtro4c27-master-0" in top(report, "rendezvous-failure").detail
+
+
+def test_a_master_port_below_1024_is_a_rendezvous_failure_that_names_the_port(rules):
+    report = diagnose(rules, [
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The "
+        "server socket has failed to bind to [::]:98 (errno: 13 - Permission denied). The server socket has failed to "
+        "bind to 0.0.0.0:98 (errno: 13 - Permission denied)."
+    ])  # fmt: skip
+    assert "MASTER_PORT" in top(report, "rendezvous-failure").detail
+
+
+def test_a_step_srun_aborted_at_launch_is_no_users_cancel(rules):
+    report = diagnose(rules, [
+        "srun: error: timeout waiting for task launch, started 96 of 108 tasks",
+        "srun: StepId=6229110.0 aborted before step completely launched.",
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+        "slurmstepd: error: *** STEP 6229110.0 ON x3 CANCELLED AT 2024-07-11T05:22:07 ***",
+    ])  # fmt: skip
+    assert "job-cancelled" not in ids(report) and top(report, "unexplained-failure").severity == "error"

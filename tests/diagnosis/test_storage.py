@@ -1087,3 +1087,50 @@ def test_singularity_2_that_cannot_mount_its_squashfs_image_is_a_start_failure(r
         "ERROR   [U=114117593,P=72054] singularity_image_squashfs_mount()     Failed to mount squashfs image in (read only): No such device",
     ]
     leads(rules, lines, "container-runtime-error", "kernel has no squashfs", not_also="container-import-failure")
+
+
+def test_image_pulls_that_fail_outside_enroot_name_the_registrys_answer(rules):
+    pull = diagnose(rules, [
+        'Failed to pull image "nvcr.io/nvidia/driver:460.73.01-ubuntu21.04": rpc error: code = NotFound desc = failed '
+        'to pull and unpack image "nvcr.io/nvidia/driver:460.73.01-ubuntu21.04": failed to resolve reference'
+    ])  # fmt: skip
+    assert "NotFound" in top(pull, "container-import-failure").detail
+    full = diagnose(rules, [
+        "failed to register layer: Error processing tar file(exit status 1): write /opt/conda/lib/libtorch.so: no space "
+        "left on device"
+    ])  # fmt: skip
+    assert "disk" in top(full, "container-import-failure").detail
+    for line in [
+        "FATAL:   While performing build: conveyor failed to get: unable to retrieve auth token: invalid username/password",
+        "unauthorized: authentication required",
+        "FATAL:   image format not recognized",
+    ]:
+        top(diagnose(rules, [line]), "container-import-failure")
+
+
+def test_singularity_charliecloud_and_apptainer_start_failures_say_what_to_change(rules):
+    cases = {
+        "ERROR  : Base home directory does not exist within the container: /usit": "--no-home",
+        "ERROR  : Unknown image format/type: tracker.sif": "SIF",
+        "ch-run[11544]: can't init user+mount namespaces: Invalid argument (ch_core.c:381 22)": "user.max_user_namespaces",
+        "ERROR:   No runscript and no /bin/sh executable found in container, aborting": "apptainer exec",
+        "ERROR  : 'newgidmap' execution failed. Check that 'newgidmap' is setuid root or has setcap cap_setgid+eip.":
+            "/etc/subgid",
+        "docker: Error response from daemon: could not select device driver with capabilities: [[gpu]].": "toolkit",
+    }  # fmt: skip
+    for line, advice in cases.items():
+        assert advice in top(diagnose(rules, [line, "ABORT  : Retval = 255"]), "container-runtime-error").detail, line
+
+
+def test_a_script_found_beside_the_batch_scripts_spool_copy_is_node_local(rules):
+    report = diagnose(rules, [
+        "/HOME/u/.conda/envs/m/bin/python: can't open file '/var/spool/slurmd/job713328/train.py': [Errno 2] No such "
+        "file or directory",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 2) local_rank: 0 (pid: 3623) of binary: "
+        "/HOME/u/.conda/envs/m/bin/python",
+    ])  # fmt: skip
+    assert "SLURM_SUBMIT_DIR" in top(report, "node-local-path").detail
+
+
+def test_gpfs_down_on_a_node_is_shared_storage_missing(rules):
+    top(diagnose(rules, [" mmremote: GPFS is not ready to handle commands yet."]), "shared-storage-missing")

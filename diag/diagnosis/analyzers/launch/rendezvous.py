@@ -132,6 +132,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
             "the store could not listen on MASTER_ADDR: that address is not one of this host's (rank 0 runs on "
             "another node than MASTER_ADDR names, or it is a login/head node address)"
         )
+    for _ev, g in ctx.samples(rule, ["port_privileged"])[:1]:
+        parts.append(
+            f"the store could not listen on port {g['port']}: ports below 1024 are root's; set MASTER_PORT to a free "
+            "port from 1024 to 65535 (29500 is torchrun's default)"
+        )
     for _ev, g in [(e, g) for e, g in ctx.samples(rule, ["cannot_init"]) if "cannot_init" in chosen][:1]:
         parts.append(f"no socket to {g['addr']}:{g['port']} could be opened ({g['reason']})")
     if "connect_refused" in chosen:
@@ -200,6 +205,12 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
             f"the launcher could not resolve its worker's service name {g['svc']} ({g['reason']}): the pods' DNS "
             "does not know the headless service (launcher and worker pods need dnsPolicy: ClusterFirst, the "
             "service must exist and select the workers), or the worker pod was not ready yet"
+        )
+    for _ev, g in ctx.samples(rule, ["k8s_master_unresolved"])[:1]:
+        parts.append(
+            f"the workers' init container could not resolve the master's service name {g['svc']}: the master pod is "
+            "not up (pending, crashed or still pulling its image) or its service is missing, so no worker can reach "
+            "MASTER_ADDR"
         )
     if chosen & {"rdzv_timeout", "store_connection"}:
         parts.append("torchrun's rendezvous failed: fewer nodes than --nnodes joined, or they used different endpoints")

@@ -59,6 +59,15 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
             "the kubelet could not pull it (ErrImagePull / ImagePullBackOff: a wrong name or tag, missing "
             "imagePullSecrets, or the registry out of reach; kubectl describe pod shows the registry's answer)"
         )
+    for why in ctx.captures(rule, "why", ["apptainer_conveyor"])[:1]:
+        reasons.append(f"Apptainer could not fetch the image's layers: {why[:160]}")
+    if "registry_unauthorized" in chosen:
+        reasons.append("the registry refused the pull as unauthorized: log in (docker login, APPTAINER_DOCKER_"
+                       "USERNAME/PASSWORD, enroot's .credentials) or check the image name")
+    for why in ctx.captures(rule, "why", ["k8s_failed_pull"])[:1]:
+        reasons.append(f"the registry answered: {why[:160]}")
+    if "layer_no_space" in chosen:
+        reasons.append("the node's image store ran out of disk while unpacking a layer (docker's or containerd's root)")
     for path in ctx.captures(rule, "path", ["apptainer_image_missing"])[:1]:
         reasons.append(f"the image file {path} does not exist on this node")
     for d in ctx.captures(rule, "dir", ["no_space"])[:1]:
@@ -112,7 +121,7 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     if not chosen:
         return _extract_failed(rule, ctx)
     images = ctx.captures(rule, "image", ["failed_import", "bad_reference"]) or ctx.captures(
-        rule, "image", ["importing", "enroot_import_cmd", "k8s_pull_backoff"]
+        rule, "image", ["importing", "enroot_import_cmd", "k8s_pull_backoff", "k8s_failed_pull"]
     )
     image = first_or(images, "the image")
     if ctx.count("container-runtime-error", ["runtime_dir", "enroot_dir"]):
@@ -139,8 +148,12 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
     if not hosts and ctx.facts.slurm_task_hosts:
         hosts = sorted(ctx.facts.slurm_task_hosts)
     runtime = "pyxis/enroot"
-    if chosen <= {"k8s_pull", "k8s_pull_backoff"}:
+    if chosen <= {"k8s_pull", "k8s_pull_backoff", "k8s_failed_pull", "layer_no_space"} and chosen & {
+        "k8s_pull", "k8s_pull_backoff", "k8s_failed_pull"
+    }:
         runtime = "Kubernetes"
+    elif chosen == {"layer_no_space"}:
+        runtime = "docker/containerd"
     elif chosen <= {"apptainer_pull", "apptainer_image_missing", "apptainer_bad_image"}:
         runtime = "Apptainer"
     detail = f"{runtime} could not get {image}" if runtime != "pyxis/enroot" else f"pyxis/enroot could not import {image}"
@@ -305,6 +318,33 @@ SENTENCES: tuple = (
     ([], _enroot_ns),
     (["oci_runtime", "apptainer_start"], "the container runtime could not create the container: {reason}"),
     ([], _singularity2_mount),
+    (
+        ["singularity2_format"],
+        "Singularity 2.x cannot read the image {path}: a SIF file, which only Singularity 3+ and Apptainer run "
+        "(load their module, or build an ext3/squashfs image for 2.x)",
+    ),
+    (
+        ["charliecloud_ns"],
+        "Charliecloud's ch-run could not create its user and mount namespaces ({reason}): unprivileged user "
+        "namespaces are disabled or limited on this node (sysctl user.max_user_namespaces, "
+        "kernel.unprivileged_userns_clone)",
+    ),
+    ([], fixed_sentence("apptainer_no_shell", "the image has no runscript and no /bin/sh: give the command to run (apptainer exec <image> <cmd>) or use an image with a shell")),
+    (
+        ["apptainer_process"],
+        "Apptainer could not create the container process ({reason}): its session directory's file system "
+        "(APPTAINER_TMPDIR, /tmp) is full, or the node's user namespaces are used up",
+    ),
+    (
+        ["apptainer_idmap"],
+        "--fakeroot needs {tool}, which failed: it must be setuid root or carry file capabilities, and your user "
+        "needs entries in /etc/subuid and /etc/subgid on this node",
+    ),
+    (
+        ["singularity2_home"],
+        "Singularity could not bind your home into the container ({what}: {path}): the image lacks the directory "
+        "your home sits under; run with --no-home or -H <dir in the image>, or create that directory in the image",
+    ),
     ([], fixed_sentence("no_gpu_driver", "Docker has no GPU device driver: the NVIDIA container toolkit is not installed or configured")),
     ([], fixed_sentence("exited_too_soon", "the container exited before pyxis could attach (entrypoint, missing /bin/sh, architecture)")),
     (["namespace"], "pyxis could not join the {ns} namespace: {reason}"),

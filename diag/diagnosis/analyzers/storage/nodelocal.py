@@ -203,6 +203,12 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         elif ctx.job_failed():  # a file missing in a run that went on is no finding of its own
             why = "not found here, and nothing shows it on this node's storage"
             local.append((ev, path, why, unknown_conf, UNKNOWN_WHERE))
+    for ev, g in ctx.samples(rule, ["spool_script"])[:1]:
+        why = (
+            "the job script found its own directory ($0, BASH_SOURCE), which under sbatch is slurmd's node-local "
+            "spool copy, not the directory it was submitted from: use $SLURM_SUBMIT_DIR"
+        )
+        local.append((ev, g["path"], why, 0.8, None))
     for ev, g in ctx.samples(rule, ["tf_not_found", "tf_not_found_status"]):
         if "_temp_" in g["path"]:
             why = (
