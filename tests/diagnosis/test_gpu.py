@@ -310,3 +310,24 @@ def test_gpu_memory_running_out_in_lua_torch_and_tensorflow_1x_words(rules):
         "ResourceExhaustedError (see above for traceback): OOM when allocating tensor of shape [563354,256] and type float",
     ]:
         top(diagnose(rules, [line]), "cuda-oom")
+
+
+def test_amd_gpus_hang_and_fault_in_rocms_words_as_nvidias_xids_do(rules):
+    hang = top(diagnose(rules, ["HW Exception by GPU node-4 (Agent handle: 0x1ebc04e0) reason :GPU Hang"]), "gpu-xid")
+    assert hang.severity == "critical" and "GPU Hang" in hang.detail
+    fault = (
+        "Memory access fault by GPU node-2 (Agent handle: 0x55fea5592860) on address 0x7fc133800000. Reason: Page not "
+        "present or supervisor privilege."
+    )
+    # A page fault is the program's address as often as the GPU's, like Xid 31: a lead, not the verdict.
+    assert found(diagnose(rules, [fault]), "gpu-xid").severity == "warning"
+    oom = (
+        "c05r2n11: RuntimeError: : HIP out of memory. Tried to allocate 576.00 MiB (GPU 2; 15.98 GiB total capacity; "
+        "15.83 GiB already allocated; 0 bytes free; 15.84 GiB reserved in total by PyTorch)"
+    )
+    top(diagnose(rules, [oom]), "cuda-oom")
+    tf = (
+        "2019-01-08 19:06:11.303639: E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate 7.35G "
+        "(7889485824 bytes) from device: hipError_t(1002)"
+    )
+    top(diagnose(rules, [tf]), "cuda-oom")

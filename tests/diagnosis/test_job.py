@@ -1555,3 +1555,16 @@ def test_a_full_disk_a_quota_or_an_hdf5_lock_is_a_failure_that_says_what_to_chec
     for line, advice in cases.items():
         finding = top(diagnose(rules, [line]), "unexplained-failure")
         assert finding.severity == "error" and advice in finding.detail, line
+
+
+def test_xlas_aborted_communicator_and_rccl_tests_hip_failure_are_failures(rules):
+    for line in [
+        "2023-08-25 11:06:39.330561: E external/xla/xla/service/gpu/nccl_utils.cc:191] Aborting communicator: "
+        "0x5555a108ff90 due to async NCCL error: remote process exited or there was a network error",
+        "Test HIP failure common.cu:1129 'hipErrorInvalidDevice'",
+    ]:
+        assert top(diagnose(rules, [line]), "unexplained-failure").severity == "error", line
+
+
+def test_a_prolog_that_hung_is_a_node_failure(rules):
+    assert "Prolog" in top(diagnose(rules, ["slurmstepd: error: Prolog hung on node worker-3"]), "node-failure").detail

@@ -127,6 +127,12 @@ def gpu_xid(rule: Rule, ctx: Context) -> list[Finding]:
             "its dmesg holds the Xid that did it [hardware]"
         )
         classes.add("hardware")
+    for _ev, g in ctx.samples(rule, ["amd_hw_exception"])[:1]:
+        parts.append(f"ROCm: GPU node-{g['node']} raised a hardware exception ({g['reason']}): reset the GPU [hardware]")
+        classes.add("hardware")
+    if chosen & {"amd_memory_fault", "amdgpu_page_fault"}:
+        parts.append("ROCm: a GPU memory access fault (page fault, the AMD counterpart of Xid 31) [usually the application]")
+        classes.add("application")
     if "nvml_mismatch" in chosen:
         parts.append(
             "NVML: driver/library version mismatch (driver upgraded without reboot, or the image ships its own)"
