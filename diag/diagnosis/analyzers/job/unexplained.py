@@ -186,10 +186,14 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
 _FULL_STORAGE = {"no_space_left", "quota_exceeded"}
 
 
+# Python's warnings module ("<file>:<line>: UserWarning: ..."); not a logger's level, which framing peels as a prefix.
+_PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
+
+
 def _warned_only(stats) -> bool:
     """Every line a warning the program printed and went on past ("UserWarning: [Errno 28] No space left on
     device. joblib will operate in serial mode")."""
-    return stats.count <= len(stats.samples) and all(re.search(r"[Ww]arn|WARN", ev.text) for ev, _ in stats.samples)
+    return stats.count <= len(stats.samples) and all(_PY_WARNING.search(ev.text) for ev, _ in stats.samples)
 
 
 # A process that ended badly, as its launcher or the scheduler reports it: a per-process success marker
