@@ -68,8 +68,9 @@ def plain_quotes(data: bytes) -> bytes:
 # A terminal's colour codes whose ESC byte a copy or a web page dropped ("[31mFATAL:  [0m container creation
 # failed"): read as such only on a line that also holds the reset "[0m", which no log text writes ("[m" opens
 # "[mpiexec@node]" too).
-_ORPHAN_SGR = re.compile(rb"\[\d{1,3}(?:;\d{1,3})*m")
-_ORPHAN_LINE = re.compile(rb"^.*\[0m.*$", re.MULTILINE)
+_ORPHAN_SGR = re.compile(rb"(?<!\x1b)\[\d{1,3}(?:;\d{1,3})*m")
+_ORPHAN_RESET = re.compile(rb"(?<!\x1b)\[0m")
+_ORPHAN_LINE = re.compile(rb"^.*(?<!\x1b)\[0m.*$", re.MULTILINE)
 
 
 def _uncolor(m: re.Match[bytes]) -> bytes:
@@ -77,9 +78,10 @@ def _uncolor(m: re.Match[bytes]) -> bytes:
 
 
 def drop_orphan_colors(data: bytes) -> bytes:
-    """``data`` without colour codes that lost their ESC byte, on the lines that hold a reset code."""
-    if b"[0m" not in data:
-        return data
+    """``data`` without colour codes that lost their ESC byte, on the lines that hold a reset code that lost its
+    own; a sequence that kept its ESC is left whole (framing strips those)."""
+    if b"[0m" not in data or not _ORPHAN_RESET.search(data):
+        return data  # whole escape sequences are framing's to strip
     return _ORPHAN_LINE.sub(_uncolor, data)
 
 

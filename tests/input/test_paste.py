@@ -276,3 +276,6 @@ def test_colour_codes_that_lost_their_escape_byte_are_dropped_where_a_reset_show
     # Without the reset code nothing is read as a colour: "[2m 3s]" is a duration, "[mpiexec@n1]" Hydra's prefix.
     kept = b"took [2m 3s] here\n[mpiexec@n1] HYDU_create_process (utils/launch/launch.c:75): execvp error\n"
     assert drop_orphan_colors(kept) == kept
+    # Sequences that kept their ESC byte are framing's to strip, whole.
+    whole = b"node-8:1:1 [0] NCCL INFO \x1b[31mUsing network Socket\x1b[0m\n"
+    assert drop_orphan_colors(whole) == whole
