@@ -1,7 +1,8 @@
 """What pasting does to a log, as functions of its bytes: the damage ``slurmdiag eval --damage``
-applies to labelled cases, and that a verdict must survive.
+applies to labelled cases, and that a verdict must survive; and the thin paste ``eval --thin`` cuts
+a case down to, which a verdict should survive as far as the lines left can carry it.
 
-Each kind is one a real paste shows (issue threads, chat, mail, terminal copies, web pages); none
+Each kind of damage is one a real paste shows (issue threads, chat, mail, terminal copies, web pages); none
 removes a word of the log or adds one that names a cause, so the cause a case is labelled with stays
 in it, and a case whose verdict changes under one is a rule or a framing that reads the shape instead
 of the words. (An srun label does say which task printed a line: a case that expects other tasks to be
@@ -11,7 +12,7 @@ named, as the bundled Slurm captures do, loses that under ``srun-label``.)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 
@@ -68,3 +69,16 @@ DAMAGES: tuple[Damage, ...] = (
 )  # fmt: skip
 
 BY_NAME = {d.name: d for d in DAMAGES}
+
+
+def thin_paste(data: bytes, lines: Iterable[int], around: int) -> bytes:
+    """What a user pastes who keeps only the lines that matter: ``lines`` (1-based) and ``around``
+    lines either side, in file order, a gap left between windows shown as ``...`` as threads do."""
+    rows = (data[:-1] if data.endswith(b"\n") else data).split(b"\n")
+    keep = sorted({n for line in lines for n in range(line - 1 - around, line + around) if 0 <= n < len(rows)})
+    out: list[bytes] = []
+    for i, n in enumerate(keep):
+        if i and n != keep[i - 1] + 1:
+            out.append(b"...")
+        out.append(rows[n])
+    return b"\n".join(out) + b"\n"

@@ -25,7 +25,7 @@ from pathlib import Path
 from diag.api import diagnose_bytes, diagnose_sources
 from diag.catalog.causes import CAUSE_IDS, CUSTOM_ID_PREFIX, severity_rank
 from diag.catalog.model import Rule, RuleSet
-from diag.damage import DAMAGES, Damage
+from diag.damage import DAMAGES, Damage, thin_paste
 from diag.input.paste import PASTE_BYTES
 from diag.input.sources import MemorySource, Source
 from diag.report import Report
@@ -319,10 +319,44 @@ def check_damage(
     }  # fmt: skip
 
 
-def _damage_rows(summary: dict) -> list[tuple[str, str, int, int]]:
+def check_thin(results: Sequence[CaseResult], rules: RuleSet, arounds: Sequence[int], show_holdout: bool = False) -> dict:
+    """Whether each failing case whose first finding is its label still gets that first finding
+    when it is cut to a thin paste: the lines that finding cites and ``around`` lines either side
+    (diag.damage.thin_paste), the files it cites nothing in left out, as a user pastes one host's
+    error and a few lines: ``{"thin": {"thin-K": {split: {"passing", "kept"}}}, "thin_misses": [...]}``."""
+    table: dict[str, dict[str, list[int]]] = {f"thin-{k}": {} for k in arounds}
+    misses = []
+    for r in results:
+        if r.case.label in (None, HEALTHY) or not r.top1:
+            continue
+        top = diagnose_case(r.case, rules).findings[0]
+        cited: dict[str, list[int]] = {}
+        for ev in top.evidence:
+            cited.setdefault(ev.path, []).append(ev.line)
+        logs = [p for p in r.case.logs() if str(p) in cited]
+        if not logs:
+            continue  # a finding from Slurm's record or the files' absence cites no line to keep
+        for around in arounds:
+            name = f"thin-{around}"
+            sources = [MemorySource(str(p), thin_paste(p.read_bytes(), cited[str(p)], around)) for p in logs]
+            after = check_case(r.case, rules, diagnose_sources(sources, rules, expect_busbw=r.case.expect_busbw))
+            for split in (r.case.split, "all"):
+                counts = table[name].setdefault(split, [0, 0])
+                counts[0] += 1
+                counts[1] += after.top1
+            if not after.top1 and (show_holdout or r.case.split != "holdout"):
+                misses.append({"case": str(r.case.path), "thin": name, "label": r.case.label, "got": after.ids[:3]})
+    return {
+        "thin": {name: {split: {"passing": n, "kept": k} for split, (n, k) in sorted(per.items())}
+                 for name, per in table.items()},
+        "thin_misses": misses,
+    }  # fmt: skip
+
+
+def _damage_rows(summary: dict, key: str = "damage") -> list[tuple[str, str, int, int]]:
     return [
         (name, split, c["passing"], c["kept"])
-        for name, per_split in summary.get("damage", {}).items()
+        for name, per_split in summary.get(key, {}).items()
         for split, c in per_split.items()
         if not (split == "all" and len(per_split) == 2)
     ]
@@ -368,6 +402,13 @@ def render_summary(summary: dict) -> str:
             out.append(f"{name:<22} {split:<10} {n:>7}  {k:>5}  {pct(k / n if n else None)}")
         for m in summary["damage_misses"]:
             out.append(f"  {m['damage']}: {m['case']}: {m['problems'][0] if m['problems'] else m['got']}")
+    if "thin" in summary:
+        out += ["", "thin pastes (of the failing cases answered right, how many still are when cut to the lines",
+                "their first finding cites, K lines either side)", "thin paste             split      passing   kept"]
+        for name, split, n, k in _damage_rows(summary, "thin"):
+            out.append(f"{name:<22} {split:<10} {n:>7}  {k:>5}  {pct(k / n if n else None)}")
+        for m in summary["thin_misses"]:
+            out.append(f"  {m['thin']}: {m['case']}: expected {m['label']}, got {m['got'] or 'nothing'}")
     return "\n".join(out) + "\n"
 
 
@@ -405,6 +446,10 @@ def render_markdown_summary(summary: dict) -> str:
     if "damage" in summary:
         out += ["", "| damage | split | passing | still passing |", "|---|---|---:|---:|"]
         out += [f"| {name} | {split} | {n} | {k} ({pct(k / n if n else None)}) |" for name, split, n, k in _damage_rows(summary)]
+    if "thin" in summary:
+        out += ["", "| thin paste | split | answered right | still right |", "|---|---|---:|---:|"]
+        out += [f"| {name} | {split} | {n} | {k} ({pct(k / n if n else None)}) |"
+                for name, split, n, k in _damage_rows(summary, "thin")]
     return "\n".join(out) + "\n"
 
 

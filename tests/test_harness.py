@@ -207,3 +207,61 @@ def test_real_pastes_keep_their_verdict_after_every_kind_of_paste_damage(rules):
     table = check_damage(results, rules)["damage"]
     weak = {name: per["dev"] for name, per in table.items() if per["dev"]["kept"] < 0.98 * per["dev"]["passing"]}
     assert not weak, weak
+
+
+def test_a_thin_paste_keeps_the_cited_lines_and_their_neighbours_and_marks_each_gap():
+    from diag.damage import thin_paste
+
+    log = b"\n".join(b"line %d" % n for n in range(1, 11)) + b"\n"
+    assert thin_paste(log, [2, 9], 1) == b"line 1\nline 2\nline 3\n...\nline 8\nline 9\nline 10\n"
+    assert thin_paste(log, [5], 0) == b"line 5\n"
+    assert thin_paste(log, [4, 6], 1) == b"line 3\nline 4\nline 5\nline 6\nline 7\n", "touching windows: no gap"
+    assert thin_paste(log, [1], 1000) == log, "a window wider than the log is the log"
+
+
+def test_eval_thin_cuts_each_case_answered_right_to_its_evidence_and_counts_what_still_is(tmp_path):
+    rules_dir, _ = _site(tmp_path, RULE)
+    noise = "".join(f"step {n} loss 2.{n}\n" for n in range(40))
+    wild = _wild_pair(tmp_path, noise + "LustreError: 11-0: scratch-OST0003: evicted by scratch-MDT0000\n" + noise,
+                      "x-site-fs")  # fmt: skip
+    summary = json.loads(_run("eval", str(wild), "--rules", str(rules_dir), "--thin", "0", "--thin", "3",
+                              "--format", "json").stdout)  # fmt: skip
+    both = {"all": {"passing": 2, "kept": 2}, "dev": {"passing": 1, "kept": 1}, "holdout": {"passing": 1, "kept": 1}}
+    assert summary["thin"] == {"thin-0": both, "thin-3": both}
+    assert summary["thin_misses"] == []
+    text = _run("eval", str(wild), "--rules", str(rules_dir), "--thin", "2").stdout
+    assert "thin pastes" in text and "thin-2" in text
+    markdown = _run("eval", str(wild), "--rules", str(rules_dir), "--thin", "2", "--format", "markdown").stdout
+    assert "| thin-2 | dev | 1 | 1 (100%) |" in markdown
+
+
+def test_thin_check_leaves_healthy_runs_alone_and_names_dev_cases_only(tmp_path, rules, monkeypatch):
+    import diag.harness as harness
+
+    oom = "step 1\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\nstep 2\n"
+    wild = _wild_pair(tmp_path, oom, "cuda-oom")
+    healthy = tmp_path / "wild" / "fine"
+    healthy.mkdir()
+    (healthy / "log.txt").write_text("step 1 loss 2.3\nstep 2 loss 2.1\n")
+    (healthy / "case.yaml").write_text(yaml.safe_dump({"source": "https://example.org/fine", "label": "healthy"}))
+    results = [check_case(c, rules) for c in find_cases([wild])]
+    found = harness.check_thin(results, rules, [0])
+    assert found["thin"]["thin-0"]["all"] == {"passing": 2, "kept": 2}, "the healthy run is not a case to thin"
+    monkeypatch.setattr(harness, "thin_paste", lambda data, lines, around: b"\n")  # a cut that loses every word
+    lost = harness.check_thin(results, rules, [0])
+    assert lost["thin"]["thin-0"]["all"] == {"passing": 2, "kept": 0}
+    assert [m["case"].rsplit("/", 1)[-1] for m in lost["thin_misses"]] == ["dev"], "a holdout case is not named"
+    shown = harness.check_thin(results, rules, [0], show_holdout=True)["thin_misses"]
+    assert sorted(m["case"].rsplit("/", 1)[-1] for m in shown) == ["dev", "holdout"]
+
+
+def test_a_window_as_wide_as_the_log_keeps_every_bundled_verdict(rules):
+    """Cut to its evidence with more context than the file has, a one-file case is its whole log
+    again, so the thin check must give the verdict the case gets as it is."""
+    from diag.harness import check_thin
+
+    results = [r for r in (check_case(c, rules) for c in find_cases([CORPUS]) if c.split == "corpus")
+               if len(r.case.logs()) == 1]  # fmt: skip
+    table = check_thin(results, rules, [10**6])["thin"]["thin-1000000"]["corpus"]
+    assert table["passing"] > 50
+    assert table["kept"] == table["passing"]

@@ -35,11 +35,15 @@ from diag.commands.common import (
 @click.option("--damage", is_flag=True,
               help="Also damage every case that passes as a paste does (terminal cuts, indentation, quotes, ...) "
                    "and count those that still pass.")  # fmt: skip
-def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under, show_holdout, damage) -> None:
+@click.option("--thin", "arounds", multiple=True, type=click.IntRange(0, 1000), metavar="K",
+              help="Also cut every failing case answered right to the lines its first finding cites and K lines "
+                   "either side, as a thin paste, and count those still answered right (repeatable).")  # fmt: skip
+def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under, show_holdout, damage, arounds) -> None:
     """Diagnose every labelled case under DIRS (folders with expected.yaml or case.yaml) and print
     top-1 / top-3 / healthy-clean per split, a per-cause table and the cases that miss (the
     holdout split's only as a count, unless --show-holdout). With --damage, each case that passes
-    is damaged as pastes are (diag.damage) and the cases that still pass are counted."""
+    is damaged as pastes are (diag.damage) and the cases that still pass are counted; with --thin K,
+    each failing case answered right is cut to its evidence and K lines either side."""
     import json
 
     from diag.harness import (
@@ -65,6 +69,10 @@ def evaluate(dirs, rule_dirs, disable, split, fmt, fail_under, show_holdout, dam
 
         found = check_damage(results, rules, show_holdout=show_holdout)
         summary.update(found)
+    if arounds:
+        from diag.harness import check_thin
+
+        summary.update(check_thin(results, rules, sorted(set(arounds)), show_holdout=show_holdout))
     render = {"json": lambda s: json.dumps(s, indent=2) + "\n", "markdown": render_markdown_summary}.get(fmt, render_summary)
     write_stdout(render(summary))
     if fail_under is not None:
