@@ -89,7 +89,10 @@ def best_cue(payload: str, rules: list[Rule]) -> list[tuple[Rule, str]]:
     longest = 0
     for rule in rules:
         for pattern in _compiled(rule.cues):
-            m = next((m for m in pattern.finditer(payload) if not _inside_path(payload, m, pattern)), None)
+            m = next(
+                (m for m in pattern.finditer(payload) if not _inside_path(payload, m, pattern) and not _an_option(payload, m)),
+                None,
+            )
             if m is None or len(m[0]) < longest:
                 continue
             if len(m[0]) > longest:
@@ -97,6 +100,16 @@ def best_cue(payload: str, rules: list[Rule]) -> list[tuple[Rule, str]]:
             if all(r is not rule for r, _ in best):
                 best.append((rule, m[0]))
     return best
+
+
+_OPTION_REST = re.compile(r"[\w-]*=")
+
+
+def _an_option(payload: str, m: re.Match) -> bool:
+    """Whether a word matched only as an option given a value on a command line (``failed to run
+    torchrun --nnodes=2 --rdzv_endpoint=...``): a command echoed on an error line names its settings,
+    not what went wrong (srun's ``can't honor --ntasks-per-node set to 2`` is about the option)."""
+    return payload[max(0, m.start() - 2) : m.start()] == "--" and bool(_OPTION_REST.match(payload, m.end()))
 
 
 def _inside_path(payload: str, m: re.Match, pattern: re.Pattern) -> bool:

@@ -192,7 +192,9 @@ _SRUN_LABEL = re.compile(rb"\s*\d{1,5}: ")
 _RECORD_START = re.compile(
     rb"^(?:\s*$|#|\s+\d{1,5}: |([-=*#~_])\1{3}|\[|\d{1,5}: |[\w.-]+:\d+:\d+ \[|\d{4}-\d\d-\d\d|[A-Z][a-z]{2} [ \d]\d |[EWIF]\d{4} |Traceback |  File "
     rb"|(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning)\b|(?:srun|sbatch|salloc|slurmstepd|pyxis|enroot)\b"
-    rb"|NCCL |[\w.-]*\d[\w.-]*: (?:[\w.-]+: )?(?:\d+: )?\[|\*\*\* |> |```)"
+    rb"|NCCL |[\w.-]*\d[\w.-]*: (?:[\w.-]+: )?(?:\d+: )?\[|\*\*\* |> |```"
+    # nccl-tests' device rows, all of one width, that a markdown paste took the '#' from
+    rb"|\s*Rank +\d+ +(?:Group +\d+ +)?Pid +\d+ )"
 )
 
 

@@ -90,8 +90,9 @@ FACT_SIGNATURES: tuple[Signature, ...] = (
     _sig("launcher", r"\bmpirun\b", "mpirun"),
     _sig("launcher", r"\bmpiexec\b", "mpiexec"),
     _sig("launcher", r"\bprterun\b", "prterun"),
-    _sig("tests_device", r"#\s+Rank\s+(?P<rank>\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device\s+\d+\s+"
-         r"\[[^\]]+\]\s+(?P<gpu>.+?)\s*$", " Group "),
+    # nccl-tests' device list (2.13+; a markdown paste drops the '#').
+    _sig("tests_device", r"(?:#|^)\s*Rank\s+(?P<rank>\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device\s+"
+         r"\d+\s+\[[^\]]+\]\s+(?P<gpu>.+?)\s*$", " Group "),
 )  # fmt: skip
 
 

@@ -593,3 +593,15 @@ def test_a_stack_through_a_process_group_barrier_alone_is_a_weak_barrier_timeout
     # With the exception kept, its own cause comes first.
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
     assert diagnose(rules, [oom, *frames]).findings[0].id == "cuda-oom"
+
+
+def test_jax_heartbeat_timeout_names_its_task_and_is_no_preemption(rules):
+    line = (
+        "2024-10-09 15:47:38.568412: E external/xla/xla/tsl/distributed_runtime/coordination/coordination_service.cc:1170] "
+        "/job:jax_worker/replica:0/task:3 has been set to ERROR in coordination service: UNAVAILABLE: Task "
+        "/job:jax_worker/replica:0/task:3 heartbeat timeout. This indicates that the remote task has failed, got "
+        "preempted, or crashed unexpectedly. Check the task logs for an earlier error to debug further."
+    )
+    report = diagnose(rules, [line])
+    assert "task 3" in top(report, "nccl-timeout").detail
+    assert "preempted" not in ids(report)

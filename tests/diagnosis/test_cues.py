@@ -165,3 +165,11 @@ def test_words_do_not_bring_back_a_cause_its_analyzer_dismissed(rules):
         "  * All ranks crash with FileNotFoundError - directory already deleted by rank 0",
     ]
     top(diagnose(rules, lines), "unexplained-failure")
+
+
+def test_a_command_echoed_on_an_error_line_does_not_name_a_cause_by_its_options(rules):
+    line = ("Error: failed to run torchrun --nproc_per_node=4 --nnodes=2 --node_rank=1 --rdzv_backend=c10d "
+            "--rdzv_endpoint=ip:29501 --rdzv_id=colossalai-default-job train.py on gpu-1648")  # fmt: skip
+    assert not _by_cue(diagnose(rules, [line]))
+    # The same words as the subject of the error still point at the cause.
+    assert _by_cue(diagnose(rules, ["ValueError: nproc_per_node (8) is larger than the number of GPUs (4)"]))

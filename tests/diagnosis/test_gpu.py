@@ -331,3 +331,9 @@ def test_amd_gpus_hang_and_fault_in_rocms_words_as_nvidias_xids_do(rules):
         "(7889485824 bytes) from device: hipError_t(1002)"
     )
     top(diagnose(rules, [tf]), "cuda-oom")
+
+
+def test_paddles_allocator_running_out_is_cuda_oom(rules):
+    line = ("0223 18:59:36.058634 11348 operator.cc:179] Out of memory error on GPU 0. Cannot allocate 6.933594GB "
+            "memory on GPU 0, available memory is only 726.750000MB.")  # fmt: skip
+    assert "6.933594GB on GPU 0" in top(diagnose(rules, [line]), "cuda-oom").detail

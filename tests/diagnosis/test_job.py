@@ -1568,3 +1568,29 @@ def test_xlas_aborted_communicator_and_rccl_tests_hip_failure_are_failures(rules
 
 def test_a_prolog_that_hung_is_a_node_failure(rules):
     assert "Prolog" in top(diagnose(rules, ["slurmstepd: error: Prolog hung on node worker-3"]), "node-failure").detail
+
+
+def test_python_3_14s_words_for_an_ignored_exception_at_shutdown_are_no_failure(rules):
+    ignored = [
+        "[rank6]:[titan] 2026-05-03 02:37:15,266 - root - INFO - Training completed",
+        "[rank6]:Exception ignored while calling deallocator <function CheckpointManager.__del__ at 0x7faa78f38a90>:",
+        "[rank6]:Traceback (most recent call last):",
+        '[rank6]:  File "/venv/main/lib/python3.14/threading.py", line 1133, in join',
+        "[rank6]:PythonFinalizationError: cannot join thread at interpreter shutdown",
+    ]
+    assert "unexplained-failure" not in ids(diagnose(rules, ignored))
+    # Without the line that says it was ignored, the same traceback is a failure.
+    assert "unexplained-failure" in ids(diagnose(rules, ignored[:1] + ignored[2:]))
+
+
+def test_a_process_terminated_before_the_others_timed_out_is_the_root_of_the_timeout(rules):
+    steps = [f"2024-07-29 01:5{n}:31 - LOGS - Epoch:  10 [   8354{n}/  100000], loss: 33.49" for n in range(3)]
+    report = diagnose(rules, steps + ["Terminated", WATCHDOG])
+    root = top(report, "unexplained-failure")
+    assert root.severity == "error" and "Terminated" in root.detail
+    assert found(report, "nccl-timeout").explained_by == "unexplained-failure"
+    # A time limit that sent the signal says who stopped it.
+    assert top(diagnose(rules, steps + ["Terminated", WATCHDOG, JOB_TIME_LIMIT]), "job-time-limit")
+    # The shell's word alone: stopped from outside, a warning that says what it could not tell.
+    alone = diagnose(rules, ["run.sh: line 12:  4663 Terminated              python train.py"])
+    assert top(alone, "unexplained-failure").severity == "warning"

@@ -908,6 +908,31 @@ def test_nccl_tests_with_a_rank_0_on_every_host_ran_as_separate_jobs(rules):
     assert not diagnose(rules, joined).findings
 
 
+def test_nccl_tests_device_list_pasted_without_its_hash_marks_still_shows_the_separate_worlds(rules):
+    # A markdown paste turns "#  Rank ..." into a heading and drops the '#'.
+    lines = [_tests_device(0, "node3", 1528921).lstrip("# "), _tests_device(0, "node2", 2171626).lstrip("# ")]
+    assert top(diagnose(rules, lines), "world-size-mismatch").hosts == ["node2", "node3"]
+
+
+def test_processes_each_rank_0_of_one_on_several_hosts_explain_the_bandwidth_they_measured(rules):
+    """nccl-tests under MPI without PMI wiring: each process a world of its own, so its busbw says
+    nothing about the fabric; the missing wiring comes first, the bandwidth under it."""
+    lines = []
+    for host, pid in (("gdr114", 71918), ("gdr116", 45875)):
+        lines += [
+            f"{host}:{pid}:{pid} [0] NCCL INFO comm 0x55d1 rank 0 nRanks 1 nNodes 1 localRanks 1 localRank 0 MNNVL 0",
+            f"{host}:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm 0x55d1 rank 0 nranks 1 cudaDev 0 nvmlDev 0 "
+            "busId 1a000 commId 0x1 - Init COMPLETE",
+        ]
+    lines += [
+        "#  Rank  0 Group  0 Pid  71918 on     gdr114 device  0 [0000:1a:00] NVIDIA H100 80GB HBM3",
+        "  1073741824     268435456     float     sum      -1   6766.1  158.69    0.00      0     0.14  7713662.53    0.00      0",
+    ]
+    report = diagnose(rules, lines)
+    top(report, "pmix-not-used")
+    assert found(report, "busbw-low").explained_by == "pmix-not-used"
+
+
 def test_lightning_asking_for_gpus_the_task_cannot_see_is_a_layout_mismatch(rules):
     line = "MisconfigurationException('You requested gpu: [0, 1, 2, 3, 4, 5, 6, 7]\\n But your machine only has: [0]"
     finding = top(diagnose(rules, [line]), "world-size-mismatch")
@@ -1501,3 +1526,45 @@ def test_a_step_srun_aborted_at_launch_is_no_users_cancel(rules):
         "slurmstepd: error: *** STEP 6229110.0 ON x3 CANCELLED AT 2024-07-11T05:22:07 ***",
     ])  # fmt: skip
     assert "job-cancelled" not in ids(report) and top(report, "unexplained-failure").severity == "error"
+
+
+# ----------------------------------------------------------------------- JAX and Ray coordination
+def test_jax_task_that_never_registered_with_the_coordinator_is_a_rendezvous_failure(rules):
+    finding = top(diagnose(rules, ["DEADLINE_EXCEEDED: Deadline Exceeded", "RPC: /tensorflow.CoordinationService/RegisterTask"]),
+                  "rendezvous-failure")  # fmt: skip
+    assert "coordinator_address" in finding.detail
+    grpc = ("Additional GRPC error information from remote target unknown_target_for_coordination_leader while calling "
+            "/tensorflow.CoordinationService/RegisterTask:")  # fmt: skip
+    top(diagnose(rules, [grpc]), "rendezvous-failure")
+    # A heartbeat RPC of a task that had registered is no rendezvous fault.
+    assert "rendezvous-failure" not in ids(diagnose(rules, ["RPC: /tensorflow.CoordinationService/Heartbeat"]))
+
+
+def test_ray_start_that_warned_about_the_gcs_and_then_started_raises_nothing(rules):
+    unable = ("2022-07-13 15:19:40,592\tWARNING utils.py:1242 -- Unable to connect to GCS at 10.249.16.183:6379. Check that "
+              "(1) Ray GCS with matching version started successfully at the specified address, and (2) there is no "
+              "firewall setting preventing access.")  # fmt: skip
+    started = "2022-07-13 15:19:43,891\tSUCC scripts.py:758 -- Ray runtime started."
+    assert "rendezvous-failure" not in ids(diagnose(rules, [unable, started]))
+    assert top(diagnose(rules, [unable]), "rendezvous-failure").severity == "error"
+
+
+def test_pmix_component_box_before_a_long_run_is_noise_beside_what_ended_it(rules):
+    box = [
+        "A requested component was not found, or was unable to be opened.  This",
+        "means that this component is either not installed or is unable to be",
+        "used on your system (e.g., sometimes this means that shared libraries",
+        "that the component requires are unable to be found/loaded).  Note that",
+        "PMIx stopped checking at the first component that it did not find.",
+        "",
+        "Host:      gilbreth-h014.rcac.purdue.edu",
+        "Framework: psec",
+        "Component: munge",
+    ]
+    steps = [f"| step       | {n}     |" for n in range(60)]
+    limit = "slurmstepd: error: *** JOB 10377083 ON gilbreth-h014 CANCELLED AT 2026-03-05T20:24:06 DUE TO TIME LIMIT ***"
+    report = diagnose(rules, box + steps + [limit])
+    top(report, "job-time-limit")
+    assert found(report, "pmix-runtime-error").severity == "info"
+    # The box with the job's end right after it: PMIx may be what stopped the tasks.
+    assert found(diagnose(rules, box + [limit]), "pmix-runtime-error").severity != "info"

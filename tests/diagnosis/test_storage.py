@@ -1134,3 +1134,15 @@ def test_a_script_found_beside_the_batch_scripts_spool_copy_is_node_local(rules)
 
 def test_gpfs_down_on_a_node_is_shared_storage_missing(rules):
     top(diagnose(rules, [" mmremote: GPFS is not ready to handle commands yet."]), "shared-storage-missing")
+
+
+def test_a_working_directory_slurmstepd_could_not_enter_in_a_run_that_went_on_is_a_warning(rules):
+    chdir = "0: slurmstepd: error: couldn't chdir to `/workspace': No such file or directory: going to /tmp instead"
+    progress = [f"0: Train Epoch: 0 [{n * 512}/114688 ({n}%)] Loss: 5.1" for n in range(1, 40)]
+    finding = found(diagnose(rules, [chdir] * 4 + progress), "node-local-path")
+    assert finding.severity == "warning" and "/tmp instead" in finding.detail
+    # Under node-local storage the same line is an error: another node made that directory.
+    local = "slurmstepd: error: couldn't chdir to `/scratch/local/run7': No such file or directory: going to /tmp instead"
+    assert top(diagnose(rules, [local]), "node-local-path").severity == "error"
+    # And a task that then fails makes the missing directory the error it is.
+    assert found(diagnose(rules, [chdir] + progress + task_failed(1)), "node-local-path").severity == "error"

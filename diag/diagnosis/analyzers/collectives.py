@@ -489,13 +489,13 @@ def _rank_monitor(rule: Rule, ctx: Context) -> list[Finding]:
 def _jax_fate(rule: Rule, ctx: Context) -> list[Finding]:
     """JAX's coordination service: a task stopped sending heartbeats (or the leader went away) and
     every other task terminates with it; the task it names is the one to look at."""
-    names = ["jax_fatal", "jax_unhealthy", "jax_polled", "jax_not_connected"]
+    names = ["jax_fatal", "jax_unhealthy", "jax_heartbeat", "jax_polled", "jax_not_connected"]
     samples = ctx.samples(rule, names)
     if not samples:
         return []
-    tasks = sorted({int(g["task"]) for _, g in ctx.samples(rule, ["jax_task"])})
+    tasks = sorted({int(g["task"]) for _, g in ctx.samples(rule, ["jax_task", "jax_heartbeat"])})
     leader = any(g.get("leader") for _, g in samples)
-    strong = ctx.stats(rule, ["jax_fatal", "jax_unhealthy"])
+    strong = ctx.stats(rule, ["jax_fatal", "jax_unhealthy", "jax_heartbeat"])
     if tasks:
         detail = (
             f"JAX's coordination service stopped hearing from task {', '.join(map(str, tasks[:8]))} (no heartbeats) "

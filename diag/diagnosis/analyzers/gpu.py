@@ -235,6 +235,9 @@ def cuda_oom(rule: Rule, ctx: Context) -> list[Finding]:
         xla = ["xla_oom", "xla_oom_old"]
         size = first_or(ctx.captures(rule, "alloc", xla) + ctx.captures(rule, "req", xla))
         detail = f"{who} ran out of GPU memory (the framework's allocator" + (f" could not get {size})" if size else ")")
+    elif "paddle_oom" in chosen:
+        _ev, g = ctx.samples(rule, ["paddle_oom"])[0]
+        detail = f"{who} ran out of GPU memory: PaddlePaddle could not allocate {g['alloc']} on GPU {g['gpu']}"
     elif chosen == {"batch_finder_zero"}:
         detail = (
             f"{who}: Accelerate's find_executable_batch_size ran out of memory at every batch size down to 1: one "

@@ -29,6 +29,9 @@ from diag.report import Finding
 
 
 def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
+    terminated = _terminated_before_timeout(rule, ctx)
+    if terminated:
+        return terminated
     if failure_rests_on_timeout(ctx):
         # Ranks a watchdog aborted and their launchers' exit lines are the timeout's cascade: the
         # timeout (naming the rank that fell behind) is the answer, not a failure nobody printed.
@@ -277,6 +280,7 @@ _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_oth
 _EXIT_LINES = [
     "task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "elastic_signal", "srun_force_term", "srun_force_job",
     "container_exit", "elastic_death_signal", "deepspeed_killing", "hydra_exit_code", "hydra_killed_by", "mpich_bad_termination",
+    "shell_terminated",
 ]  # fmt: skip
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
@@ -306,6 +310,27 @@ def _ignored_exceptions(rule: Rule, ctx: Context, lines: set[tuple[str, int]]) -
         for name, st in ctx.stats(rule, _EXCEPTION_LINES)
         if st.count == len(st.samples) and all((ev.path, ev.line) in lines for ev, _ in st.samples)
     }
+
+
+def _terminated_before_timeout(rule: Rule, ctx: Context) -> list[Finding]:
+    """A shell's "Terminated" for a process of the job, then the others' collective timeouts: the
+    process was stopped from outside and its peers waited for it, so the timeout is the consequence."""
+    timeouts = ctx.rules.get("nccl-timeout")
+    terminated = ctx.samples(rule, ["shell_terminated"])
+    if timeouts is None or not terminated or "nccl-timeout" not in ctx.findings:
+        return []
+    if any(f.role != "symptom" and f.id != "nccl-timeout" for f in ctx.findings.values()):
+        return []  # a banner (time limit, scancel, preemption) or another root says who stopped it
+    names = [s.name for s in timeouts.signatures if not s.fact]
+    first_timeout = min((ev.order for ev, _ in ctx.samples(timeouts, names)), default=None)
+    if first_timeout is None or terminated[0][0].order > first_timeout:
+        return []
+    detail = (
+        "A process of the job was terminated by a signal (SIGTERM: the shell's 'Terminated') before the others' "
+        "collective timed out: they waited for it, so the timeout is its consequence. The logs do not say who "
+        "sent it (a kill, a timeout command, the scheduler, a node's watchdog script)"
+    )
+    return [ctx.make_finding(rule, ["shell_terminated"], detail=detail + ".", confidence=0.5)]
 
 
 def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:

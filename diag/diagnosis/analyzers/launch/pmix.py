@@ -19,6 +19,18 @@ from diag.report import Finding
 _SINGLETON_WARNINGS = {"intel_no_pmi", "mpich_no_pmi", "mpich_dead_pmi_fd"}
 
 
+# Lines a file goes on for after a line for the process that printed it to have run on past it.
+RAN_ON_LINES = 40
+
+
+def _ran_on_after(ctx: Context, evidence: list) -> bool:
+    """Whether the file of the last of these lines goes on for RAN_ON_LINES lines after it."""
+    if not evidence:
+        return False
+    last = max(evidence, key=lambda ev: ev.order)
+    return ctx.last_lines().get(last.path, 0) - last.line >= RAN_ON_LINES
+
+
 # A program's greeting saying it is rank 0 of a world of 1, in the words of common MPI examples.
 ALONE = ["alone_of_one", "alone_out_of", "alone_comm_size", "alone_deepspeed", "alone_imb"]
 
@@ -58,7 +70,8 @@ def pmix_not_used(rule: Rule, ctx: Context) -> list[Finding]:
             f"every process is rank 0 of a world of 1 on {hosts_text([h.host for h in singles])}: "
             "the ranks were started without PMI/PMIx wiring or without RANK/WORLD_SIZE"
         )
-        return [ctx.make_finding(rule, detail=detail, hosts=[h.host for h in singles], confidence=0.6)]
+        # Each of several nodes showing its own world of one is what the logs say outright, not a guess.
+        return [ctx.make_finding(rule, detail=detail, hosts=[h.host for h in singles], confidence=0.8)]
     greetings = ctx.stats(rule, ALONE)
     if greetings and greetings[0][1].count > 1 and facts.max_nranks <= 1:
         count = greetings[0][1].count
@@ -388,14 +401,19 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         return []  # MPICH's PMI calls failing after it said the launcher speaks another PMI: that mismatch is the cause
     frameworks = ctx.captures(rule, "framework", ["component_missing"])
     only_box = not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"])
-    went_on = any(int(size) > 1 for size in ctx.captures(rule, "size", ["ranks_report"]))
-    if frameworks and only_box and went_on and not ctx.job_failed():
-        # PMIx goes on with another component of the framework (psec: native): the ranks ran.
+    # PMIx goes on with another component of the framework (psec: native): the ranks ran, or the program
+    # printed on long after the box (a training run that later hit its time limit).
+    went_on = None
+    if frameworks and only_box:
+        if _ran_on_after(ctx, [ev for ev, _ in ctx.samples(rule, ["component_missing"])]):
+            went_on = "the program printed on long after it, so whatever ended the job came later"
+        elif any(int(size) > 1 for size in ctx.captures(rule, "size", ["ranks_report"])) and not ctx.job_failed():
+            went_on = "the ranks then reported a world of several processes and nothing failed, so it is only noise"
+    if went_on:
         detail = (
-            f"PMIx could not open a component of its {frameworks[0]} framework and went on with another; "
-            "the ranks then reported a world of several processes and nothing failed, so it is only noise "
-            "(PMIX_MCA_{0}=^<component> silences it)"
-        ).replace("{0}", frameworks[0])
+            f"PMIx could not open a component of its {frameworks[0]} framework and went on with another; {went_on} "
+            f"(PMIX_MCA_{frameworks[0]}=^<component> silences it)"
+        )
         return [ctx.make_finding(rule, ["component_missing"], detail=detail + ".", severity="info", confidence=0.4)]
     if frameworks and only_box:
         # PMIx stops at the first plugin it cannot open: the help box is the whole story.

@@ -101,7 +101,8 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         chosen.discard("store_barrier_wait")  # it waited, then every process came
     if not chosen:
         return _store_socket_error(rule, ctx) or _stopped_in_rendezvous(rule, ctx) or _cut_in_rendezvous(rule, ctx)
-    if chosen <= RETRIED_CONNECTS | RETRIED_PEER_CONNECTS and not ctx.job_failed() and _rendezvous_passed(rule, ctx):
+    retried = RETRIED_CONNECTS | RETRIED_PEER_CONNECTS | {"ray_gcs_unable"}  # `ray start` warns so while it retries
+    if chosen <= retried and not ctx.job_failed() and _rendezvous_passed(rule, ctx):
         return []  # the workers started before rank 0's store (Ray's head) and retried until it was up
     if chosen <= STORE_LOST | {"rdzv_connection"} and ctx.stats(rule, ["agent_succeeded"]):
         return []  # this node's workers succeeded; the endpoint's agent, and its store, left first at the end
@@ -253,6 +254,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         parts.append(
             f"a JAX process could not connect to the coordinator ({g['status'][:80]}): jax.distributed.initialize's "
             "coordinator_address is not reachable from this node, or process 0 never started the service"
+        )
+    if "jax_register" in chosen and "jax_connect" not in chosen:
+        parts.append(
+            "a JAX process could not register with the coordination service (jax.distributed.initialize): "
+            "process 0 had not started it, or coordinator_address is not reachable from this node"
         )
     for _ev, g in ctx.samples(rule, ["horovod_unreachable"])[:1]:
         parts.append(

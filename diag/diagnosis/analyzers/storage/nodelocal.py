@@ -130,12 +130,14 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     # (evidence, what is missing, why it is node-local, confidence, what it assumed or None)
     local: list = []
     elsewhere: list = []  # (evidence, path, confidence when unknown): missing files on storage that may be shared
+    stepd_fallback: list = []  # working directories a run that went on lacked: a warning until something fails
     for ev, g in ctx.samples(rule, ["pyxis_name"] if not named_container_made_nowhere(ctx) else []):
         local.append((ev, f'container "{g["name"]}"', "pyxis named containers live on the node that made them", 0.85, None))
     failed = ctx.job_failed()
     shell = {
         ev for ev, _ in ctx.samples(rule, _SHELL_FORMS + _NOTICE_FORMS) if "[ERROR] " not in ev.text  # enroot's own error
     } if not failed else set()
+    shell -= {ev for ev, _ in ctx.samples(rule, ["chdir"])}  # slurmstepd's, not a shell's: judged below by its path
     fell_back = _fell_back_to_tmp(rule, ctx)
     failures = ctx.rules.get("unexplained-failure")
     ignored = ignored_exception_lines(failures, ctx) if failures else set()
@@ -203,6 +205,10 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
         elif ctx.job_failed():  # a file missing in a run that went on is no finding of its own
             why = "not found here, and nothing shows it on this node's storage"
             local.append((ev, path, why, unknown_conf, UNKNOWN_WHERE))
+        elif "going to /tmp instead" in ev.text:
+            # slurmstepd goes on in /tmp: the root of what fails next where the program uses relative paths
+            why = "slurmstepd could not enter it on this node and started the task in /tmp instead"
+            stepd_fallback.append((ev, path, why, 0.35, UNKNOWN_WHERE))
     for ev, g in ctx.samples(rule, ["spool_script"])[:1]:
         why = (
             "the job script found its own directory ($0, BASH_SOURCE), which under sbatch is slurmd's node-local "
@@ -245,7 +251,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     local += _workflow_signs(rule, ctx)
     # Signs of ranks that disagree or of a script in the wrong directory, not of a failure: a warning until something fails.
     ray_saves = _ray_relative_saves(rule, ctx)
-    soft = _split_signs(rule, ctx) + _shell_cd_missing(rule, ctx) + ray_saves
+    soft = _split_signs(rule, ctx) + _shell_cd_missing(rule, ctx) + ray_saves + stepd_fallback
     local += soft
     local += _pathless_signs(rule, ctx, rank0_host, dcp_failed)
     local += _working_dir_elsewhere(rule, ctx)
