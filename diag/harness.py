@@ -330,15 +330,17 @@ def check_thin(results: Sequence[CaseResult], rules: RuleSet, arounds: Sequence[
         if r.case.label in (None, HEALTHY) or not r.top1:
             continue
         top = diagnose_case(r.case, rules).findings[0]
-        cited: dict[str, list[int]] = {}
+        cited: dict[str, list] = {}
         for ev in top.evidence:
-            cited.setdefault(ev.path, []).append(ev.line)
+            cited.setdefault(ev.path, []).append(ev)
         logs = [p for p in r.case.logs() if str(p) in cited]
         if not logs:
             continue  # a finding from Slurm's record or the files' absence cites no line to keep
+        blobs = {str(p): p.read_bytes() for p in logs}
+        rows = {path: _record_rows(blob, cited[path]) for path, blob in blobs.items()}
         for around in arounds:
             name = f"thin-{around}"
-            sources = [MemorySource(str(p), thin_paste(p.read_bytes(), cited[str(p)], around)) for p in logs]
+            sources = [MemorySource(path, thin_paste(blob, rows[path], around)) for path, blob in blobs.items()]
             after = check_case(r.case, rules, diagnose_sources(sources, rules, expect_busbw=r.case.expect_busbw))
             for split in (r.case.split, "all"):
                 counts = table[name].setdefault(split, [0, 0])
@@ -351,6 +353,20 @@ def check_thin(results: Sequence[CaseResult], rules: RuleSet, arounds: Sequence[
                  for name, per in table.items()},
         "thin_misses": misses,
     }  # fmt: skip
+
+
+def _record_rows(data: bytes, evidence: list) -> list[int]:
+    """The rows of the records ``evidence`` cites: a record a terminal wrapped (rejoined when read) is
+    cited at its first row with its whole text, so the rows that continue it go with it."""
+    rows = data.decode("utf-8", "replace").split("\n")
+    out = []
+    for ev in evidence:
+        line, covered, whole = ev.line, len(rows[ev.line - 1].strip()) if ev.line <= len(rows) else 0, ev.text.strip()
+        out.append(line)
+        while covered < len(whole) and line < len(rows) and (more := rows[line].strip()) and more in whole:
+            line, covered = line + 1, covered + len(more)
+            out.append(line)
+    return out
 
 
 def _damage_rows(summary: dict, key: str = "damage") -> list[tuple[str, str, int, int]]:

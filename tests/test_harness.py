@@ -265,3 +265,16 @@ def test_a_window_as_wide_as_the_log_keeps_every_bundled_verdict(rules):
     table = check_thin(results, rules, [10**6])["thin"]["thin-1000000"]["corpus"]
     assert table["passing"] > 50
     assert table["kept"] == table["passing"]
+
+
+def test_a_thin_paste_keeps_every_row_of_a_record_a_terminal_wrapped(tmp_path, rules):
+    """The finding cites a wrapped record at its first row, with the whole record's text: cutting the
+    case to that row alone would lose "DUE TO TIME LIMIT" and measure the cut, not the verdict."""
+    from diag.harness import check_thin
+
+    noise = "".join(f"step {n} loss 2.{n}\n" for n in range(20))
+    banner = "slurmstepd: error: *** JOB 38193 ON gra533 CANCELLED AT 2017-07-02T16:35:48\nDUE TO TIME LIMIT ***\n"
+    wild = _wild_pair(tmp_path, noise + banner + noise, "job-time-limit")
+    results = [check_case(c, rules) for c in find_cases([wild])]
+    assert all(r.top1 for r in results)
+    assert check_thin(results, rules, [0])["thin"]["thin-0"]["all"] == {"passing": 2, "kept": 2}
