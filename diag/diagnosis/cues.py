@@ -68,8 +68,9 @@ def error_lines(ctx: Context) -> list[Evidence]:
     rule = ctx.rules.get(UNEXPLAINED)
     if rule is not None:
         known |= ignored_exception_lines(rule, ctx)  # printed and ignored: the program went on
-        # Error-level notices of runs that go on (slurmstepd's, sbatch's ignored values) name no cause.
-        known |= {(ev.path, ev.line) for ev, _ in ctx.samples(rule, ["stepd_notice", "sbatch_notice", "srun_notice"])}
+        # Error-level notices of runs that go on (slurmstepd's, sbatch's ignored values, Ray's disk monitor) name no cause.
+        notices = ["stepd_notice", "sbatch_notice", "srun_notice", "ray_disk_notice"]
+        known |= {(ev.path, ev.line) for ev, _ in ctx.samples(rule, notices)}
         for ev, _ in ctx.samples(rule, CONTENT_SIGNATURES):
             found.setdefault((ev.path, ev.line), ev)
     for ev in ctx.scan.error_sample.evidence():

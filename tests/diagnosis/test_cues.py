@@ -173,3 +173,12 @@ def test_a_command_echoed_on_an_error_line_does_not_name_a_cause_by_its_options(
     assert not _by_cue(diagnose(rules, [line]))
     # The same words as the subject of the error still point at the cause.
     assert _by_cue(diagnose(rules, ["ValueError: nproc_per_node (8) is larger than the number of GPUs (4)"]))
+
+
+def test_rays_disk_monitor_notice_names_no_cause_by_its_words(rules):
+    line = ("(raylet) [2025-02-25 19:42:26,206 E 2097714 2097744] file_system_monitor.cc:116: /tmp/ray/session_2025-02-25 "
+            "is over 95% full, available space: 88.4285 GB; capacity: 3466.18 GB. Object creation will fail if spilling "
+            "is required.")  # fmt: skip
+    failed = ["ImportError: flash_attn_2_cuda.cpython-39-x86_64-linux-gnu.so: undefined symbol: _ZNK3c10"]
+    report = diagnose(rules, [line] + failed)
+    assert not _by_cue(report) and "node-local-path" not in ids(report)

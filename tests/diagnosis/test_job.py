@@ -1594,3 +1594,17 @@ def test_a_process_terminated_before_the_others_timed_out_is_the_root_of_the_tim
     # The shell's word alone: stopped from outside, a warning that says what it could not tell.
     alone = diagnose(rules, ["run.sh: line 12:  4663 Terminated              python train.py"])
     assert top(alone, "unexplained-failure").severity == "warning"
+
+
+def test_an_exception_hydra_reported_before_exiting_is_the_jobs_failure(rules):
+    lines = [
+        "Error executing job with overrides: ['experiment=downscaling_LDM_res_2mT']",
+        "Traceback (most recent call last):",
+        '  File "src/train.py", line 31, in main',
+        "RuntimeError: DDP expects same model across all ranks, but Rank 3 has 192 params, while rank 0 has "
+        "inconsistent 170 params.",
+        "",
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.",
+    ]
+    finding = top(diagnose(rules, lines), "unexplained-failure")
+    assert finding.severity == "error" and "DDP expects same model" in finding.detail

@@ -1568,3 +1568,24 @@ def test_pmix_component_box_before_a_long_run_is_noise_beside_what_ended_it(rule
     assert found(report, "pmix-runtime-error").severity == "info"
     # The box with the job's end right after it: PMIx may be what stopped the tasks.
     assert found(diagnose(rules, box + [limit]), "pmix-runtime-error").severity != "info"
+
+
+def test_a_store_lost_after_a_process_raised_is_that_failures_consequence(rules):
+    raised = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 88, in <module>',
+        'wandb.errors.errors.CommError: Error uploading run: returned error 401: {"errors":[{"message":"user is not logged in"}]}',
+    ]
+    report = diagnose(rules, raised + [SHOULD_DUMP, STORE_SOCKET])
+    assert "rendezvous-failure" not in ids(report)
+    assert "CommError" in top(report, "unexplained-failure").detail
+    # The same store lost with nothing failing before it stays the rendezvous finding.
+    assert "rendezvous-failure" in ids(diagnose(rules, [STORE_SOCKET, STORE_CLOSED] + raised))
+
+
+def test_lightnings_srun_hint_is_noise_when_every_member_it_started_joined(rules):
+    hint = ("PossibleUserWarning: The `srun` command is available on your system but is not used. HINT: If your "
+            "intention is to run Lightning on SLURM, prepend your python command with `srun` like so: srun python train.py")  # fmt: skip
+    members = [f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/4" for r in range(4)]
+    assert "world-size-mismatch" not in ids(diagnose(rules, [hint] + members))
+    assert found(diagnose(rules, [hint] + members[:1]), "world-size-mismatch").severity == "warning"

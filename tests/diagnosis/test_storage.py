@@ -1146,3 +1146,12 @@ def test_a_working_directory_slurmstepd_could_not_enter_in_a_run_that_went_on_is
     assert top(diagnose(rules, [local]), "node-local-path").severity == "error"
     # And a task that then fails makes the missing directory the error it is.
     assert found(diagnose(rules, [chdir] + progress + task_failed(1)), "node-local-path").severity == "error"
+
+
+def test_singularity_unable_to_write_the_layers_it_unpacks_is_an_image_import_failure(rules):
+    lines = ["ERROR  : tar extraction error: Write failed", "WARNING: Warning handling tar header: Write failed"] * 3 + [
+        "ERROR  : Failed opening trigger file /tmp/.singularity-cleanuptrigger.Wx8uUe1W: No space left on device",
+        "ABORT  : Retval = 255",
+    ]
+    finding = top(diagnose(rules, lines), "container-import-failure")
+    assert "SINGULARITY_TMPDIR" in finding.detail

@@ -1807,3 +1807,16 @@ def test_system_v_shared_memory_refused_names_the_kernels_segment_limits(rules):
     ]:
         report = diagnose(rules, [line])
         assert top(report) == "shm-too-small" and "kernel.shmmni" in found(report, "shm-too-small").detail, line
+
+
+def test_a_roce_port_beside_ib_ports_is_no_error_when_the_bootstrap_failed_first(rules):
+    mixed = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/RoCE [4]mlx5_4:1/IB ; OOB ib0:192.168.184.61<0>"
+    lines = [
+        f"cgpu08:57123:57123 [0] NCCL INFO NET/IB : Using {mixed}",
+        "cgpu08:57123:57123 [0] NCCL INFO Bootstrap : Using ib0:192.168.184.61<0>",
+        "cgpu14:53622:53700 [0] misc/socket.cc:484 NCCL WARN Net : Connect to 192.168.184.61<42427> failed : No route to host",
+        "cgpu14:53622:53700 [0] NCCL INFO bootstrap.cc:68 -> 6",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report) == "nccl-socket-ifname"
+    assert found(report, "nccl-ib-hca-wrong").severity == "warning"

@@ -37,6 +37,15 @@ def _earlier_roots(ctx: Context, first: tuple[int, int], exclude: str) -> list[F
     ]
 
 
+def _failed_before(ctx: Context, first: tuple[int, int]) -> bool:
+    """Whether a process's own exception, or its launcher's report of its failing exit, comes before ``first``."""
+    unexplained = ctx.rules.get("unexplained-failure")
+    if unexplained is None:
+        return False
+    own = ctx.samples(unexplained, ["exception", "exception_other", "agent_exit"])
+    return any(ev.order < first for ev, _ in own)
+
+
 NO_SUCH_FAMILY = ("-9", "-5")
 
 
@@ -108,6 +117,8 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         return []  # this node's workers succeeded; the endpoint's agent, and its store, left first at the end
     if chosen <= {"store_socket", "store_closed"} and not ctx.job_failed():
         return []  # TCPStore's client warns so at teardown too, when rank 0's store exits before the others
+    if chosen <= STORE_LOST and _failed_before(ctx, min(ev.order for ev, _ in ctx.samples(rule, list(chosen)))):
+        return []  # a process raised or exited first: the others then lost the store it served
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai", "store_socket", *RAY_GCS]
     addrs = ctx.captures(rule, "addr", socket_sigs)
     ports = ctx.captures(rule, "port", socket_sigs)

@@ -305,6 +305,8 @@ def world_size(rule: Rule, ctx: Context) -> list[Finding]:
         # every task's GPU is device 0 and any other ordinal is invalid. No count disagrees; the honest
         # unexplained finding names the binding.
         return []
+    if chosen == {"srun_unused"} and _every_member_joined(rule, ctx):
+        return []  # Lightning started the processes itself, and every one of them joined
     parts = sentences(rule, ctx, chosen, LAYOUT_SENTENCES)
     detail = "Launch layout does not match: " + "; ".join(parts) + "."
     if chosen <= {"nnodes_reset", "ntasks_per_node", "srun_unused", "ray_worker_start"}:
@@ -525,6 +527,15 @@ def _launchers_alone(rule: Rule, ctx: Context) -> list[Finding]:
             assumed=assumed,
         )
     ]
+
+
+def _every_member_joined(rule: Rule, ctx: Context) -> bool:
+    """Whether Lightning announced every member of its world (``GLOBAL_RANK: r, MEMBER: m/n`` for all n)."""
+    st = dict(ctx.stats(rule, ["lightning_member"])).get("lightning_member")
+    if st is None:
+        return False
+    worlds = [int(w) for w in st.captures.get("world", {})]
+    return bool(worlds) and len(st.captures.get("rank", {})) >= max(worlds)
 
 
 def _members_never_joined(rule: Rule, ctx: Context) -> list[Finding]:

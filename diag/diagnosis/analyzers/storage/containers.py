@@ -68,6 +68,11 @@ def _import_reason(rule: Rule, ctx: Context, chosen: set[str]) -> str:
         reasons.append(f"the registry answered: {why[:160]}")
     if "layer_no_space" in chosen:
         reasons.append("the node's image store ran out of disk while unpacking a layer (docker's or containerd's root)")
+    if "singularity_tar_write" in chosen:
+        reasons.append(
+            "Singularity could not write the image's layers as it unpacked them (a full /tmp: point SINGULARITY_TMPDIR "
+            "and SINGULARITY_CACHEDIR at storage with room, or build the image once and run the file)"
+        )
     for path in ctx.captures(rule, "path", ["apptainer_image_missing"])[:1]:
         reasons.append(f"the image file {path} does not exist on this node")
     for d in ctx.captures(rule, "dir", ["no_space"])[:1]:
@@ -156,6 +161,8 @@ def container_import(rule: Rule, ctx: Context) -> list[Finding]:
         runtime = "docker/containerd"
     elif chosen <= {"apptainer_pull", "apptainer_image_missing", "apptainer_bad_image"}:
         runtime = "Apptainer"
+    elif chosen == {"singularity_tar_write"}:
+        runtime = "Singularity"
     detail = f"{runtime} could not get {image}" if runtime != "pyxis/enroot" else f"pyxis/enroot could not import {image}"
     if hosts:
         detail += f" on {hosts_text(hosts)}"

@@ -233,7 +233,9 @@ def _mixed_links(rule: Rule, ctx: Context) -> list[Finding]:
     # Queue pairs that would not connect, or a job that failed, are what striping over the odd port does;
     # NCCL refusing to merge them fails the communicator's init.
     failed_qps = bool(qp_failures(ctx))
-    broke = failed_qps or ctx.job_failed() or bool(ctx.stats(rule, ["merge_mixed"]))
+    # A bootstrap that failed first (its TCP socket could not reach a peer) is over before any HCA carries data.
+    at_bootstrap = bool(ctx.count("nccl-socket-ifname", ["bootstrap_failed"])) and not failed_qps
+    broke = failed_qps or (ctx.job_failed() and not at_bootstrap) or bool(ctx.stats(rule, ["merge_mixed"]))
     if broke:
         detail += "; queue pairs failed to connect" if failed_qps else "; the job failed"
     return [
