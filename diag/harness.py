@@ -361,10 +361,14 @@ def _record_rows(data: bytes, evidence: list) -> list[int]:
     rows = data.decode("utf-8", "replace").split("\n")
     out = []
     for ev in evidence:
-        line, covered, whole = ev.line, len(rows[ev.line - 1].strip()) if ev.line <= len(rows) else 0, ev.text.strip()
+        whole = ev.text.strip()
+        line = ev.line
+        covered = len(rows[line - 1].strip()) if line <= len(rows) else 0
         out.append(line)
+        # The next row continues the record while the record's text holds more than the rows so far, and that row.
         while covered < len(whole) and line < len(rows) and (more := rows[line].strip()) and more in whole:
-            line, covered = line + 1, covered + len(more)
+            line += 1
+            covered += len(more)
             out.append(line)
     return out
 
