@@ -557,6 +557,36 @@ def test_an_exception_python_printed_and_ignored_is_no_failure_but_one_after_it_
     assert finding.severity == "error" and "KeyError" in finding.detail and "child process" not in finding.detail
 
 
+def test_a_traceback_multiprocessings_exit_finalizers_printed_is_no_failure(rules):
+    # util._run_finalizers catches and prints what a finalizer raised; a paste may start inside one.
+    finalizer = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.10/multiprocessing/util.py", line 300, in _run_finalizers',
+        "    finalizer()",
+        '  File "/usr/lib/python3.10/multiprocessing/util.py", line 224, in __call__',
+        "    res = self._callback(*self._args, **self._kwargs)",
+        '  File "/usr/lib/python3.10/multiprocessing/synchronize.py", line 87, in _cleanup',
+        "    sem_unlink(name)",
+        "FileNotFoundError: [Errno 2] No such file or directory",
+    ]
+    assert "unexplained-failure" not in ids(diagnose(rules, finalizer))
+    assert "unexplained-failure" not in ids(diagnose(rules, finalizer[3:]))
+    real = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', "KeyError: 'input_ids'"]
+    finding = found(diagnose(rules, finalizer + real), "unexplained-failure")
+    assert finding.severity == "error" and "KeyError" in finding.detail
+
+
+def test_inotifys_no_space_left_is_its_watch_limit_not_a_full_disk(rules):
+    line = (
+        "[1724685304.167173] [sse-lg-112-41:102320:f]        vfs_fuse.c:281  UCX  ERROR inotify_add_watch(/tmp) "
+        "failed: No space left on device"
+    )
+    finding = found(diagnose(rules, [line]), "unexplained-failure")
+    assert finding.severity == "warning" and "max_user_watches" in finding.detail and "is full" not in finding.detail
+    full = found(diagnose(rules, ["OSError: [Errno 28] No space left on device: '/scratch/ckpt/step_10.pt'"]), "unexplained-failure")
+    assert full.severity == "error" and "full" in full.detail
+
+
 def test_slurms_record_of_a_cancelled_job_is_a_cancel_naming_who(rules):
     row = "4411         train        gpu        lab         64 CANCELLED by 1001      0:0"
     finding = diagnose(rules, [row]).findings[0]

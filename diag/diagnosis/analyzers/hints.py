@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+# inotify_add_watch() fails with ENOSPC when the user's inotify watches (fs.inotify.max_user_watches) are used
+# up: no disk is full (UCX's VFS says "UCX  ERROR inotify_add_watch(/tmp) failed: No space left on device").
+INOTIFY_LIMIT = re.compile(r"\binotify\w*\(.*\) failed: No space left on device")
+
 # Messages whose cause is known but outside the catalogue (no cause id fits: a node service, not the
 # GPU, the fabric or the job's settings): the honest "unexplained" finding says what they usually mean.
 # The first that matches gives the hint, so the specific come before the generic (Open MPI's daemon
@@ -287,6 +291,12 @@ OUTSIDE_CATALOGUE = (
         re.compile(r"Disk quota exceeded|\bEDQUOT\b|[Ee]rrno:? ?122\b"),
         "A disk quota is full (Disk quota exceeded): clean up or ask for more on the file system the job writes to "
         "(`quota -s`, `lfs quota -h -u $USER <mount>`, `mmlsquota`); quotas count files as well as bytes",
+    ),
+    (
+        INOTIFY_LIMIT,
+        "inotify_add_watch's 'No space left on device' is the inotify watch limit, not a full disk: the user's "
+        "watches (fs.inotify.max_user_watches) are used up on that node; raise it (sysctl "
+        "fs.inotify.max_user_watches=524288) or stop what holds them. UCX's VFS monitor goes on without its watch",
     ),
     (
         re.compile(r"No space left on device|\bENOSPC\b|[Ee]rrno:? ?28\b"),

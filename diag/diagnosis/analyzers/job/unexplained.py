@@ -20,7 +20,7 @@ from diag.diagnosis.analyzers.common import (
     said,
     success_lines,
 )
-from diag.diagnosis.analyzers.hints import outside_catalogue_hint
+from diag.diagnosis.analyzers.hints import INOTIFY_LIMIT, outside_catalogue_hint
 from diag.diagnosis.analyzers.job.common import SIGNAL_HOWS, failure_before_cancel
 from diag.diagnosis.analyzers.launch.pmix import runtime_unpack
 from diag.diagnosis.context import Context, pick_evidence
@@ -40,7 +40,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     ignored_lines = ignored_exception_lines(rule, ctx)
     ignored = _ignored_exceptions(rule, ctx, ignored_lines)
     failed = [(n, st) for n, st in failed if n not in ignored]
-    failed = [(n, st) for n, st in failed if n not in _FULL_STORAGE or not _warned_only(st)]
+    failed = [(n, st) for n, st in failed if n not in _FULL_STORAGE or not _no_full_disk(st)]
     if failed and {n for n, _ in failed} <= _FULL_STORAGE and ctx.findings:
         return []  # a full disk that another finding names (a /dev/shm too small, an image store)
     if not failed:
@@ -193,10 +193,12 @@ _FULL_STORAGE = {"no_space_left", "quota_exceeded"}
 _PY_WARNING = re.compile(r"\b[A-Z]\w*Warning: ")
 
 
-def _warned_only(stats) -> bool:
+def _no_full_disk(stats) -> bool:
     """Every line a warning the program printed and went on past ("UserWarning: [Errno 28] No space left on
-    device. joblib will operate in serial mode")."""
-    return stats.count <= len(stats.samples) and all(_PY_WARNING.search(ev.text) for ev, _ in stats.samples)
+    device. joblib will operate in serial mode") or an inotify watch limit reached, not a full disk."""
+    return stats.count <= len(stats.samples) and all(
+        _PY_WARNING.search(ev.text) or INOTIFY_LIMIT.search(ev.text) for ev, _ in stats.samples
+    )
 
 
 # A process that ended badly, as its launcher or the scheduler reports it: a per-process success marker
@@ -289,15 +291,23 @@ _WENT_PAST_LINES = (*_EXCEPTION_LINES, "command_not_found", "loader_missing")
 
 def ignored_exception_lines(rule: Rule, ctx: Context) -> set[tuple[str, int]]:
     """The traceback and exception lines Python printed under "Exception ignored in:" (a
-    destructor's or exit-time exception the program went on past), as (path, line)."""
+    destructor's or exit-time exception the program went on past), or in a traceback whose first
+    frame is multiprocessing's exit-time finalizers (printed and gone past as well), as (path, line)."""
     markers = {(ev.path, ev.line) for ev, _ in ctx.samples(rule, ["exception_ignored"])}
-    if not markers:
+    finalizer_frames = {(ev.path, ev.line) for ev, _ in ctx.samples(rule, ["finalizer_frame"])}
+    if not markers and not finalizer_frames:
         return set()
     starts = sorted((ev.path, ev.line) for ev, _ in ctx.samples(rule, ["traceback"]))
 
     def under_marker(ev) -> bool:
-        # The traceback this line belongs to starts right after the marker (or is the marker's next line).
-        start = max((s for s in starts if s[0] == ev.path and s[1] <= ev.line), default=(ev.path, ev.line))
+        # The traceback this line belongs to starts right after the marker (or is the marker's next line),
+        # or has a finalizer's frame (a paste may start inside the traceback: no header to find).
+        start = max((s for s in starts if s[0] == ev.path and s[1] <= ev.line), default=(ev.path, 0))
+        if start[1] == ev.line:  # the header: its first frame is the next line
+            if (ev.path, ev.line + 1) in finalizer_frames:
+                return True
+        elif any(path == ev.path and start[1] < n < ev.line for path, n in finalizer_frames):
+            return True
         return (ev.path, start[1] - 1) in markers or (ev.path, ev.line - 1) in markers
 
     return {(ev.path, ev.line) for ev, _ in ctx.samples(rule, _EXCEPTION_LINES) if under_marker(ev)}
