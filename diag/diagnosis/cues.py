@@ -58,6 +58,11 @@ class _Named:
     weight: int = 0
 
 
+# A command line's option ("-Werror=format-security", "--on-error=abort"): an echoed compiler or launcher
+# command names the word as a setting, and says nothing failed.
+_OPTION_TOKEN = re.compile(r"(?<!\S)--?[A-Za-z][\w-]*(?:=\S*)?")
+
+
 def error_lines(ctx: Context) -> list[Evidence]:
     """The error lines no rule explains, in file order: what failed, as the logs say it."""
     # A line some rule's signature matched is known, even if that rule found nothing of it.
@@ -76,7 +81,7 @@ def error_lines(ctx: Context) -> list[Evidence]:
     for ev in ctx.scan.error_sample.evidence():
         # The sample is broad on purpose (a "timeout" key of a printed config is in it): only a
         # line that says something failed is read for words.
-        if FAILURE_WORDS.search(ev_payload(ev).lower()):
+        if FAILURE_WORDS.search(_OPTION_TOKEN.sub(" ", ev_payload(ev)).lower()):
             found.setdefault((ev.path, ev.line), ev)
     lines = [
         ev for key, ev in found.items() if key not in known and frame_fields(ev.text)[7] not in INFO_LEVELS

@@ -226,6 +226,7 @@ def rejoin_wrapped(data: bytes) -> bytes:
             and widths[j] == width
             and j not in tabular
             and j + 1 not in tabular
+            and rows[j + 1] != rows[j]  # the same record printed again (by another process), not its rest
             and _continues(rows[j + 1], labelled)
         ):
             j += 1

@@ -91,6 +91,18 @@ def test_a_cue_word_that_is_only_a_directory_of_a_path_names_nothing(rules):
     assert "node-failure" in ids(diagnose(rules, ["srun: error: fatal: slurmd on gpu-3 stopped answering"]))
 
 
+def test_an_echoed_compiler_command_whose_options_say_error_is_no_error_line(rules):
+    # A setup step compiling a probe under /tmp: "-Werror=format-security" is a setting, not a failure.
+    gcc = (
+        "x86_64-linux-gnu-gcc -Wno-unused-result -DNDEBUG -g -O2 -Wall -Wformat -Werror=format-security -fPIC "
+        "-c /tmp/tmphss84kbl/test.c -o /tmp/tmphss84kbl/test.o"
+    )
+    assert not diagnose(rules, [gcc, "iteration 10/100 | loss 2.31"]).findings
+    # The same words as a compiler's own error still count.
+    error = "/tmp/tmphss84kbl/test.c:3:10: error: unknown type name 'cudaStream_t'"
+    assert diagnose(rules, [gcc, error]).findings
+
+
 @pytest.mark.parametrize("rule_id", sorted(r.id for r in load_rules().rules if r.cues))
 def test_every_cue_example_is_named_by_the_cues_alone(rules, rule_id):
     assert not [f.message() for f in check_examples(rules, [rule_id])]

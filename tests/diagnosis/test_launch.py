@@ -1589,3 +1589,22 @@ def test_lightnings_srun_hint_is_noise_when_every_member_it_started_joined(rules
     members = [f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/4" for r in range(4)]
     assert "world-size-mismatch" not in ids(diagnose(rules, [hint] + members))
     assert found(diagnose(rules, [hint] + members[:1]), "world-size-mismatch").severity == "warning"
+
+
+def test_other_agents_losing_the_store_after_hydra_rejected_an_override_follow_that_failure(rules):
+    hydra = [
+        "Ambiguous value for argument 'model.data.splits_string=980,10,10'",
+        "1. To use it as a list, use key=[value1,value2]",
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.",
+    ]
+    lost = [
+        "W0207 17:32:12.743000 140005768510336 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1218] The node "
+        "'nid002964-hsn0_1900317_0' has failed to shutdown the rendezvous 'gpt_350m' due to an error of type "
+        "RendezvousConnectionError.",
+        "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. "
+        "See inner exception for details.",
+    ]
+    report = diagnose(rules, hydra + lost)
+    assert "rendezvous-failure" not in ids(report) and report.findings[0].id == "unexplained-failure"
+    # The store lost with nothing failing before it stays the rendezvous finding.
+    assert diagnose(rules, lost + hydra).findings[0].id == "rendezvous-failure"

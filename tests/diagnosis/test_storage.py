@@ -1155,3 +1155,25 @@ def test_singularity_unable_to_write_the_layers_it_unpacks_is_an_image_import_fa
     ]
     finding = top(diagnose(rules, lines), "container-import-failure")
     assert "SINGULARITY_TMPDIR" in finding.detail
+
+
+def test_a_file_every_process_in_torchruns_failure_table_lacked_rank_0_too_is_a_wrong_path(rules):
+    # Both local ranks, rank 0 among them, could not open the script: missing where rank 0 runs, not one node's disk.
+    missing = "/home/yuqi/venv/bin/python3: can't open file '/home/yuqi/proj/test_pippy/gpt2_generate.py': [Errno 2] No such file or directory"
+    table = [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "Failures:",
+        "[1]:",
+        "  host      : sfo1",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 2 (pid: 395837)",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  host      : sfo1",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : 2 (pid: 395836)",
+    ]
+    report = diagnose(rules, [missing, missing, *table])
+    assert "node-local-path" not in ids(report) and report.findings[0].id == "unexplained-failure"
+    # One line for two failed processes: the other may have failed of something else, so the path stays a suspect.
+    assert "node-local-path" in ids(diagnose(rules, [missing, *table]))

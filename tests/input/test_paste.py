@@ -97,6 +97,12 @@ def test_a_log_with_lines_of_equal_length_is_not_rejoined():
     assert rejoin_wrapped(log) == log
 
 
+def test_the_same_line_printed_by_two_processes_is_not_read_as_one_cut_record():
+    line = b"/opt/venv/bin/python3: can't open file '/home/u/proj/generate_with_pipeline.py': [Errno 2] No such file or directory"
+    log = line + b"\n" + line + b"\n" + b"E0513 12:59:46.391000 395757 api.py:874] failed (exitcode: 2) local_rank: 0\n"
+    assert rejoin_wrapped(log) == log
+
+
 def test_markdown_around_each_line_is_taken_off(rules):
     plain = b"srun: error: gpu-a12: task 3: Out Of Memory\nslurmstepd: error: Detected 1 oom_kill event in StepId=77.0.\n"
     marked = b"".join(b"- `" + line + b"`\n" for line in plain.splitlines())

@@ -42,7 +42,7 @@ def _failed_before(ctx: Context, first: tuple[int, int]) -> bool:
     unexplained = ctx.rules.get("unexplained-failure")
     if unexplained is None:
         return False
-    own = ctx.samples(unexplained, ["exception", "exception_other", "agent_exit"])
+    own = ctx.samples(unexplained, ["exception", "exception_other", "agent_exit", "hydra_app_error", "hydra_full_error"])
     return any(ev.order < first for ev, _ in own)
 
 
@@ -52,6 +52,9 @@ NO_SUCH_FAMILY = ("-9", "-5")
 # The store (or the rendezvous) went away under processes that had met: its host exited or crashed.
 STORE_LOST = frozenset({"store_closed", "store_socket", "rdzv_closed", "agent_store_lost", "stop_waiting"})
 
+
+# What the other agents say beside a lost store (their next call to it fails to connect): the same loss.
+LOST_WITH_STORE = frozenset({"rdzv_connection", "store_connection"})
 
 # Connection attempts c10d repeats until the store answers: a failure only if it never did.
 RETRIED_CONNECTS = frozenset({"connect_refused", "cannot_init", "store_retry"})
@@ -117,7 +120,11 @@ def rendezvous(rule: Rule, ctx: Context) -> list[Finding]:
         return []  # this node's workers succeeded; the endpoint's agent, and its store, left first at the end
     if chosen <= {"store_socket", "store_closed"} and not ctx.job_failed():
         return []  # TCPStore's client warns so at teardown too, when rank 0's store exits before the others
-    if chosen <= STORE_LOST and _failed_before(ctx, min(ev.order for ev, _ in ctx.samples(rule, list(chosen)))):
+    if (
+        chosen & STORE_LOST
+        and chosen <= STORE_LOST | LOST_WITH_STORE
+        and _failed_before(ctx, min(ev.order for ev, _ in ctx.samples(rule, list(chosen))))
+    ):
         return []  # a process raised or exited first: the others then lost the store it served
     socket_sigs = ["client_timeout", "connect_any", "connect_refused", "gai", "store_socket", *RAY_GCS]
     addrs = ctx.captures(rule, "addr", socket_sigs)

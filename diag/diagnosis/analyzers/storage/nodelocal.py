@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import node_local
@@ -142,7 +143,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     failures = ctx.rules.get("unexplained-failure")
     ignored = ignored_exception_lines(failures, ctx) if failures else set()
     for ev, g in ctx.samples(rule, _MISSING_PATHS):
-        path = _clean_path(g.get("path") or g.get("path2") or g.get("pbs") or "")
+        path = _missing_path(g)
         if not path or any(word in ev.text for word in _CONTAINER_WORDS):
             continue
         if (ev.path, ev.line) in ignored:
@@ -186,6 +187,7 @@ def node_local_path(rule: Rule, ctx: Context) -> list[Finding]:
     # rank 0 means it was written on rank 0's node alone; where the excerpt does not say, assume so.
     dcp_failed = _dcp_failed_ranks(rule, ctx)
     on_rank0 = {path for ev, path, _ in elsewhere if _away_from_rank0(ctx, ev, rank0_host, dcp_failed) is False}
+    on_rank0 |= _missing_on_every_failed_rank(rule, ctx, [path for _, path, _ in elsewhere])
     saved = [_clean_path(p) for p in ctx.captures(rule, "path", ["saving", "saved"])]
     for ev, path, unknown_conf in elsewhere:
         if path in on_rank0:
@@ -474,6 +476,26 @@ def _away_from_rank0(ctx: Context, ev, rank0_host: str | None, dcp_failed: set[i
     if ev.rank is not None:
         return True
     return None
+
+
+def _missing_on_every_failed_rank(rule: Rule, ctx: Context, missing: list[str]) -> set[str]:
+    """The paths that every process in torchrun's failure table lacked, where the table lists rank 0: as
+    many lines missing the path as rows, rank 0's among them (a script or log path wrong on every node)."""
+    failed = {int(r) for r in ctx.captures(rule, "rank", ["elastic_failed_rank"])}
+    if 0 not in failed:
+        return set()
+    lines: Counter[str] = Counter()  # a signature's count, not its samples: identical lines keep one sample
+    for _, st in ctx.stats(rule, _MISSING_PATHS):
+        paths = [_missing_path(g) for _, g in st.samples]
+        if len(set(paths)) == 1:
+            lines[paths[0]] += st.count
+        else:
+            lines.update(paths)
+    return {path for path in set(missing) if lines[path] >= len(failed)}
+
+
+def _missing_path(groups: dict[str, str]) -> str:
+    return _clean_path(groups.get("path") or groups.get("path2") or groups.get("pbs") or "")
 
 
 def _dcp_failed_ranks(rule: Rule, ctx: Context) -> set[int] | None:
