@@ -96,7 +96,11 @@ def best_cue(payload: str, rules: list[Rule]) -> list[tuple[Rule, str]]:
     for rule in rules:
         for pattern in _compiled(rule.cues):
             m = next(
-                (m for m in pattern.finditer(payload) if not _inside_path(payload, m, pattern) and not _an_option(payload, m)),
+                (
+                    m
+                    for m in pattern.finditer(payload)
+                    if not _inside_path(payload, m, pattern) and not _an_option(payload, m) and not _built_under(payload, m, pattern)
+                ),
                 None,
             )
             if m is None or len(m[0]) < longest:
@@ -116,6 +120,24 @@ def _an_option(payload: str, m: re.Match) -> bool:
     torchrun --nnodes=2 --rdzv_endpoint=...``): a command echoed on an error line names its settings,
     not what went wrong (srun's ``can't honor --ntasks-per-node set to 2`` is about the option)."""
     return payload[max(0, m.start() - 2) : m.start()] == "--" and bool(_OPTION_REST.match(payload, m.end()))
+
+
+# A source file's location as a logger or an assertion prints it ("E /tmp/pip-install-x/horovod/common/operations.cc:548]"):
+# where the program was built, not a path the job uses.
+_SOURCE_LOCATION = re.compile(r'[^\s\[\]()"\']*\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|py|pyx|rs|go):\d+')
+
+
+def _built_under(payload: str, m: re.Match, pattern: re.Pattern) -> bool:
+    """Whether a cue that is a path (``/tmp/``) matched only inside a source file's location
+    (``/tmp/pip-install-x/.../operations.cc:548``): the directory it was built in. A cue word there still
+    counts (``orted/pmix/pmix_server.c at line 254`` names the component that failed)."""
+    if "/" not in pattern.pattern:
+        return False
+    start = m.start()
+    while start > 0 and not payload[start - 1].isspace() and payload[start - 1] not in "[]()\"'":
+        start -= 1
+    located = _SOURCE_LOCATION.match(payload, start)
+    return bool(located) and located.end() >= m.end()
 
 
 def _inside_path(payload: str, m: re.Match, pattern: re.Pattern) -> bool:

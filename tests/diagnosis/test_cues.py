@@ -98,9 +98,20 @@ def test_an_echoed_compiler_command_whose_options_say_error_is_no_error_line(rul
         "-c /tmp/tmphss84kbl/test.c -o /tmp/tmphss84kbl/test.o"
     )
     assert not diagnose(rules, [gcc, "iteration 10/100 | loss 2.31"]).findings
-    # The same words as a compiler's own error still count.
-    error = "/tmp/tmphss84kbl/test.c:3:10: error: unknown type name 'cudaStream_t'"
+    # The same words in a compiler's own error still count.
+    error = "/tmp/tmphss84kbl/test.c:3:10: error: cannot write /tmp/tmphss84kbl/test.o: No space left on device"
     assert diagnose(rules, [gcc, error]).findings
+
+
+def test_a_cue_path_inside_a_source_files_location_names_nothing(rules):
+    # Horovod built from a pip temporary directory logs its source locations under /tmp: no file the job uses.
+    line = (
+        "[0]<stderr>:[2021-02-08 09:24:59.555830: E /tmp/pip-install-7tlcippf/horovod_015e/horovod/common/operations.cc:548] "
+        "Horovod background loop uncaught exception: Read error [10.0.1.246]:63386: Connection reset by peer"
+    )
+    assert "node-local-path" not in ids(diagnose(rules, [line]))
+    # A /tmp path the message is about still names node-local storage.
+    assert "node-local-path" in ids(diagnose(rules, ["ERROR: could not read the shard index under /tmp/run7/idx_3"]))
 
 
 @pytest.mark.parametrize("rule_id", sorted(r.id for r in load_rules().rules if r.cues))

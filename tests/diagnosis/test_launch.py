@@ -1608,3 +1608,27 @@ def test_other_agents_losing_the_store_after_hydra_rejected_an_override_follow_t
     assert "rendezvous-failure" not in ids(report) and report.findings[0].id == "unexplained-failure"
     # The store lost with nothing failing before it stays the rendezvous finding.
     assert diagnose(rules, lost + hydra).findings[0].id == "rendezvous-failure"
+
+
+def test_rank_0s_store_timing_out_in_pytorch_2_2s_words_is_the_same_launch_layout(rules):
+    # PyTorch 2.2 renamed the store's "clients" to "workers" (pytorch#111805).
+    for who in ("clients", "workers"):
+        line = f"torch.distributed.DistStoreError: Timed out after 6 seconds waiting for {who}. 1/2 {who} joined."
+        finding = diagnose(rules, [line]).findings[0]
+        assert finding.id == "world-size-mismatch" and "only rank 0 reached its store" in finding.detail
+
+
+def test_an_engine_built_for_another_world_than_mpirun_started_is_a_layout_mismatch(rules):
+    for line in (
+        "AssertionError: Engine world size (2 * 1) != Runtime world size (1)",
+        "[TensorRT-LLM][ERROR] Assertion failed: With communicationMode kLEADER, MPI worldSize is expected to be equal "
+        "to tp*pp when participantIds are not specified",
+    ):
+        finding = diagnose(rules, [line]).findings[0]
+        assert finding.id == "world-size-mismatch" and finding.confidence > 0.5, line
+
+
+def test_paddle_given_a_gpu_beyond_the_ones_it_sees_is_more_processes_than_gpus(rules):
+    line = "E0808 11:06:01.541851 1538946 pybind.cc:1584] Invalid CUDAPlace(2), must inside [0, 2), because GPU number on your machine is 2"
+    finding = diagnose(rules, [line]).findings[0]
+    assert finding.id == "world-size-mismatch" and "GPU 2 where it sees 2 GPUs" in finding.detail

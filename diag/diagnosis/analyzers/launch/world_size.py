@@ -127,7 +127,7 @@ LAYOUT_SENTENCES: tuple = (
     (
         [
             "grid_oversized", "lightning_model_parallel", "pipeline_world", "pipe_stages", "inference_shards",
-            "mics_shards", "mimo_stub_ranks", "expert_degree", "trtllm_world"
+            "mics_shards", "mimo_stub_ranks", "expert_degree", "trtllm_world", "trtllm_engine_world"
         ],
         "the parallel layout the program was given does not fit the processes started: {msg}",
     ),
@@ -270,6 +270,11 @@ LAYOUT_SENTENCES: tuple = (
         ["tests_gpus_short"],
         "nccl-tests asked for {want} GPUs per process where the task sees {have}: -g/-t times the processes per "
         "node must not exceed the node's GPUs (one process per GPU: -g 1)",
+    ),
+    (
+        ["paddle_place"],
+        "a process was given GPU {device} where it sees {have} GPUs: more processes on the node than GPUs, or "
+        "FLAGS_selected_gpus / CUDA_VISIBLE_DEVICES narrower than the launch assumes (paddle.distributed.launch --gpus)",
     ),
     (["nvshmem_rank_count"], "NVSHMEM's processes were given different world sizes ({a} and {b})"),
     (["nccl_invalid_rank"], "a process asked NCCL for rank {rank} in a world of {nranks}: RANK and WORLD_SIZE disagree"),
