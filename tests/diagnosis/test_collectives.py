@@ -128,8 +128,11 @@ def test_low_busbw_at_the_largest_size_is_an_error(rules):
 
 
 def test_wrong_results_are_an_error_even_at_full_speed(rules):
-    finding = found(diagnose(rules, nccl_tests(350.85, wrong=12)), "busbw-low")
-    assert finding.severity == "error"
+    # Full bandwidth with wrong values is no busbw-low (a slow fabric); no cause id is data corruption.
+    report = diagnose(rules, nccl_tests(350.85, wrong=12))
+    assert "busbw-low" not in ids(report)
+    finding = found(report, "unexplained-failure")
+    assert finding.severity == "error" and "24 wrong results" in finding.detail  # 12 in each of the two #wrong columns
     # The fix hunts the corrupting node; it does not report a bandwidth that was fine as too low.
     assert "corrupted" in finding.remediation and "GB/s expected" not in finding.remediation
     slow_and_wrong = found(diagnose(rules, nccl_tests(120.5, wrong=12)), "busbw-low")

@@ -1638,3 +1638,11 @@ def test_an_exception_hydra_reported_before_exiting_is_the_jobs_failure(rules):
     ]
     finding = top(diagnose(rules, lines), "unexplained-failure")
     assert finding.severity == "error" and "DDP expects same model" in finding.detail
+
+
+def test_argparse_rejecting_the_command_line_on_every_rank_is_the_failure(rules):
+    usage = ["usage: train.py [-h] [--output-dir OUTPUT_DIR] [config]", "train.py: error: unrecognized arguments: configs/scaling_cgpu.yaml"]
+    finding = found(diagnose(rules, usage * 3), "unexplained-failure")
+    assert finding.severity == "error" and "unrecognized arguments" in finding.detail
+    # "error:" after a program's name that is not argparse's wording is not read as one.
+    assert not diagnose(rules, ["train.py: error: 0.25 after epoch 3"]).findings

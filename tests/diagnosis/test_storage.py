@@ -1177,3 +1177,9 @@ def test_a_file_every_process_in_torchruns_failure_table_lacked_rank_0_too_is_a_
     assert "node-local-path" not in ids(report) and report.findings[0].id == "unexplained-failure"
     # One line for two failed processes: the other may have failed of something else, so the path stays a suspect.
     assert "node-local-path" in ids(diagnose(rules, [missing, *table]))
+
+
+def test_apptainer_finding_no_such_command_in_the_image_names_the_command(rules):
+    lines = ['FATAL:   "bris": executable file not found in $PATH'] * 2 + ["srun: error: nid007965: tasks 0-7: Exited with exit code 255"]
+    finding = diagnose(rules, lines).findings[0]
+    assert finding.id == "container-runtime-error" and 'no "bris" on its PATH' in finding.detail

@@ -748,8 +748,22 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
     )
     finding.count = max(finding.count, len(wrong_rows) + (1 if largest else 0))
     if (wrong_rows or oob) and len(problems) == 1:
-        # Bandwidth was not the problem: the rule's fix (a slow fabric) would send the reader the wrong way.
-        finding.remediation = _CORRUPTION_FIX
+        # Bandwidth was not the problem: busbw-low (a slow fabric) would name the wrong cause, and no cause id
+        # is data corruption, so it is the honest unexplained failure, with what to do about wrong values.
+        unexplained = ctx.rules.get("unexplained-failure")
+        if unexplained is None:
+            finding.remediation = _CORRUPTION_FIX
+            return [finding]
+        detail = problems[0].replace(", an error of its own", "") + (
+            f", while the bandwidth was not what failed ({values['measured']} GB/s at {values['size']})"
+            if measured is not None
+            else ""
+        )
+        corrupted = ctx.make_finding(
+            unexplained, [], detail=detail + ".", evidence=finding.evidence, severity="error", confidence=0.6
+        )
+        corrupted.remediation = _CORRUPTION_FIX
+        return [corrupted]
     return [finding]
 
 

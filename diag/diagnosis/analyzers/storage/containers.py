@@ -338,6 +338,12 @@ SENTENCES: tuple = (
     ),
     ([], fixed_sentence("apptainer_no_shell", "the image has no runscript and no /bin/sh: give the command to run (apptainer exec <image> <cmd>) or use an image with a shell")),
     (
+        ["apptainer_no_command"],
+        'the container has no "{cmd}" on its PATH: the command is the host\'s (a module, a virtual environment, a '
+        "directory not bound in with --bind) or not installed in the image; give its full path inside the image or "
+        "bind its directory in",
+    ),
+    (
         ["apptainer_process"],
         "Apptainer could not create the container process ({reason}): its session directory's file system "
         "(APPTAINER_TMPDIR, /tmp) is full, or the node's user namespaces are used up",
