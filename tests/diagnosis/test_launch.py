@@ -1632,3 +1632,13 @@ def test_paddle_given_a_gpu_beyond_the_ones_it_sees_is_more_processes_than_gpus(
     line = "E0808 11:06:01.541851 1538946 pybind.cc:1584] Invalid CUDAPlace(2), must inside [0, 2), because GPU number on your machine is 2"
     finding = diagnose(rules, [line]).findings[0]
     assert finding.id == "world-size-mismatch" and "GPU 2 where it sees 2 GPUs" in finding.detail
+
+
+def test_a_peer_whose_pml_arrives_empty_is_pmix_losing_the_modex_data(rules):
+    # ompi#12475: PMIx 5.0.2's shared-memory store handed Open MPI an empty string for the peer's choice.
+    line = "[cn10:89501] [[4419,0],1] selected pml ob1, but peer [[4419,0],0] on cn09 selected pml "
+    finding = found(diagnose(rules, [line]), "pmix-runtime-error")
+    assert "PMIX_MCA_gds=hash" in finding.detail and "cn09" in finding.detail
+    # Two builds that chose different transports say which: that is no PMIx fault.
+    mismatch = "[cn10:89501] [[4419,0],1] selected pml ob1, but peer [[4419,0],0] on cn09 selected pml ucx"
+    assert "pmix-runtime-error" not in ids(diagnose(rules, [mismatch]))

@@ -1183,3 +1183,25 @@ def test_apptainer_finding_no_such_command_in_the_image_names_the_command(rules)
     lines = ['FATAL:   "bris": executable file not found in $PATH'] * 2 + ["srun: error: nid007965: tasks 0-7: Exited with exit code 255"]
     finding = diagnose(rules, lines).findings[0]
     assert finding.id == "container-runtime-error" and 'no "bris" on its PATH' in finding.detail
+
+
+def test_a_file_call_refused_with_eshutdown_is_an_evicted_lustre_client_even_on_relative_paths(rules):
+    lines = [
+        "ls: cannot access output/01_coassembly/contigs_derep_list.txt: Cannot send after transport endpoint shutdown",
+        "ls: cannot access README.md: Cannot send after transport endpoint shutdown",
+    ]
+    finding = found(diagnose(rules, lines), "shared-storage-missing")
+    assert "evicted" in finding.detail and "README.md" in finding.detail
+    # A socket or a USB device says the same words: no file, no storage finding.
+    device = "system76-firmware: failed to update: Cannot send after transport endpoint shutdown (os error 108)"
+    assert "shared-storage-missing" not in ids(diagnose(rules, [device]))
+
+
+def test_a_file_missing_inside_shutil_rmtree_was_removed_by_another_process_not_node_local(rules):
+    # A paste that kept only the frame's source line: the directory was being deleted when it went missing.
+    lines = [
+        "    shutil.rmtree(staging_output_dir)",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/checkpoints_tmp/tmp-checkpoint-1'",
+    ]
+    assert "node-local-path" not in ids(diagnose(rules, lines))
+    top(diagnose(rules, lines[1:]), "node-local-path")  # without the frame, the reading stands

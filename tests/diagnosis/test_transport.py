@@ -1820,3 +1820,28 @@ def test_a_roce_port_beside_ib_ports_is_no_error_when_the_bootstrap_failed_first
     report = diagnose(rules, lines)
     assert top(report) == "nccl-socket-ifname"
     assert found(report, "nccl-ib-hca-wrong").severity == "warning"
+
+
+def test_ib_disable_with_an_external_plugin_that_found_no_device_is_ib_switched_off(rules):
+    # HPC-X's IBext loaded, then NET/IB found no device: the variable did switch RDMA off here, so the
+    # plugin "ignoring" it is not what happened (NVIDIA/nccl#846's shape).
+    lines = [
+        "w1:140685:141168 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+        "w1:140685:141168 [0] NCCL INFO P2P plugin IBext",
+        "w1:140685:141168 [0] NCCL INFO NET/IB : No device found.",
+        "w1:140685:141168 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report) == "nccl-ib-disabled"
+    assert "nccl-net-plugin" not in ids(report)
+
+
+def test_a_verbs_provider_built_for_a_newer_glibc_is_the_verbs_library_missing(rules):
+    line = (
+        "ibv_devinfo: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by "
+        "/usr/lib/x86_64-linux-gnu/libibverbs/libbnxt_re-rdmav34.so)"
+    )
+    assert top(diagnose(rules, [line])) == "ib-verbs-library-missing"
+    # The same loader error for a library that has nothing to do with verbs is not about IB.
+    other = "python: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by /opt/conda/lib/libstdc++.so.6)"
+    assert "ib-verbs-library-missing" not in ids(diagnose(rules, [other]))

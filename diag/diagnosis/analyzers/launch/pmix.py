@@ -254,6 +254,12 @@ def _setup_failed(rule: Rule, ctx: Context) -> list[Finding]:
             "differently (two PMIx versions, the MPI's against Slurm's mpi/pmix plugin's) or the stream broke",
             None,
         ),
+        "pml_peer_empty": (
+            "Open MPI read an empty transport choice for peer {peer} on {peer_host} from the PMIx modex: the data "
+            "the ranks published never arrived (PMIx 5.0.2's shared-memory store is known to do this); set "
+            "PMIX_MCA_gds=hash, or use another PMIx release",
+            "error",
+        ),
         "rendezvous_file": (
             "PMIx could not write its rendezvous file {path}: the directory is not writable by the job's user or "
             "does not exist on this node (TMPDIR, SLURM_PMIX_TMPDIR)",

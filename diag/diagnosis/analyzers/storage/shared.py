@@ -52,6 +52,13 @@ _FS_CLIENT_WORDS = ("LustreError", "Lustre:")
 _MOUNT_GONE = ("Transport endpoint is not connected", "Cannot send after transport endpoint shutdown")
 
 _PATH_RE = re.compile(r"""(/[^\s'"`:,;()]+)""")
+# ESHUTDOWN from a file call (coreutils' "cannot access X", Python's "[Errno 108] ...: 'X'"): a socket says
+# it too, so only a named file makes it the evicted Lustre client's, whatever the path (relative ones too).
+_FILE_CALL_SHUTDOWN = re.compile(
+    r"""cannot (?:access|create directory|create|open|stat|remove|read|write)(?: [\w ]+)? [`'"]?(?P<path>[^`'"\s:]+)"""
+    r"""[`'"]?: Cannot send after transport endpoint shutdown"""
+    r"""|\[Errno 108\] Cannot send after transport endpoint shutdown: '(?P<py>[^']+)'"""
+)
 
 
 def _shared_path(text: str) -> str | None:
@@ -227,6 +234,8 @@ def shared_storage(rule: Rule, ctx: Context) -> list[Finding]:
             path = f"the NFS export of {g['server']}"
         elif path is None and any(word in ev.text for word in _FS_CLIENT_WORDS):
             path = "the Lustre file system"  # the client's own message names a target, not a path
+        elif path is None and (m := _FILE_CALL_SHUTDOWN.search(ev.text)):
+            path = m["path"] or m["py"]
         if path is None or (node_local(path) and not _mount_gone(ev.text, path, ctx)):
             continue  # a per-node cache under /home is node-local-path's, unless the error says otherwise
         if removed_by_job(ctx, ev, path):

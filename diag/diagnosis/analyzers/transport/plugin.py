@@ -459,7 +459,9 @@ def _plugin_override(rule: Rule, ctx: Context) -> list[Finding]:
     external = ctx.captures(rule, "plugin", ["loaded", "p2p_plugin"]) + sorted(
         {n for h in facts.hosts.values() for n in h.nets if n not in ("IB", "Socket")}
     )
-    if external and "1" in facts.env_values("NCCL_IB_DISABLE"):
+    # A host that found no IB device, or chose sockets, shows the variable did switch RDMA off there.
+    sockets_shown = any(h.ib_no_device or h.nets == {"Socket"} for h in facts.hosts.values())
+    if external and "1" in facts.env_values("NCCL_IB_DISABLE") and not sockets_shown:
         detail = (
             f"NCCL_IB_DISABLE=1 is set, but the external net plugin {external[0]} still carries inter-node "
             "traffic over RDMA: the variable only switches off NCCL's built-in IB transport (HPC-X's IBext "
