@@ -198,6 +198,9 @@ _RECORD_START = re.compile(
 )
 
 
+_SIGN_RULE = re.compile(rb"[ \t]*([-=*#~_+])\1{9,}[ \t]*")
+
+
 def rejoin_wrapped(data: bytes) -> bytes:
     """A paste copied from a terminal has every record longer than the window cut into rows of
     exactly the window's width. When at least two rows are exactly as wide as the widest (and that
@@ -209,7 +212,9 @@ def rejoin_wrapped(data: bytes) -> bytes:
     if len(data) > PASTE_BYTES or b"\n" not in data:
         return data
     rows = data.split(b"\n")
-    widths = [_width(row) for row in rows]
+    # A rule of one repeated sign (Open MPI's 74-dash help-box borders) is as wide as its author chose, not
+    # the terminal: it neither sets the width nor takes the next row.
+    widths = [0 if _SIGN_RULE.fullmatch(row.rstrip(b"\r")) else _width(row) for row in rows]
     width = max(widths)
     cut_rows = widths.count(width)
     if not _MIN_WIDTH <= width <= _MAX_WIDTH or (cut_rows < 2 and width not in _STANDARD_WIDTHS):

@@ -1642,3 +1642,18 @@ def test_a_peer_whose_pml_arrives_empty_is_pmix_losing_the_modex_data(rules):
     # Two builds that chose different transports say which: that is no PMIx fault.
     mismatch = "[cn10:89501] [[4419,0],1] selected pml ob1, but peer [[4419,0],0] on cn09 selected pml ucx"
     assert "pmix-runtime-error" not in ids(diagnose(rules, [mismatch]))
+
+
+def test_lightning_stuck_at_its_first_member_until_cancelled_is_a_layout_that_never_started_the_rest(rules):
+    # torchmetrics#2300's shape: --ntasks-per-node=96 on a 6-GPU node; the job hung at init and was cancelled.
+    lines = [
+        "[rank: 0] Global seed set to 42",
+        "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/96",
+        "slurmstepd: error: *** JOB 168885 ON scn67-10g CANCELLED AT 2023-08-31T18:04:42 ***",
+        "Running on 1 nodes.",
+    ]
+    finding = top(diagnose(rules, lines), "world-size-mismatch")
+    assert "1 of 96 members" in finding.detail and "cancelled" in finding.detail
+    # A run that trained on after the announcement and was then cancelled is only a cancel.
+    trained = lines[:2] + ["Epoch 3: 100%|##########| 500/500 [01:02<00:00, loss=0.21]"] + lines[2:]
+    assert "world-size-mismatch" not in ids(diagnose(rules, trained))

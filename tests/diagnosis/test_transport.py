@@ -1845,3 +1845,20 @@ def test_a_verbs_provider_built_for_a_newer_glibc_is_the_verbs_library_missing(r
     # The same loader error for a library that has nothing to do with verbs is not about IB.
     other = "python: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by /opt/conda/lib/libstdc++.so.6)"
     assert "ib-verbs-library-missing" not in ids(diagnose(rules, [other]))
+
+
+def test_a_container_on_dockers_default_bridge_is_an_interface_other_nodes_cannot_reach(rules):
+    # LlamaFactory#5018's shape: the host name is the container id, the bootstrap address Docker's bridge.
+    lines = [
+        "c39f5cf046aa:4773:4773 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.3<0>",
+        "c39f5cf046aa:4773:4907 [0] NCCL INFO Failed to open libibverbs.so[.1]",
+        "c39f5cf046aa:4773:4907 [0] NCCL INFO NET/Socket : Using [0]eth0:172.17.0.3<0>",
+        "c39f5cf046aa:4773:4907 [0] NCCL INFO Using network Socket",
+        "c39f5cf046aa:4774:4835 [1] NCCL INFO misc/socket.cc:568 -> 2",
+    ]
+    report = diagnose(rules, lines)
+    assert top(report) == "nccl-socket-ifname"
+    assert "--network=host" in found(report, "nccl-socket-ifname").detail
+    # A site's own 172.17 network on named hosts is not Docker's bridge.
+    site = [line.replace("c39f5cf046aa", "gpu-a01") for line in lines]
+    assert "Docker" not in " ".join(f.detail for f in diagnose(rules, site).findings)

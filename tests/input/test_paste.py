@@ -285,3 +285,22 @@ def test_colour_codes_that_lost_their_escape_byte_are_dropped_where_a_reset_show
     # Sequences that kept their ESC byte are framing's to strip, whole.
     whole = b"node-8:1:1 [0] NCCL INFO \x1b[31mUsing network Socket\x1b[0m\n"
     assert drop_orphan_colors(whole) == whole
+
+
+def test_help_box_borders_are_not_rows_a_terminal_cut():
+    # Open MPI's help boxes are framed by 74 dashes: the widest rows of the paste, yet no record was cut there.
+    border = b"-" * 74
+    rows = [
+        border,
+        b"The SLURM process starter for OpenMPI was unable to locate a",
+        b'usable "srun" command in its path. Please check your path',
+        b"and try again.",
+        border,
+        border,
+        b"An internal error has occurred in ORTE:",
+        b"",
+        b"[[56714,0],0] FORCE-TERMINATE AT (null):1 - error plm_slurm_module.c(471)",
+        border,
+    ]
+    data = b"\n".join(rows) + b"\n"
+    assert rejoin_wrapped(data) == data

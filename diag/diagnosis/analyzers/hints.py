@@ -151,6 +151,12 @@ OUTSIDE_CATALOGUE = (
         "was built with (the matching nvidia-nccl-cu* wheel) or start from the framework's own base image",
     ),
     (
+        re.compile(r"SLURM process starter for OpenMPI was unable to locate"),
+        "mpirun runs inside a Slurm allocation and starts its daemons with srun, but finds no srun on PATH: it "
+        "runs where Slurm's client tools are absent (inside a container image); start the ranks from the host "
+        "with srun --mpi=pmix (pyxis/Apptainer around each rank) instead of mpirun inside the container",
+    ),
+    (
         # Python's OSError of os.rename/os.replace names both paths.
         re.compile(r"No such file or directory: '[^']+' -> '"),
         "A rename found its source gone: another process renamed or removed the same file first, so several "

@@ -16,6 +16,16 @@ def _ends_its_log(ctx: Context, evidence: list) -> bool:
     return any(ev.line >= lines.get(ev.path, 0) for ev in evidence)
 
 
+def _cancelled_right_after(ctx: Context, evidence: list) -> bool:
+    """Whether the next line after one of these, in its file, is Slurm's cancel of the job: the run printed
+    nothing more until someone cancelled it, so it hung at that line (the log ends there in all but name)."""
+    cancelled = ctx.rules.get("job-cancelled")
+    if cancelled is None:
+        return False
+    stops = {(ev.path, ev.line) for ev, _ in ctx.samples(cancelled, ["cancelled"])}
+    return any((ev.path, ev.line + 1) in stops for ev in evidence)
+
+
 # What the other ranks say when rank 0 (the store's host) is gone or never set its keys.
 PEER_STORE_ERRORS = (
     frozenset(

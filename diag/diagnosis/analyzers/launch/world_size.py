@@ -10,6 +10,7 @@ from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import fixed_sentence, sentences
 from diag.diagnosis.analyzers.launch.common import (
     STORE_TIMEOUT_SIGNATURES,
+    _cancelled_right_after,
     _ends_its_log,
     only_rank0_came,
     store_overfull,
@@ -548,14 +549,20 @@ def _members_never_joined(rule: Rule, ctx: Context) -> list[Finding]:
     for members that were never started. Lightning's SLURM guide names the causes: a job started
     without srun, or #SBATCH --nodes / --ntasks-per-node that disagree with num_nodes / devices."""
     st = dict(ctx.stats(rule, ["lightning_member"])).get("lightning_member")
-    if st is None or ctx.job_failed():
+    if st is None:
         return []
     ranks = st.captures.get("rank", {})
     worlds = [int(w) for w in st.captures.get("world", {})]
-    if not worlds or len(ranks) >= max(worlds) or not _ends_its_log(ctx, [ev for ev, _ in st.samples]):
+    said = [ev for ev, _ in st.samples]
+    if not worlds or len(ranks) >= max(worlds):
+        return []
+    hung_until_cancelled = _cancelled_right_after(ctx, said)  # the cancel's slurmstepd line is no failure of its own
+    if (ctx.job_failed() or not _ends_its_log(ctx, said)) and not hung_until_cancelled:
         return []
     detail = (
-        f"Lightning announced {len(ranks)} of {max(worlds)} members and the log ends there: the other processes "
+        f"Lightning announced {len(ranks)} of {max(worlds)} members and "
+        f"{'nothing came after until the job was cancelled' if hung_until_cancelled else 'the log ends there'}: "
+        "the other processes "
         "were never started, so initialisation waits for them (start the script with srun, and make #SBATCH "
         "--nodes / --ntasks-per-node match Trainer(num_nodes=..., devices=...))"
     )

@@ -123,6 +123,19 @@ def _ignored_setting(rule: Rule, ctx: Context) -> list[Finding]:
     return []
 
 
+_CONTAINER_ID = re.compile(r"[0-9a-f]{12}")
+
+
+def _docker_bridge(rule: Rule, ctx: Context) -> list:
+    """NCCL's bootstrap on a 172.17 address in a process whose host name is a container id (Docker names
+    a container's host so): the container sits on Docker's default bridge, unreachable from other nodes."""
+    return [
+        (ev, g)
+        for ev, g in ctx.samples(rule, ["bootstrap_docker_bridge"])
+        if _CONTAINER_ID.fullmatch(ctx.host_for(ev) or "")
+    ]
+
+
 def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     explicit = ctx.stats(rule)
     if explicit:
@@ -145,6 +158,7 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
         if iface.startswith(NOT_ROUTABLE_IFACES)
     }
     listed = ctx.samples(rule, ["socket_bridge", "socket_docker", "socket_veth", "old_iface_on"])
+    listed += [(ev, {**g, "iface": f"{g['iface']} ({g['addr']}, Docker's default bridge network)"}) for ev, g in _docker_bridge(rule, ctx)]
     for ev, g in listed:
         bad.setdefault(ctx.host_for(ev) or UNNAMED_HOST, g["iface"])
     failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"])
@@ -177,6 +191,8 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     hosts = [h for h in bad if h != UNNAMED_HOST]
     where = f" on {hosts_text(hosts)}" if hosts else ""
     detail = f"NCCL uses {', '.join(ifaces[:6])}{where} for its sockets: container or virtual interfaces other nodes cannot reach"
+    if _docker_bridge(rule, ctx):
+        detail += " (start the containers with --network=host so NCCL sees the nodes' own NICs)"
     names = [
         "bootstrap_on",
         "socket_bridge",
@@ -202,7 +218,8 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
             rule,
             names,
             severity=ctx.between_nodes_severity("warning", assumed),
-            confidence=0.55 if listed else 0.5,
+            # Docker's bridge is named by its address, not only an interface name a site might reuse.
+            confidence=0.6 if _docker_bridge(rule, ctx) else 0.55 if listed else 0.5,
             detail=detail + ".",
             hosts=hosts,
             values=values,
