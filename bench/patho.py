@@ -4,6 +4,9 @@
   strings embedded (near the start, in the middle, near the end).
 * ``tiny_lines``: ``count`` lines of 0-8 bytes each.
 * ``random_binary``: ``size`` bytes of seeded random data.
+* ``adversarial_lines``: ``count`` lines of 60 KB, each the signatures' own literals among long runs of one
+  character class (digits, a path of slashes, blanks, letters, dashes, ...): the shape on which a backtracking
+  pattern that can start anywhere in a run rescans it from every character.
 """
 
 from __future__ import annotations
@@ -69,5 +72,24 @@ def random_binary(path: str, size: int, seed: int = 1) -> None:
             n = min(PIECE * 4, size - written)
             written += n
             yield rng.randbytes(n)
+
+    _write_atomically(path, pieces())
+
+
+FILLERS = ["9", "/a", " ", "a", "-", "_", ".", "'", ":", "a/"]
+
+
+def adversarial_lines(path: str, literals: list[str], count: int, seed: int = 1, width: int = 60_000) -> None:
+    rng = random.Random(seed)
+
+    def pieces():
+        for _ in range(count):
+            parts, size = [], 0
+            while size < width:
+                literal, fill = rng.choice(literals), rng.choice(FILLERS)
+                run = fill * (rng.randrange(2_000, 8_000) // len(fill))
+                parts += [literal, run]
+                size += len(literal) + len(run)
+            yield ("".join(parts)[:width] + "\n").encode()
 
     _write_atomically(path, pieces())

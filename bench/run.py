@@ -166,6 +166,13 @@ def export_patterns() -> list[str]:
     return [line for line in res.stdout.splitlines() if line.strip()]
 
 
+def signature_literals() -> list[str]:
+    """Every signature's prefilter literal, as the catalog holds them."""
+    code = "from diag.api import load_rules; print('\\n'.join(sorted({s.literal for r in load_rules().rules for s in r.signatures if s.literal})))"
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return [line for line in res.stdout.splitlines() if line]
+
+
 def to_rg(pattern: str) -> str:
     """rg joins ``-f`` patterns into one alternation, where two rules' equal group names are an error
     ("duplicate capture group name"): make every group non-capturing."""
@@ -413,12 +420,15 @@ def _reusable(path: str, size: int, seed: int, more: dict | None = None) -> bool
 
 def patho_inputs(quick: bool, seed: int) -> list[tuple[str, str]]:
     line_size, lines, rand_size = (20 << 20, 1_000_000, 20 << 20) if quick else (500 << 20, 10_000_000, 200 << 20)
+    adversarial = 200 if quick else 2_000
     specs = [
         (f"one {line_size >> 20} MiB line, no newline", f"patho-line-{line_size >> 20}M.log",
          lambda p: patho.long_line(p, line_size, seed)),
         (f"{lines / 1e6:g}M tiny lines", f"patho-tiny-{lines // 1000}k.log", lambda p: patho.tiny_lines(p, lines, seed)),
         (f"random binary {rand_size >> 20} MiB", f"patho-random-{rand_size >> 20}M.bin",
          lambda p: patho.random_binary(p, rand_size, seed)),
+        (f"{adversarial} lines of 60 KB: literals among long runs", f"patho-adversarial-{adversarial}.log",
+         lambda p: patho.adversarial_lines(p, signature_literals(), adversarial, seed)),
     ]  # fmt: skip
     out = []
     for label, name, make in specs:

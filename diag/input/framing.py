@@ -67,7 +67,9 @@ _UCX = re.compile(r"^\[(?P<ts>\d+\.\d+)\] +\[(?P<host>[\w.-]+):(?P<pid>\d{1,18})
 _OMPI_HOST = re.compile(r"^\[(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d{1,18})\] ")
 # DeepSpeed's pdsh runner prefixes each line with the hostfile's name for the node, which is as often an
 # IPv4 address ("10.10.23.10: node:pid:tid [0] ... NCCL WARN ...") as a host name.
-_PDSH = re.compile(r"^(?P<host>[A-Za-z][\w.-]*\d[\w.-]*|\d{1,3}(?:\.\d{1,3}){3}): ")
+# The letters before the host's first digit exclude digits, so the digit is found in one pass (with [\w.-]*\d a
+# long run of digits makes the match try every split of it).
+_PDSH = re.compile(r"^(?P<host>[A-Za-z](?:[^\W\d]|[.-])*\d[\w.-]*|\d{1,3}(?:\.\d{1,3}){3}): ")
 # Ray forwards a worker's output as "(RayTrainWorker pid=11904, ip=jwb0582i) ..." / "(pid=1234) ...";
 # SkyPilot as "(head, rank=0, pid=1234) ", "(worker1, rank=1, pid=N, ip=X) ", "(setup pid=N, ip=X) "
 # (its rank is the node's, not a process's: it is not read as one).

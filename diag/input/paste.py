@@ -22,7 +22,8 @@ from diag.input.framing import frame_general
 
 PASTE_BYTES = 1 << 20
 
-_NCCL_HEADER = re.compile(rb"(?:[\w.-]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN|TRACE|ERROR) ")
+# The host starts where a word does: tried inside a long run of digits, [\w.-]+ would rescan the run at each one.
+_NCCL_HEADER = re.compile(rb"(?:(?<![\w.-])[\w.-]+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN|TRACE|ERROR) ")
 _TORCH_GLUED = re.compile(rb"(?<=[^\s\r\n])(?=\[rank\d+\]:\[[WEIF]\d{3,4} )")  # a warning glued to a progress bar
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from diag.api import diagnose_bytes, load_rules
@@ -65,3 +67,30 @@ def test_rule_literals_are_not_trivial(rules, rule_id):
     for sig in rules.by_id()[rule_id].signatures:
         # The prefilter looks for the literal's bytes: a CJK word of three characters is nine of them.
         assert len(sig.literal.encode()) >= 4 or sig.literal in {"Error"}, (rule_id, sig.name, sig.literal)
+
+
+# A pattern that opens with an unanchored run of a character class (`\S+ invoked`, `(?P<x>[\w.-]+): `) is
+# tried from every character of a long run of that class and rescans the run each time: a 64 KB line holding
+# the literal then costs minutes. Such a run must start at a boundary: `(?:^|\s)\S+`, `(?:^|[^\w.-])[\w.-]+`.
+_LEADING_RUN = re.compile(r"^(?:\(\?:|\(\?P<\w+>|\()*(?:\\S|\\w|\\d|\[[^\]]+\]|\.)[+*]")
+# A lazy capture before trailing blanks and the end (`(?P<why>.+?)\s*$`) rescans the blanks from every
+# character before them; `(?P<why>.*\S)\s*$` captures the same in one pass.
+_LAZY_BEFORE_END = re.compile(r"\.\+\?\)\\s\*\$")
+
+
+def test_no_signature_rescans_a_long_run_from_every_character(rules):
+    slow = [
+        (rule.id, sig.name)
+        for rule in rules.rules
+        for sig in rule.signatures
+        if _LEADING_RUN.match(sig.pattern) or _LAZY_BEFORE_END.search(sig.pattern)
+    ]
+    assert not slow
+
+
+def test_a_line_of_long_runs_holding_every_literal_is_diagnosed(rules):
+    # Bounded, not timed: the adversarial line must come back with a report (the bench measures speed).
+    for rule in rules.rules:
+        for sig in rule.signatures[:3]:
+            line = sig.literal + "9" * 20_000 + " /" + "a/" * 5_000 + sig.literal
+            assert diagnose_bytes((line + "\n").encode(), rules).inputs
