@@ -158,7 +158,8 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
         if iface.startswith(NOT_ROUTABLE_IFACES)
     }
     listed = ctx.samples(rule, ["socket_bridge", "socket_docker", "socket_veth", "old_iface_on"])
-    listed += [(ev, {**g, "iface": f"{g['iface']} ({g['addr']}, Docker's default bridge network)"}) for ev, g in _docker_bridge(rule, ctx)]
+    docker = _docker_bridge(rule, ctx)
+    listed += [(ev, {**g, "iface": f"{g['iface']} ({g['addr']}, Docker's default bridge network)"}) for ev, g in docker]
     for ev, g in listed:
         bad.setdefault(ctx.host_for(ev) or UNNAMED_HOST, g["iface"])
     failed = ctx.stats(rule, ["connect_failed", "connect_exceeded", "connect_retrying", "bootstrap_failed"])
@@ -191,7 +192,7 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
     hosts = [h for h in bad if h != UNNAMED_HOST]
     where = f" on {hosts_text(hosts)}" if hosts else ""
     detail = f"NCCL uses {', '.join(ifaces[:6])}{where} for its sockets: container or virtual interfaces other nodes cannot reach"
-    if _docker_bridge(rule, ctx):
+    if docker:
         detail += " (start the containers with --network=host so NCCL sees the nodes' own NICs)"
     names = [
         "bootstrap_on",
@@ -219,7 +220,7 @@ def socket_ifname(rule: Rule, ctx: Context) -> list[Finding]:
             names,
             severity=ctx.between_nodes_severity("warning", assumed),
             # Docker's bridge is named by its address, not only an interface name a site might reuse.
-            confidence=0.6 if _docker_bridge(rule, ctx) else 0.55 if listed else 0.5,
+            confidence=0.6 if docker else 0.55 if listed else 0.5,
             detail=detail + ".",
             hosts=hosts,
             values=values,
