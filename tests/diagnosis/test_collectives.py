@@ -307,6 +307,12 @@ def _two_nodes(busbw: float, size: int = 134217728) -> list[str]:
 def test_data_centre_gpus_across_nodes_far_below_any_rdma_fabric_are_low(rules):
     low = found(diagnose(rules, _two_nodes(5.43)), "busbw-low")
     assert "slowest RDMA fabric" in low.detail
+    # Only the guess of the fabric calls it slow: a warning that says what it assumed, not an error.
+    assert low.severity == "warning" and any("RDMA fabric" in a for a in low.assumed)
+    fabric = ["nid005470:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB hsn0:10.0.0.1<0>"]
+    ended = _two_nodes(5.43) + ["# Avg bus bandwidth    : 4.8821"]
+    assert found(diagnose(rules, ended), "busbw-low").severity == "warning"
+    assert found(diagnose(rules, fabric + ended), "busbw-low").severity == "error", "the log names its IB HCAs"
     # 23 GB/s is a slow fabric, not no fabric; and a small largest size need not reach line rate.
     assert "busbw-low" not in ids(diagnose(rules, _two_nodes(23.4)))
     assert "busbw-low" not in ids(diagnose(rules, _two_nodes(5.43, size=8388608)))

@@ -1242,6 +1242,37 @@ def test_a_bare_unhandled_system_error_names_the_socket_then_shared_memory(rules
     assert top(warned) == "shm-too-small" and "nccl-socket-ifname" not in ids(warned), "the WARN names the call"
 
 
+def system_error_trail(first: str) -> list[str]:
+    """NCCL's return trail of a system error (innermost frame first) and the failure nccl-tests prints."""
+    frames = [first, "transport/net.cc:687", "transport.cc:165", "init.cc:1263", "group.cc:64"]
+    return [f"pod-a:11:12 [3] NCCL INFO {frame} -> 2" for frame in frames] + [
+        "pod-a: Test NCCL failure common.cu:961 'unhandled system error (run with NCCL_DEBUG=INFO for details) / '"
+    ]
+
+
+def test_the_return_trail_of_a_system_error_says_which_part_of_nccl_failed(rules):
+    in_ib = system_error_trail("transport/net_ib.cc:282")
+    report = diagnose(rules, in_ib)
+    assert not {"nccl-socket-ifname", "shm-too-small"} & set(ids(report)), "the call was in the IB transport"
+    in_shm = diagnose(rules, system_error_trail("misc/shmutils.cc:60"))
+    assert top(in_shm) == "shm-too-small" and "nccl-socket-ifname" not in ids(in_shm)
+    assert found(in_shm, "shm-too-small").confidence > found(diagnose(rules, in_ib[-1:]), "shm-too-small").confidence
+    in_socket = diagnose(rules, system_error_trail("misc/socket.cc:480"))
+    assert top(in_socket) == "nccl-socket-ifname" and "shm-too-small" not in ids(in_socket)
+
+
+def test_gid_settings_and_a_system_error_in_the_ib_transport_name_the_gid_choice(rules):
+    given = [
+        "pod-a:11:12 [3] NCCL INFO NCCL_IB_ADDR_FAMILY set by environment to AF_INET",
+        "pod-a:11:12 [3] NCCL INFO NCCL_IB_ADDR_RANGE set by environment to 192.168.64.0/24",
+    ]
+    report = diagnose(rules, given + system_error_trail("transport/net_ib.cc:282"))
+    assert top(report) == "roce-gid-index"
+    assert "NCCL_IB_ADDR_RANGE=192.168.64.0/24" in found(report, "roce-gid-index").detail
+    assert "roce-gid-index" not in ids(diagnose(rules, system_error_trail("transport/net_ib.cc:282"))), "no settings"
+    assert "roce-gid-index" not in ids(diagnose(rules, given + system_error_trail("misc/socket.cc:480")))
+
+
 def test_retry_exceeded_completions_name_the_gid_index_second_unless_the_ports_are_infiniband(rules):
     # Status 12 is the peer's NIC never answering: a failing link, or on RoCE a GID the peer cannot route to.
     cqe = "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129"

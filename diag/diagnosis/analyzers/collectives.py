@@ -700,6 +700,9 @@ def busbw_low(rule: Rule, ctx: Context) -> list[Finding]:
             )
             suspects = _busbw_suspects(ctx)
             problems.append(low + (f"; the log shows why: {' and '.join(suspects)}" if suspects else ""))
+            if source == RDMA_FLOOR_SOURCE and not suspects and not any(h.hcas for h in facts.hosts.values()):
+                # Only the guess of the fabric calls it slow: nothing in the log says what the nodes have.
+                assumed.append("the nodes have an RDMA fabric of 100 Gb/s or more (nothing here says which fabric)")
             if not ctx.stats(rule, ["avg_busbw", "table_end"]):
                 # An excerpt may stop before the largest size: only the table's end proves it was the last.
                 assumed.append(
@@ -834,6 +837,7 @@ def _size_text(size: int) -> str:
 
 
 RDMA_FLOOR_BUSBW = 12.5  # GB/s: one 100 Gb/s port per node
+RDMA_FLOOR_SOURCE = "inferred: the slowest RDMA fabric of a data-centre GPU cluster, 100 Gb/s per node"
 FLOOR_MIN_SIZE = 64 << 20  # smaller messages need not reach line rate
 
 
@@ -857,7 +861,7 @@ def _expected_busbw(ctx: Context, largest_size: int = 0, rule: Rule | None = Non
             # Nothing says what the fabric is, but data-centre GPUs across nodes sit on an RDMA fabric of
             # 100 Gb/s per node at the very least: far below that is no RDMA fabric at work (sockets, a
             # disabled plugin or hook), whatever the fabric.
-            return RDMA_FLOOR_BUSBW, "inferred: the slowest RDMA fabric of a data-centre GPU cluster, 100 Gb/s per node"
+            return RDMA_FLOOR_BUSBW, RDMA_FLOOR_SOURCE
         return None, ""
     for name, bw in NVLINK_BUSBW:
         if any(name in gpu for gpu in tests_gpus):

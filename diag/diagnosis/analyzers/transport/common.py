@@ -123,3 +123,28 @@ CQE_SIGNATURES = [
 ]
 
 PORT_EVENTS = ["async_event", "async_error_event", "async_nonfatal_event", "async_fatal", "ucx_async", "mvapich_async"]
+
+
+# Source files of NCCL whose frame, innermost in a system error's return trail, names the call family.
+_IB_FILES = ("net_ib", "ibvwrap", "ibvcore")
+_SOCKET_FILES = ("socket", "bootstrap")
+_SHM_FILES = ("shm",)
+
+
+def failing_call_family(ctx: Context) -> str | None:
+    """Which part of NCCL a system error came from: "ib", "socket" or "shm" when the return trail of
+    that error (code 2, "file.cc:line -> 2", printed from the innermost frame outwards) starts in that part
+    of NCCL. The trail names where the failing call was even when no WARN says which call it was; None
+    when it does not."""
+    failed = ctx.rules.get("unexplained-failure")
+    if failed is None:
+        return None
+    for _, g in ctx.samples(failed, ["nccl_return_trail"]):
+        if g.get("code") != "2":
+            continue
+        where = "/".join(g.get("file", "").rsplit("/", 2)[-2:])
+        for family, files in (("ib", _IB_FILES), ("socket", _SOCKET_FILES), ("shm", _SHM_FILES)):
+            if any(f in where for f in files):
+                return family
+        return None
+    return None

@@ -6,9 +6,9 @@ import ipaddress
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import timeline_key
-from diag.diagnosis.analyzers.transport.common import CQE_SIGNATURES, PORT_EVENTS
+from diag.diagnosis.analyzers.transport.common import CQE_SIGNATURES, PORT_EVENTS, failing_call_family
 from diag.diagnosis.analyzers.transport.hca import hca_filter_values, mixed_links, qp_failures, ucx_unlike_devices
-from diag.diagnosis.context import Context, hosts_text, natural_key
+from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence, time_key
 from diag.report import Finding
 
@@ -24,6 +24,7 @@ def roce_gid(rule: Rule, ctx: Context) -> list[Finding]:
             or _addr_range(rule, ctx)
             or _retry_exceeded(rule, ctx)
             or _ud_timeout(rule, ctx)
+            or _gid_settings_then_ib_error(rule, ctx)
         )
     facts = ctx.facts
     forced = ctx.captures(rule, "gid", ["gid_env", "gid_export"]) + facts.env_values("NCCL_IB_GID_INDEX")
@@ -196,6 +197,38 @@ def _addr_range(rule: Rule, ctx: Context) -> list[Finding]:
     )
     severity = None if ctx.job_failed() else "warning"
     return [ctx.make_finding(rule, ["addr_range_invalid"], detail=detail + ".", severity=severity, confidence=0.55)]
+
+
+# The settings by which NCCL chooses a RoCE GID (2.21+ adds family, range and version to the index).
+GID_SETTINGS = ("NCCL_IB_GID_INDEX", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM")
+
+
+def _gid_settings_then_ib_error(rule: Rule, ctx: Context) -> list[Finding]:
+    """NCCL failed with a system error whose return trail starts in its IB transport, and the job set
+    how NCCL picks the RoCE GID: the GID lookup (sysfs gid_attrs, the address family and range it filters
+    by) is the IB transport's system call that such settings decide. Without the settings, no guess."""
+    socket = ctx.rules.get("nccl-socket-ifname")
+    if socket is None or not ctx.stats(socket, ["system_error"]) or failing_call_family(ctx) != "ib":
+        return []
+    given = {var: values[-1] for var in GID_SETTINGS if (values := ctx.facts.env_values(var))}
+    if not given:
+        return []
+    settings = ", ".join(f"{var}={value}" for var, value in given.items())
+    detail = (
+        f"NCCL failed with a system error inside its IB transport (its return trail starts in net_ib) while "
+        f"{settings} told it which RoCE GID to use: no GID on the port matched them, or the one matched cannot "
+        "be used; unset them to let NCCL choose (2.21+), or set them to what show_gids lists on every node"
+    )
+    return [
+        ctx.make_finding(
+            rule, [], detail=detail + ".", confidence=0.45,
+            evidence=pick_evidence(
+                [ev for ev, g in ctx.samples(ctx.rules["unexplained-failure"], ["nccl_return_trail"]) if "net_ib" in g["file"]][:1]
+                + [ev for ev, _ in ctx.samples(socket, ["system_error"])]
+            ),
+            values={"gid": given.get("NCCL_IB_GID_INDEX", "")} if "NCCL_IB_GID_INDEX" in given else None,
+        )
+    ]  # fmt: skip
 
 
 def _ucx_roce_unreachable(rule: Rule, ctx: Context) -> list[Finding]:

@@ -4,6 +4,7 @@ code on releases before 2.19), PyTorch's shared tensors, Ray's object store (shm
 from __future__ import annotations
 
 from diag.catalog.model import Rule
+from diag.diagnosis.analyzers.transport.common import failing_call_family
 from diag.diagnosis.analyzers.transport.sockets import bare_system_error
 from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.report import Finding
@@ -176,8 +177,9 @@ def _bare_system_error(rule: Rule, ctx: Context) -> list[Finding]:
     """NCCL's bare "unhandled system error" with no line saying which call failed: besides a socket
     (nccl-socket-ifname's first suspect), the call that fails most often in a container is NCCL's
     shared-memory segment in a /dev/shm capped at Docker's 64 MB. The second suspect, said as such."""
-    if not bare_system_error(ctx):
+    if not bare_system_error(ctx, "shm"):
         return []
+    shown = failing_call_family(ctx) == "shm"  # the return trail starts in NCCL's shared-memory code
     detail = (
         'NCCL failed with "unhandled system error" and no line says which call failed; in a container the other '
         "usual failing call is NCCL's shared-memory segment in /dev/shm (64 MB by default under Docker): start it "
@@ -187,8 +189,8 @@ def _bare_system_error(rule: Rule, ctx: Context) -> list[Finding]:
     return [
         ctx.make_finding(
             rule, [], detail=detail + ".", evidence=pick_evidence(ev for ev, _ in ctx.samples(socket, ["system_error"])),
-            severity="error" if ctx.job_failed() else "warning", confidence=0.25,
-            assumed=["the failing system call was NCCL's shared memory (the log does not say)"],
+            severity="error" if ctx.job_failed() else "warning", confidence=0.5 if shown else 0.25,
+            assumed=[] if shown else ["the failing system call was NCCL's shared memory (the log does not say)"],
         )
     ]  # fmt: skip
 

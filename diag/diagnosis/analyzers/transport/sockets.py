@@ -6,7 +6,11 @@ import dataclasses
 import re
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.transport.common import NOT_ROUTABLE_IFACES, SYSTEM_ERROR_EXPLAINED_BY
+from diag.diagnosis.analyzers.transport.common import (
+    NOT_ROUTABLE_IFACES,
+    SYSTEM_ERROR_EXPLAINED_BY,
+    failing_call_family,
+)
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
 from diag.scan.facts import UNNAMED_HOST
@@ -303,9 +307,7 @@ def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
 
 
 _SOCKET_WORDS = re.compile(r"[Ss]ocket|[Cc]onnect|[Bb]ootstrap")
-
-
-def bare_system_error(ctx: Context) -> bool:
+def bare_system_error(ctx: Context, family: str | None = None) -> bool:
     """Whether NCCL failed with "unhandled system error" and nothing in the logs says which call failed
     (no NCCL WARN naming a call other than a socket's, no cause that explains such an error)."""
     rule = ctx.rules.get("nccl-socket-ifname")
@@ -319,7 +321,11 @@ def bare_system_error(ctx: Context) -> bool:
     if any(not _SOCKET_WORDS.search(w) for w in warns):
         return False  # an NCCL WARN names the call that failed, and it is not a socket's
     # The peer answered that nothing listens: it is gone (node-failure says so), not unreachable.
-    return not (warns and all("Connection refused" in w for w in warns))
+    if warns and all("Connection refused" in w for w in warns):
+        return False
+    # The return trail may still say where the call was; a suspect of another family then stands down.
+    shown = failing_call_family(ctx)
+    return shown is None or family is None or shown == family
 
 
 def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Finding]:
@@ -327,8 +333,9 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
     had NCCL_DEBUG=INFO off). Between nodes the usual failing call is a socket NCCL cannot open or
     whose peer it cannot reach: the interface NCCL picked (a container bridge, a NIC the other node
     does not route to). A suspect to check first, not a proof: the finding says so."""
-    if not bare_system_error(ctx):
+    if not bare_system_error(ctx, "socket"):
         return []
+    shown = failing_call_family(ctx) == "socket"
     detail = (
         'NCCL failed with "unhandled system error" and the logs hold no NCCL WARN saying which call failed; '
         "between nodes that is most often a socket to a peer over an interface it cannot reach (a container's "
@@ -342,8 +349,9 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
             detail=detail + ".",
             # The likeliest cause of a failure the logs show, named as such; a warning otherwise.
             severity="error" if ctx.job_failed() else "warning",
-            confidence=0.35,
-            assumed=[*assumed, "the failing system call was a socket between nodes (the log does not say)"],
+            # NCCL's return trail starting in its socket code says as much as a WARN naming the call would.
+            confidence=0.5 if shown else 0.35,
+            assumed=[*assumed] if shown else [*assumed, "the failing system call was a socket between nodes (the log does not say)"],
         )
     ]
 
