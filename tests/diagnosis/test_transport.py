@@ -1233,6 +1233,15 @@ def test_local_protection_errors_alone_are_gpudirect_refused_not_a_link_fault(ru
     assert top(diagnose(rules, [warn.format(s=4), warn.format(s=12), failed])) == "ib-link-fault", "a retry error too"
 
 
+def test_a_completion_error_with_its_middle_cut_out_of_the_paste_is_still_read_by_its_status(rules):
+    failed = "RuntimeError: NCCL error: unhandled system error"
+    elided = "n1:1:2 [0] NCCL WARN NET/IB : Got completion ... status=IBV_WC_LOC_PROT_ERR(4) opcode=IBV_WC_RECV(128)"
+    report = diagnose(rules, [elided, failed])
+    assert top(report) == "gdr-disabled" and "nccl-socket-ifname" not in ids(report), "the WARN names the call"
+    retry = diagnose(rules, ["n1:1:2 [0] NCCL WARN NET/IB : Got completion [...] with error 12, opcode 1", failed])
+    assert top(retry) == "ib-link-fault"
+
+
 def test_a_bare_unhandled_system_error_names_the_socket_then_shared_memory(rules):
     line = ("NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1169, unhandled system error, "
             "NCCL version 21.0.3 ncclSystemError: System call (socket, malloc, munmap, etc) failed.")  # fmt: skip

@@ -97,6 +97,7 @@ CQE_SIGNATURES = [
     "cqe_v2",
     "cqe_v3",
     "cqe_v4",
+    "cqe_elided",
     "cqe_resilient",
     "fatal_error",
     "fatal_devices",

@@ -264,7 +264,7 @@ def _ompi_gid(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 # ib-link-fault's NCCL completion-error signatures (they carry the GIDs NCCL 2.19+ prints with them).
-NCCL_CQE = ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4"]
+NCCL_CQE = ["cqe_v1", "cqe_v2", "cqe_v3", "cqe_v4", "cqe_elided"]
 
 
 def ethernet_link_local(gid: str | None) -> bool:
