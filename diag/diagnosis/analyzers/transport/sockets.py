@@ -307,9 +307,12 @@ def _unreachable_peer(rule: Rule, ctx: Context, assumed: list[str]) -> list[Find
 
 
 _SOCKET_WORDS = re.compile(r"[Ss]ocket|[Cc]onnect|[Bb]ootstrap")
+
+
 def bare_system_error(ctx: Context, family: str | None = None) -> bool:
     """Whether NCCL failed with "unhandled system error" and nothing in the logs says which call failed
-    (no NCCL WARN naming a call other than a socket's, no cause that explains such an error)."""
+    (no NCCL WARN naming a call other than a socket's, no cause that explains such an error). With
+    ``family`` ("socket", "shm"), also False where NCCL's return trail places the call in another part."""
     rule = ctx.rules.get("nccl-socket-ifname")
     if rule is None or not ctx.stats(rule, ["system_error"]) or any(ctx.count(r) for r in SYSTEM_ERROR_EXPLAINED_BY):
         return False
