@@ -132,20 +132,25 @@ _SOCKET_FILES = ("socket", "bootstrap")
 _SHM_FILES = ("shm",)
 
 
-def failing_call_family(ctx: Context) -> str | None:
-    """Which part of NCCL a system error came from: "ib", "socket" or "shm" when the return trail of
-    that error (code 2, "file.cc:line -> 2", printed from the innermost frame outwards) starts in that part
-    of NCCL. The trail names where the failing call was even when no WARN says which call it was; None
-    when it does not."""
+def failing_call(ctx: Context) -> tuple[str, Evidence] | None:
+    """Which part of NCCL a system error came from, and the line that says so: ("ib" | "socket" | "shm",
+    the trail's first line) when the return trail of that error (code 2, "file.cc:line -> 2", printed from
+    the innermost frame outwards) starts in that part of NCCL. The trail names where the failing call was
+    even when no WARN says which call it was; None when it does not."""
     failed = ctx.rules.get("unexplained-failure")
     if failed is None:
         return None
-    for _, g in ctx.samples(failed, ["nccl_return_trail"]):
+    for ev, g in ctx.samples(failed, ["nccl_return_trail"]):
         if g.get("code") != "2":
             continue
         where = "/".join(g.get("file", "").rsplit("/", 2)[-2:])
         for family, files in (("ib", _IB_FILES), ("socket", _SOCKET_FILES), ("shm", _SHM_FILES)):
             if any(f in where for f in files):
-                return family
+                return family, ev
         return None
     return None
+
+
+def failing_call_family(ctx: Context) -> str | None:
+    found = failing_call(ctx)
+    return found[0] if found else None

@@ -6,7 +6,7 @@ import ipaddress
 
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import timeline_key
-from diag.diagnosis.analyzers.transport.common import CQE_SIGNATURES, PORT_EVENTS, failing_call_family
+from diag.diagnosis.analyzers.transport.common import CQE_SIGNATURES, PORT_EVENTS, failing_call
 from diag.diagnosis.analyzers.transport.hca import hca_filter_values, mixed_links, qp_failures, ucx_unlike_devices
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.evidence import Evidence, time_key
@@ -208,7 +208,8 @@ def _gid_settings_then_ib_error(rule: Rule, ctx: Context) -> list[Finding]:
     how NCCL picks the RoCE GID: the GID lookup (sysfs gid_attrs, the address family and range it filters
     by) is the IB transport's system call that such settings decide. Without the settings, no guess."""
     socket = ctx.rules.get("nccl-socket-ifname")
-    if socket is None or not ctx.stats(socket, ["system_error"]) or failing_call_family(ctx) != "ib":
+    call = failing_call(ctx)
+    if socket is None or not ctx.stats(socket, ["system_error"]) or call is None or call[0] != "ib":
         return []
     given = {var: values[-1] for var in GID_SETTINGS if (values := ctx.facts.env_values(var))}
     if not given:
@@ -222,10 +223,7 @@ def _gid_settings_then_ib_error(rule: Rule, ctx: Context) -> list[Finding]:
     return [
         ctx.make_finding(
             rule, [], detail=detail + ".", confidence=0.45,
-            evidence=pick_evidence(
-                [ev for ev, g in ctx.samples(ctx.rules["unexplained-failure"], ["nccl_return_trail"]) if "net_ib" in g["file"]][:1]
-                + [ev for ev, _ in ctx.samples(socket, ["system_error"])]
-            ),
+            evidence=pick_evidence([call[1]] + [ev for ev, _ in ctx.samples(socket, ["system_error"])]),
             values={"gid": given.get("NCCL_IB_GID_INDEX", "")} if "NCCL_IB_GID_INDEX" in given else None,
         )
     ]  # fmt: skip
