@@ -1266,6 +1266,8 @@ def test_the_return_trail_of_a_system_error_says_which_part_of_nccl_failed(rules
     in_shm = diagnose(rules, system_error_trail("misc/shmutils.cc:60"))
     assert top(in_shm) == "shm-too-small" and "nccl-socket-ifname" not in ids(in_shm)
     assert found(in_shm, "shm-too-small").confidence > found(diagnose(rules, in_ib[-1:]), "shm-too-small").confidence
+    assert any("shmutils.cc:60 -> 2" in ev.text for ev in found(in_shm, "shm-too-small").evidence), "cites the trail"
+    assert "return trail" in found(in_shm, "shm-too-small").detail
     in_socket = diagnose(rules, system_error_trail("misc/socket.cc:480"))
     assert top(in_socket) == "nccl-socket-ifname" and "shm-too-small" not in ids(in_socket)
 

@@ -9,6 +9,7 @@ from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.transport.common import (
     NOT_ROUTABLE_IFACES,
     SYSTEM_ERROR_EXPLAINED_BY,
+    failing_call,
     failing_call_family,
 )
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
@@ -338,9 +339,15 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
     does not route to). A suspect to check first, not a proof: the finding says so."""
     if not bare_system_error(ctx, "socket"):
         return []
-    shown = failing_call_family(ctx) == "socket"
+    call = failing_call(ctx)
+    shown = call is not None and call[0] == "socket"
+    said = (
+        "its return trail starts in NCCL's socket code, though no NCCL WARN says which call failed"
+        if shown
+        else "the logs hold no NCCL WARN saying which call failed"
+    )
     detail = (
-        'NCCL failed with "unhandled system error" and the logs hold no NCCL WARN saying which call failed; '
+        f'NCCL failed with "unhandled system error" and {said}; '
         "between nodes that is most often a socket to a peer over an interface it cannot reach (a container's "
         "bridge address such as docker0/172.17.x, or a NIC on another subnet): run with NCCL_DEBUG=INFO and "
         "check the Bootstrap/NET/Socket interface lines, or pin NCCL_SOCKET_IFNAME (with docker, --network=host)"
@@ -354,6 +361,7 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
             severity="error" if ctx.job_failed() else "warning",
             # NCCL's return trail starting in its socket code says as much as a WARN naming the call would.
             confidence=0.5 if shown else 0.35,
+            evidence=pick_evidence([call[1]] + [ev for ev, _ in ctx.samples(rule, ["system_error"])]) if shown else None,
             assumed=[*assumed] if shown else [*assumed, "the failing system call was a socket between nodes (the log does not say)"],
         )
     ]
