@@ -154,3 +154,9 @@ def failing_call(ctx: Context) -> tuple[str, Evidence] | None:
 def failing_call_family(ctx: Context) -> str | None:
     found = failing_call(ctx)
     return found[0] if found else None
+
+
+def trail_line(ctx: Context, family: str) -> Evidence | None:
+    """The return trail's first line when it places a system error in ``family``'s code, else None."""
+    call = failing_call(ctx)
+    return call[1] if call is not None and call[0] == family else None

@@ -4,7 +4,7 @@ code on releases before 2.19), PyTorch's shared tensors, Ray's object store (shm
 from __future__ import annotations
 
 from diag.catalog.model import Rule
-from diag.diagnosis.analyzers.transport.common import failing_call
+from diag.diagnosis.analyzers.transport.common import trail_line
 from diag.diagnosis.analyzers.transport.sockets import bare_system_error
 from diag.diagnosis.context import Context, hosts_text, pick_evidence
 from diag.report import Finding
@@ -179,11 +179,10 @@ def _bare_system_error(rule: Rule, ctx: Context) -> list[Finding]:
     shared-memory segment in a /dev/shm capped at Docker's 64 MB. The second suspect, said as such."""
     if not bare_system_error(ctx, "shm"):
         return []
-    call = failing_call(ctx)
-    shown = call is not None and call[0] == "shm"
+    trail = trail_line(ctx, "shm")
     said = (
         "its return trail starts in NCCL's shared-memory code: its segment"
-        if shown
+        if trail
         else "no line says which call failed; in a container the other usual failing call is NCCL's shared-memory segment"
     )
     detail = (
@@ -191,12 +190,12 @@ def _bare_system_error(rule: Rule, ctx: Context) -> list[Finding]:
         "with --ipc=host or --shm-size, or rerun with NCCL_DEBUG=INFO to see the call"
     )
     socket = ctx.rules.get("nccl-socket-ifname")
-    cited = [call[1]] if shown else []
+    cited = [trail] if trail else []
     return [
         ctx.make_finding(
             rule, [], detail=detail + ".", evidence=pick_evidence(cited + [ev for ev, _ in ctx.samples(socket, ["system_error"])]),
-            severity="error" if ctx.job_failed() else "warning", confidence=0.5 if shown else 0.25,
-            assumed=[] if shown else ["the failing system call was NCCL's shared memory (the log does not say)"],
+            severity="error" if ctx.job_failed() else "warning", confidence=0.5 if trail else 0.25,
+            assumed=[] if trail else ["the failing system call was NCCL's shared memory (the log does not say)"],
         )
     ]  # fmt: skip
 

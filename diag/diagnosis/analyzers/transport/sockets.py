@@ -9,8 +9,8 @@ from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.transport.common import (
     NOT_ROUTABLE_IFACES,
     SYSTEM_ERROR_EXPLAINED_BY,
-    failing_call,
     failing_call_family,
+    trail_line,
 )
 from diag.diagnosis.context import Context, hosts_text, natural_key, pick_evidence
 from diag.report import Finding
@@ -339,11 +339,10 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
     does not route to). A suspect to check first, not a proof: the finding says so."""
     if not bare_system_error(ctx, "socket"):
         return []
-    call = failing_call(ctx)
-    shown = call is not None and call[0] == "socket"
+    trail = trail_line(ctx, "socket")
     said = (
         "its return trail starts in NCCL's socket code, though no NCCL WARN says which call failed"
-        if shown
+        if trail
         else "the logs hold no NCCL WARN saying which call failed"
     )
     detail = (
@@ -360,9 +359,9 @@ def _bare_system_error(rule: Rule, ctx: Context, assumed: list[str]) -> list[Fin
             # The likeliest cause of a failure the logs show, named as such; a warning otherwise.
             severity="error" if ctx.job_failed() else "warning",
             # NCCL's return trail starting in its socket code says as much as a WARN naming the call would.
-            confidence=0.5 if shown else 0.35,
-            evidence=pick_evidence([call[1]] + [ev for ev, _ in ctx.samples(rule, ["system_error"])]) if shown else None,
-            assumed=[*assumed] if shown else [*assumed, "the failing system call was a socket between nodes (the log does not say)"],
+            confidence=0.5 if trail else 0.35,
+            evidence=pick_evidence([trail] + [ev for ev, _ in ctx.samples(rule, ["system_error"])]) if trail else None,
+            assumed=[*assumed] if trail else [*assumed, "the failing system call was a socket between nodes (the log does not say)"],
         )
     ]
 
