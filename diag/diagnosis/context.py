@@ -198,7 +198,7 @@ class Context:
             # What the first line says, without its prefixes, and how widespread it is.
             first = frame(evidence[0].text).payload.strip() if evidence else rule.title
             where = f" on {_join(host_list)}" if host_list else ""
-            detail = f'"{_shorten(first)}" ({count} line{"s" if count != 1 else ""}{where})'
+            detail = f'"{shorten(first)}" ({count} line{"s" if count != 1 else ""}{where})'
 
         return Finding(
             id=rule.id,
@@ -227,8 +227,16 @@ def _join(values: list[str]) -> str:
     return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
 
 
-def _shorten(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def shorten(text: str, limit: int = 200) -> str:
+    """A log line quoted in a finding's text, cut with an ellipsis where it is too long (at a space when one is
+    near the end, so that no word is cut in half)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 3 // 4:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def pick_evidence(items: Iterable[Evidence], limit: int = MAX_EVIDENCE_SHOWN) -> list[Evidence]:

@@ -23,7 +23,7 @@ from diag.catalog.causes import severity_rank
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.hints import outside_catalogue_hint
 from diag.diagnosis.analyzers.job.unexplained import ignored_exception_lines
-from diag.diagnosis.context import Context, pick_evidence
+from diag.diagnosis.context import Context, pick_evidence, shorten
 from diag.evidence import Evidence
 from diag.input.framing import frame_fields
 from diag.report import Finding
@@ -215,7 +215,7 @@ def _finding(ctx: Context, entry: _Named, failed_severity: bool) -> Finding:
     words = ", ".join(f"'{w}'" for w in list(entry.words)[:4])
     detail = (
         f"No message slurmdiag knows for this cause was found, but {n} error line{'s' if n != 1 else ''} "
-        f"name{'s' if n == 1 else ''} what it is about ({words}): {first[:200]}"
+        f"name{'s' if n == 1 else ''} what it is about ({words}): {shorten(first)}"
     )
     hosts = sorted({h for ev in entry.lines if (h := ctx.host_for(ev))})
     ranks = sorted({ev.rank for ev in entry.lines if ev.rank is not None})

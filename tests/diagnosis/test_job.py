@@ -612,6 +612,34 @@ def test_nccl_receiving_another_size_than_expected_is_named_as_mismatched_collec
     assert "collectives that do not match" in finding.detail and "TORCH_DISTRIBUTED_DEBUG=DETAIL" in finding.detail
 
 
+def test_nccl_refusals_worded_without_error_words_are_failures_that_say_what_they_usually_mean(rules):
+    # NCCL 2.2x-2.30 WARNs whose words hold no "failed"/"error": the call still returned an error.
+    mnnvl = [
+        "gb200-n07:3301:3301 [2] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this "
+        "system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to "
+        "ignore this issue.",
+        "gb200-n07:3301:3301 [2] NCCL INFO init.cc:1432 -> 2",
+    ]
+    finding = found(diagnose(rules, mnnvl), "unexplained-failure")
+    assert finding.severity == "error" and "IMEX" in finding.detail and finding.hosts == ["gb200-n07"]
+    old = (
+        "node1:4766:4766 [0] dev_runtime.cc:1428 NCCL WARN NCCL library is too old. This application was compiled "
+        "with NCCL version 2.30.7, but is running with NCCL library version 2.27.3."
+    )
+    finding = found(diagnose(rules, [old]), "unexplained-failure")
+    assert "built against a newer NCCL" in finding.detail and "2.27.3.." not in finding.detail
+    none = "node1:4766:4790 [0] transport.cc:39 NCCL WARN No transport found for rank 0[1b000] -> rank 8[1b000]"
+    finding = found(diagnose(rules, [none]), "unexplained-failure")
+    assert "NCCL_P2P_DISABLE=1" in finding.detail and "NCCL_NET" in finding.detail
+
+
+def test_a_long_line_quoted_in_a_finding_is_cut_with_an_ellipsis_not_mid_text(rules):
+    line = "gpu1:123:456 [0] misc/foo.cc:49 NCCL WARN Unable to frobnicate the widget: " + "reason " * 60 + "END"
+    finding = found(diagnose(rules, [line]), "unexplained-failure")
+    assert "Unable to frobnicate" in finding.detail and "reason…" in finding.detail and "reaso…" not in finding.detail
+    assert "END" not in finding.detail
+
+
 def test_a_command_the_shell_reports_killed_with_enomem_is_a_host_oom_that_says_what_it_assumed(rules):
     killed = "/home/u/process_data.sh: line 76:  4663 Killed                  sct_deepseg_sc -i t2.nii.gz"
     enomem = "OSError: [Errno 12] Cannot allocate memory"

@@ -145,7 +145,8 @@ OUTSIDE_CATALOGUE = (
     ),
     (
         # The dynamic loader resolving libtorch_cuda.so (or another NCCL user) against an older libnccl.
-        re.compile(r"undefined symbol: nccl\w+"),
+        # ... and NCCL 2.29+'s device API refusing a library older than the headers it was built with.
+        re.compile(r"undefined symbol: nccl\w+|NCCL library is (?:too old|not backwards compatible)"),
         "The program was built against a newer NCCL than the libnccl.so it loaded (an image's own NCCL, "
         "LD_LIBRARY_PATH or LD_PRELOAD ahead of the one the framework ships with): install the NCCL the framework "
         "was built with (the matching nvidia-nccl-cu* wheel) or start from the framework's own base image",
@@ -188,6 +189,14 @@ OUTSIDE_CATALOGUE = (
         ),
         "The task sees no GPU: the job step was given none (sbatch/srun --gres=gpu:N or --gpus-per-task; an "
         "empty CUDA_VISIBLE_DEVICES), or its container was started without the GPUs",
+    ),
+    (
+        # transport.cc selectTransport: no P2P, SHM or NET path can join the two ranks.
+        re.compile(r"No transport found for rank \d+"),
+        "NCCL found no way to reach a peer: on one node both P2P and shared memory are off (NCCL_P2P_DISABLE=1 "
+        "with NCCL_SHM_DISABLE=1, or containers without a shared /dev/shm and IPC namespace), or between nodes no "
+        "network was loaded (NCCL_NET names a plugin that did not load); unset those settings, or give the "
+        "containers --ipc=host",
     ),
     (
         # NCCL's bootstrap/socket receive (include/socket.h, misc/socket.cc) when a peer sent another size.

@@ -23,7 +23,7 @@ from diag.diagnosis.analyzers.common import (
 from diag.diagnosis.analyzers.hints import INOTIFY_LIMIT, outside_catalogue_hint
 from diag.diagnosis.analyzers.job.common import SIGNAL_HOWS, failure_before_cancel
 from diag.diagnosis.analyzers.launch.pmix import runtime_unpack
-from diag.diagnosis.context import Context, pick_evidence
+from diag.diagnosis.context import Context, pick_evidence, shorten
 from diag.evidence import Evidence
 from diag.report import Finding
 
@@ -161,7 +161,7 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     if not hosts:
         hosts = set(ctx.captures(rule, "host", ["task_exit", "banner"]))
     first = (causes or evidence)[0].text.strip() if evidence else ""
-    detail = f"The job failed and no known cause matched. First error: {first[:200]}"
+    detail = f"The job failed and no known cause matched. First error: {shorten(first)}"
     hint = outside_catalogue_hint([e.text for e in evidence])
     if hint:
         detail = f"{detail.rstrip('.')}. {hint}"
@@ -352,7 +352,7 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
     first = evidence[0].text.strip() if evidence else ""
     detail = (
         "The tasks were ended by a signal and printed no error of their own; the logs do not say who sent it "
-        f"(scancel, the time limit, a preemption, srun interrupted). First: {first[:200]}"
+        f"(scancel, the time limit, a preemption, srun interrupted). First: {shorten(first)}"
     )
     assumed = ["the job failed: its tasks were stopped, but the logs hold no error and no Slurm banner saying why"]
     return [
@@ -420,10 +420,10 @@ def _runtime_unpack(rule: Rule, ctx: Context) -> list[Finding]:
     evidence = runtime_unpack(rule, ctx)
     if not evidence:
         return []
-    detail = "PMIx failed while the process set up and no known cause matched. First error: " + evidence[0].text.strip()[:200]
+    detail = "PMIx failed while the process set up and no known cause matched. First error: " + shorten(evidence[0].text.strip())
     hint = outside_catalogue_hint([e.text for e in evidence])
     if hint:
-        detail += f". {hint}"
+        detail = f"{detail.rstrip('.')}. {hint}"
     assumed = ["the process stopped there: the logs show no failure line after the unpack errors"]
     hosts = sorted({h for e in evidence if (h := ctx.host_for(e))})
     return [
@@ -449,7 +449,7 @@ def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
         return []
     first = unknown[0].text.strip()
     who = "UCX reported an error" if "UCX" in first and " NCCL " not in first else "NCCL reported a failed call"
-    detail = f"{who} that no known cause explains: {first[:200]}"
+    detail = f"{who} that no known cause explains: {shorten(first)}"
     assumed = ["the job failed of it: the logs show this error, but not the job failing"]
     severity, confidence = "warning", 0.25
     if trail:
@@ -458,7 +458,7 @@ def _nccl_failed_call(rule: Rule, ctx: Context) -> list[Finding]:
         assumed, severity, confidence = [], "error", 0.4
     hint = outside_catalogue_hint([e.text for e in unknown])
     if hint:
-        detail += f". {hint}"
+        detail = f"{detail.rstrip('.')}. {hint}"
     _, run, _ = success_lines(ctx)
     if run and all(after_success(ev, run) for ev in unknown):
         # After nccl-tests' data check passed or the training loop ended: a peer's teardown, worth knowing.
