@@ -396,6 +396,19 @@ def test_a_watchdog_without_a_heartbeat_and_xlas_collective_termination_are_time
     assert top(diagnose(rules, [xla]), "nccl-timeout").severity == "error"
 
 
+def test_the_heartbeat_monitors_last_words_alone_say_a_collective_failed_or_the_watchdog_hung(rules):
+    # PyTorch 2.3+: the fatal line before SIGABRT, often the only one pasted.
+    head = "[rank0]:[F725 02:47:41.268394894 ProcessGroupNCCL.cpp:1653] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+    failed = head + "Terminating the process after attempting to dump debug info, due to collective timeout or exception."
+    finding = top(diagnose(rules, [failed]), "nccl-timeout")
+    assert finding.ranks == [0] and "collective timed out or failed" in finding.detail
+    hung = head + "Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang."
+    assert "watchdog itself was blocked" in top(diagnose(rules, [hung]), "nccl-timeout").detail
+    # A rank that ran out of GPU memory first is the cause; the termination is its consequence.
+    oom = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 GiB"
+    assert top(diagnose(rules, [oom, failed]), "cuda-oom")
+
+
 def test_pytorch_s_words_after_a_failed_collective_alone_still_say_a_collective_failed(rules):
     dump = (
         "[rank0]:[E709 17:05:38.482326987 ProcessGroupNCCL.cpp:1536] [PG ID 0 PG GUID 0(default_pg) Rank 0] "

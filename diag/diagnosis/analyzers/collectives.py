@@ -49,11 +49,22 @@ def debug_verbose(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 # ------------------------------------------------------------------------------------ collective timeout
+# The watchdog thread itself stopped making progress (blocked in an NCCL or CUDA call), not a collective.
+WATCHDOG_BLOCKED = ["heartbeat", "heartbeat_missing", "watchdog_stuck", "terminate_watchdog_hang"]
+
+
 def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    names = ["watchdog", "async_exception", "heartbeat", "heartbeat_missing", "watchdog_stuck", "comm_aborted"]
-    # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line.
-    told = ["op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination", "init_timeout"]
+    names = [
+        "watchdog", "async_exception", "heartbeat", "heartbeat_missing", "watchdog_stuck", "terminate_watchdog_hang",
+        "comm_aborted",
+    ]  # fmt: skip
+    # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line,
+    # the heartbeat monitor's last words.
+    told = [
+        "op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination", "init_timeout",
+        "terminate_after_dump",
+    ]  # fmt: skip
     if not ctx.stats(rule, names + told):
         for reader in (
             _work_timeout, _desync, _blocking_wait, _ras_mismatch, _ras_missing, _flight_recorder, _rank_monitor,
@@ -70,7 +81,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
             return at_exit
         stuck = sorted({ev.rank for ev, _ in ctx.samples(rule, names) if ev.rank is not None})
         detail = "The PyTorch NCCL watchdog itself was blocked (an NCCL/CUDA call hung)"
-        if not ctx.stats(rule, ["heartbeat", "heartbeat_missing", "watchdog_stuck"]):
+        if not ctx.stats(rule, WATCHDOG_BLOCKED):
             detail = "A collective timed out or failed (PyTorch's watchdog said so; its own timeout line is not here)"
             if ctx.stats(rule, ["init_timeout"]) and not ctx.stats(rule, [n for n in names if n != "init_timeout"]):
                 detail = (
