@@ -1160,6 +1160,42 @@ def test_pmix_init_box_with_a_status_other_than_unreachable_had_a_server_and_say
     assert "--mpi=pmix_vN" in mismatch.detail
 
 
+def test_open_mpi_5s_advice_alone_below_the_box_head_is_a_launch_without_pmix(rules):
+    advice = [
+        "Open MPI requires access to a local PMIx server to execute. Please ensure",
+        'that either you are operating in a PMIx-enabled environment, or use "mpirun"',
+    ]
+    report = diagnose(rules, advice)
+    assert "--mpi=pmix" in top(report, "pmix-not-used").action
+    # With its head and a status other than "no server", the box is still read by its status.
+    boxed = [line.format(reason="PMIX_ERR_INIT") for line in OMPI5_INIT_BOX] + advice[1:]
+    assert top(diagnose(rules, boxed), "pmix-runtime-error")
+
+
+def test_pmix_s_own_init_box_is_a_failed_client_even_without_a_failure_line(rules):
+    # OpenPMIx 3-6 (help-pmix-runtime.txt): the client could not start, so the process aborts.
+    box = [
+        "It looks like pmix_init failed for some reason; your parallel process is",
+        "likely to abort.  There are many reasons that a parallel process can",
+        "here's some additional information (which may only be relevant to an",
+        "PMIX developer):",
+        "  pmix_psec_base_open failed",
+        "  --> Returned value -46 instead of PMIX_SUCCESS",
+        "[pgp0202:12255] PMIX ERROR: NOT-FOUND in file server/pmix_server.c at line 229",
+    ]
+    finding = top(diagnose(rules, box), "pmix-runtime-error")
+    assert finding.severity == "error" and "pmix_psec_base_open" in finding.detail
+    assert "PMIX_MCA_psec=native" in finding.detail
+    gds = top(diagnose(rules, [box[0], "  pmix_gds_base_select failed"]), "pmix-runtime-error")
+    assert gds.severity == "error" and "PMIX_MCA_gds=hash" in gds.detail
+
+
+def test_srun_s_invalid_mpi_plugin_name_is_a_missing_plugin(rules):
+    line = "srun: error: Task launch for StepId=812345.0 failed on node gpu-node03: Invalid MPI plugin name"
+    assert top(diagnose(rules, [line]), "pmix-plugin-missing").severity == "error"
+    assert top(diagnose(rules, ["srun: error: Application launch failed: Invalid MPI plugin name"]), "pmix-plugin-missing")
+
+
 def test_open_mpi_s_failed_pmix_fence_in_mpi_init_is_a_run_time_error_naming_what_it_returned(rules):
     box = [
         "It looks like MPI_INIT failed for some reason; your parallel process is",

@@ -175,6 +175,32 @@ def runtime_unpack(unexplained: Rule, ctx: Context) -> list[Evidence]:
     return pick_evidence(at_setup, limit=6) if at_setup else []
 
 
+_INIT_STEP_DETAILS = {
+    "psec": "its security plugin (psec: munge) could not be opened where the task runs (munge or its library missing "
+    "from a container image); PMIX_MCA_psec=native avoids munge",
+    "gds": "no data-store module (gds) could be selected; PMIX_MCA_gds=hash selects the hash store",
+}
+
+
+def _pmix_init_box(rule: Rule, ctx: Context) -> list[Finding]:
+    """PMIx's own init box ("It looks like pmix_init failed for some reason; your parallel process is likely to
+    abort"): the client could not start, so the process ends there, whether or not the excerpt shows it end."""
+    if not ctx.stats(rule, ["pmix_init_box", "pmix_init_step"]):
+        return []
+    steps = [g for _, g in ctx.samples(rule, ["pmix_init_step"])]
+    step = steps[0]["step"] if steps else None
+    frameworks = [g["framework"] for g in steps] + ctx.captures(rule, "framework", ["component_missing"])
+    why = next((_INIT_STEP_DETAILS[f] for f in frameworks if f in _INIT_STEP_DETAILS), None)
+    detail = "PMIx's client could not initialise" + (f" ({step} failed)" if step else "")
+    detail += (
+        f": {why}"
+        if why
+        else ": the PMIx library the task loads lacks a component it needs or does not match the launcher's PMIx"
+    )
+    names = ["pmix_init_box", "pmix_init_step", "component_missing", "pmix_error"]
+    return [ctx.make_finding(rule, names, detail=detail + ".", confidence=0.7)]
+
+
 def _data_store_failed(rule: Rule, ctx: Context) -> list[Finding]:
     """PMIx's shared-memory data store (gds/shmem2, gds/ds12-ds21) failed to map its segment or to
     make its directory: the hash store (PMIX_MCA_gds=hash) needs neither."""
@@ -405,6 +431,8 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     names = {n for n, _ in ctx.stats(rule)}
     if names and names <= mpich and ctx.count("pmix-not-used"):
         return []  # MPICH's PMI calls failing after it said the launcher speaks another PMI: that mismatch is the cause
+    if init_failed := _pmix_init_box(rule, ctx):
+        return init_failed
     frameworks = ctx.captures(rule, "framework", ["component_missing"])
     only_box = not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"])
     # PMIx goes on with another component of the framework (psec: native): the ranks ran, or the program
