@@ -409,6 +409,28 @@ def test_the_heartbeat_monitors_last_words_alone_say_a_collective_failed_or_the_
     assert top(diagnose(rules, [oom, failed]), "cuda-oom")
 
 
+def test_pytorch_2_7s_propagated_error_names_the_rank_that_failed_first(rules):
+    line = "[rank3]:[E1107 10:11:12.1 ProcessGroupNCCL.cpp:1950] [PG ID 0 PG GUID 0(default_pg) Rank 3]  remote error detected from rank: 5"
+    finding = top(diagnose(rules, [line]), "nccl-timeout")
+    assert "rank 5 failed first" in finding.detail and "(rank 5)" in finding.remediation
+    assert "rank rank" not in finding.action
+    # The monitor switched off still says what it would have done; the teardown's second line alone too.
+    off = (
+        "[rank3]:[E1107 10:21:12.1 ProcessGroupNCCL.cpp:1557] [PG ID 0 PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL "
+        "monitor thread is disabled, but would have terminated the processafter attempting to dump debug info, due to "
+        "collective timeout or exception."
+    )
+    assert top(diagnose(rules, [off]), "nccl-timeout")
+    down = "[rank0]:[E709 17:05:39.081690629 ProcessGroupNCCL.cpp:698] [Rank 0] To avoid data inconsistency, we are taking the entire process down."
+    assert top(diagnose(rules, [down]), "nccl-timeout")
+
+
+def test_the_watchdog_ended_by_an_error_no_rule_knows_is_an_unexplained_failure(rules):
+    head = "[rank3]:[E1107 10:11:12.1 ProcessGroupNCCL.cpp:1899] [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception: "
+    assert top(diagnose(rules, [head + "CUDA error: an illegal memory access was encountered"]), "unexplained-failure")
+    assert top(diagnose(rules, [head + "CUDA error: out of memory"]), "cuda-oom")
+
+
 def test_pytorch_s_words_after_a_failed_collective_alone_still_say_a_collective_failed(rules):
     dump = (
         "[rank0]:[E709 17:05:38.482326987 ProcessGroupNCCL.cpp:1536] [PG ID 0 PG GUID 0(default_pg) Rank 0] "

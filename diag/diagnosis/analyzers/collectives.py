@@ -63,7 +63,7 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     # the heartbeat monitor's last words.
     told = [
         "op_timed_out", "dump_signal", "failed_trace", "pg_status", "watchdog_cut", "xla_termination", "init_timeout",
-        "terminate_after_dump",
+        "terminate_after_dump", "remote_error_rank",
     ]  # fmt: skip
     if not ctx.stats(rule, names + told):
         for reader in (
@@ -94,7 +94,11 @@ def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
                 detail += f"; rank {src[0]} was the first to report the timeout"
         if stuck:
             detail += f" on rank {', '.join(map(str, stuck[:8]))}"
-        return [ctx.make_finding(rule, names, detail=detail + ".", values={"culprits": "the ranks named"})]
+        culprits = "the ranks named"
+        if src := ctx.captures(rule, "from", ["remote_error_rank"]):
+            detail += f"; rank {src[0]} failed first (PyTorch passed its error on to the others)"
+            culprits = f"rank {src[0]}"
+        return [ctx.make_finding(rule, names, detail=detail + ".", values={"culprits": culprits})]
 
     def when(r: int) -> tuple:
         c = reporters[r]
@@ -670,9 +674,9 @@ def _other_collective_waits(rule: Rule, ctx: Context) -> list[Finding]:
         if secs := ctx.captures(rule, "secs", ["horovod_shutdown"]):
             detail += f", and Horovod shut the job down after {secs[0]} s of it"
         return [ctx.make_finding(rule, ["horovod_stall", "horovod_shutdown"], detail=detail + ".", confidence=0.6)]
-    if ctx.stats(rule, ["ops_failed"]):
+    if ctx.stats(rule, ["ops_failed", "taking_down"]):
         detail = "PyTorch took the process down after NCCL operations failed or timed out"
-        return [ctx.make_finding(rule, ["ops_failed"], detail=detail + ".", confidence=0.5)]
+        return [ctx.make_finding(rule, ["ops_failed", "taking_down"], detail=detail + ".", confidence=0.5)]
     return []
 
 
