@@ -431,8 +431,6 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
     names = {n for n, _ in ctx.stats(rule)}
     if names and names <= mpich and ctx.count("pmix-not-used"):
         return []  # MPICH's PMI calls failing after it said the launcher speaks another PMI: that mismatch is the cause
-    if init_failed := _pmix_init_box(rule, ctx):
-        return init_failed
     frameworks = ctx.captures(rule, "framework", ["component_missing"])
     only_box = not ctx.stats(rule, [s.name for s in rule.signatures if s.name != "component_missing"])
     # PMIx goes on with another component of the framework (psec: native): the ranks ran, or the program
@@ -550,6 +548,8 @@ def pmix_runtime(rule: Rule, ctx: Context) -> list[Finding]:
         )
         severity = None if ctx.job_failed() else "warning"
         return [ctx.make_finding(rule, ["pmix_error"], detail=detail + ".", severity=severity, confidence=0.7)]
+    if init_failed := _pmix_init_box(rule, ctx):
+        return init_failed  # after the readings that say why a client failed more precisely than its box
     if ctx.job_failed():
         hosts = _awaited_hosts(rule, ctx)
         return [ctx.make_finding(rule, hosts=hosts or None, values={"host": ", ".join(hosts) or "the nodes named"})]
