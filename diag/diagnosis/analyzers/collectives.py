@@ -55,10 +55,7 @@ WATCHDOG_BLOCKED = ["heartbeat", "heartbeat_missing", "watchdog_stuck", "termina
 
 def nccl_timeout(rule: Rule, ctx: Context) -> list[Finding]:
     facts = ctx.facts
-    names = [
-        "watchdog", "async_exception", "heartbeat", "heartbeat_missing", "watchdog_stuck", "terminate_watchdog_hang",
-        "comm_aborted",
-    ]  # fmt: skip
+    names = ["watchdog", "async_exception", *WATCHDOG_BLOCKED, "comm_aborted"]
     # A timeout said only in other words: a rank's dump signal, PyTorch 1.x's exception, the PG status line,
     # the heartbeat monitor's last words.
     told = [
