@@ -6,6 +6,7 @@ Nothing here loads a file whole or writes to it. Lines longer than ``MAX_LINE_BY
 
 from __future__ import annotations
 
+import errno
 import glob
 import gzip
 import io
@@ -173,8 +174,20 @@ def discover(paths: Iterable[str]) -> Discovery:
             for path in files:
                 add(path)
             continue
-        result.problems.append(InputProblem(raw, "no such file or directory"))
+        result.problems.append(InputProblem(raw, _missing_reason(raw)))
     return result
+
+
+def _missing_reason(path: str) -> str:
+    """Why a named path cannot be opened: a link that leads nowhere is not a missing file."""
+    if not os.path.islink(path):
+        return "no such file or directory"
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop"
+    return f"broken symbolic link (points to {os.readlink(path)!r}, which does not exist)"
 
 
 def _describe_error(exc: BaseException) -> str:

@@ -31,6 +31,17 @@ def test_unexpanded_glob_and_missing_paths(tmp_path):
     assert reasons == ["no file matches this pattern", "no such file or directory"]
 
 
+def test_links_that_lead_nowhere_say_so_instead_of_missing(tmp_path):
+    (tmp_path / "dangling.err").symlink_to(tmp_path / "rotated-away.err")
+    (tmp_path / "a.out").symlink_to(tmp_path / "b.out")
+    (tmp_path / "b.out").symlink_to(tmp_path / "a.out")
+    found = discover([str(tmp_path / "dangling.err"), str(tmp_path / "a.out")])
+    assert not found.sources
+    reasons = [p.reason for p in found.problems]
+    assert reasons[0].startswith("broken symbolic link") and "rotated-away.err" in reasons[0]
+    assert reasons[1] == "symbolic link loop"
+
+
 def test_empty_directory_is_a_problem(tmp_path):
     found = discover([str(tmp_path)])
     assert not found.sources and "no *.out" in found.problems[0].reason
