@@ -16,7 +16,7 @@ CAUSE_IDS: frozenset[str] = frozenset(
         "shm-too-small",
         # nodes.py: differences and faults between nodes
         "ib-hca-mismatch-nodes", "ib-link-fault", "nccl-version-mismatch", "nccl-duplicate-gpu",
-        # collectives.py
+        # collectives/ (a module per cause: timeout, with ras and waits; busbw; verbose)
         "nccl-timeout", "busbw-low", "nccl-debug-verbose",
         # launch/ (a module per sub-family: pmix, rendezvous, world_size): PMIx, rendezvous, world size
         "pmix-plugin-missing", "pmix-not-used", "pmix-runtime-error", "rendezvous-failure", "port-in-use",

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from diag.catalog.model import Rule, RuleError
-from diag.diagnosis.analyzers import collectives, gpu, nodes
+from diag.diagnosis.analyzers import gpu, nodes
+from diag.diagnosis.analyzers.collectives import busbw, timeout, verbose
 from diag.diagnosis.analyzers.job import node_failure, oom, preempted, time_limit, unexplained
 from diag.diagnosis.analyzers.launch import pmix, rendezvous, world_size
 from diag.diagnosis.analyzers.storage import containers, nodelocal, shared
@@ -40,10 +41,10 @@ ANALYZERS: dict[str, Analyzer] = {
     "link_fault": nodes.link_fault,  # ib-link-fault
     "duplicate_gpu": nodes.duplicate_gpu,  # nccl-duplicate-gpu
     "version_mismatch": nodes.version_mismatch,  # nccl-version-mismatch
-    # collectives.py
-    "busbw_low": collectives.busbw_low,  # busbw-low
-    "debug_verbose": collectives.debug_verbose,  # nccl-debug-verbose
-    "nccl_timeout": collectives.nccl_timeout,  # nccl-timeout
+    # collectives/
+    "busbw_low": busbw.busbw_low,  # busbw-low
+    "debug_verbose": verbose.debug_verbose,  # nccl-debug-verbose
+    "nccl_timeout": timeout.nccl_timeout,  # nccl-timeout
     # launch/
     "pmix_not_used": pmix.pmix_not_used,  # pmix-not-used
     "pmix_runtime": pmix.pmix_runtime,  # pmix-runtime-error
