@@ -1584,6 +1584,44 @@ def test_a_launcher_stopped_from_outside_is_no_error_of_the_job(rules):
     assert top(diagnose(rules, [horovod]), "unexplained-failure").severity == "error"
 
 
+AGENT_SIGTERM = [
+    "W0616 00:37:22.830000 4015698 torch/distributed/elastic/agent/server/api.py:719] Received Signals.SIGTERM "
+    "death signal, shutting down workers",
+    "W0616 00:37:22.831000 4015698 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 4015788 "
+    "closing signal SIGTERM",
+    "Traceback (most recent call last):",
+    '  File "/usr/local/bin/torchrun", line 8, in <module>',
+    "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4015698 got signal: 15",
+]
+
+
+def test_torchrun_signalled_says_which_signal_and_what_it_usually_means(rules):
+    """PyTorch 2.x names the signal ("Signals.SIGHUP"), 1.x numbers it; the agent's own SignalException and its
+    traceback are how it stopped, not the job's error: a warning saying what the signal usually means."""
+    stopped = top(diagnose(rules, AGENT_SIGTERM), "unexplained-failure")
+    assert stopped.severity == "warning" and "SIGTERM" in stopped.detail and "scancel" in stopped.detail
+    hangup = top(
+        diagnose(rules, [
+            "Received Signals.SIGHUP death signal, shutting down workers",
+            "torch.distributed.elastic.multiprocessing.api.SignalException: Process 88121 got signal: 1",
+        ]),
+        "unexplained-failure",
+    )  # fmt: skip
+    assert hangup.severity == "warning" and "terminal or SSH session" in hangup.detail and "tmux" in hangup.detail
+    # The exception alone (the last line a user pastes) still says which signal
+    alone = top(diagnose(rules, AGENT_SIGTERM[-1:]), "unexplained-failure")
+    assert alone.severity == "warning" and "SIGTERM" in alone.detail
+    interrupted = diagnose(rules, ["[2024-03-02 22:13:28,114] torch.distributed.elastic.agent.server.api: [WARNING] "
+                                   "Received 2 death signal, shutting down workers"])  # fmt: skip
+    assert "Ctrl-C" in top(interrupted, "unexplained-failure").detail
+
+
+def test_a_real_exception_beside_torchruns_signal_is_still_the_failure(rules):
+    crashed = AGENT_SIGTERM + ["RuntimeError: CUDA error: an illegal memory access was encountered"]
+    failure = top(diagnose(rules, crashed), "unexplained-failure")
+    assert failure.severity == "error" and "illegal memory access" in failure.detail
+
+
 def test_hydra_reports_a_sigkill_as_a_likely_oom_and_other_codes_as_failures(rules):
     box = ["=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   PID 92248 RUNNING AT fzh-desktop"]
     for code in ["=   EXIT CODE: 9", "=   KILLED BY SIGNAL: 9 (Killed)"]:

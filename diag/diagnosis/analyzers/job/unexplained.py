@@ -21,7 +21,7 @@ from diag.diagnosis.analyzers.common import (
     success_lines,
 )
 from diag.diagnosis.analyzers.hints import INOTIFY_LIMIT, outside_catalogue_hint
-from diag.diagnosis.analyzers.job.common import SIGNAL_HOWS, failure_before_cancel
+from diag.diagnosis.analyzers.job.common import SIGNAL_EXCEPTIONS, SIGNAL_HOWS, failure_before_cancel
 from diag.diagnosis.analyzers.launch.pmix import runtime_unpack
 from diag.diagnosis.context import Context, pick_evidence, shorten
 from diag.evidence import Evidence
@@ -52,7 +52,10 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     # CANCELLED banner and the terminated tasks are its consequences, not an unexplained failure.
     if "job-cancelled" in ctx.findings or "preempted" in ctx.findings:
         return []
-    if {name for name, _ in failed} <= set(_EXIT_LINES) and not failure_before_cancel(ctx):
+    stopped = {name for name, _ in failed}
+    if _signal_exception_lines(rule, ctx):
+        stopped -= {"traceback", *_EXCEPTION_LINES}  # a launcher's own SignalException: it was stopped too
+    if stopped <= set(_EXIT_LINES) and not failure_before_cancel(ctx):
         return _stopped_from_outside(rule, ctx)
     # A collective timeout that names the rank which fell behind is the better answer when every
     # error line is only that timeout's cascade (watchdog abort, ncclRemoteError, DistBackendError).
@@ -148,10 +151,15 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     ]
     telling = [ev for ev in telling if (ev.path, ev.line) not in ignored_lines]
     evidence = pick_evidence(telling or [ev for _, st in failed for ev, _ in st.samples], limit=10)
-    # srun's cancel banner and the tasks it ended follow the failure: name the failure itself first,
-    # and its nodes, not those the cancel reached.
+    # srun's cancel banner, the tasks it ended and a launcher signalled in turn (torchrun's SignalException)
+    # follow the failure: name the failure itself first, and its nodes, not those the cancel reached.
+    signalled = {(ev.path, ev.line) for ev in _signal_exceptions(rule, ctx)}
     causes = [
-        e for e in evidence if "CANCELLED AT" not in e.text and not e.text.rstrip().endswith(CANCELLED_TASK_ENDINGS)
+        e
+        for e in evidence
+        if "CANCELLED AT" not in e.text
+        and not e.text.rstrip().endswith(CANCELLED_TASK_ENDINGS)
+        and (e.path, e.line) not in signalled
     ]
     failed_tasks = [
         g["host"] for _, g in ctx.samples(rule, ["task_exit"]) if not g.get("how", "").startswith(SIGNAL_HOWS)
@@ -347,13 +355,15 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
     """Tasks that only ended by a signal (Terminated, Killed), with no error of their own and no
     banner saying who sent it: scancel, a time limit, a preemption or srun's own Ctrl-C do this to
     a healthy job, so it is a warning that says what it could not tell, never an error."""
-    evidence = pick_evidence([ev for ev, _ in ctx.samples(rule, _EXIT_LINES)])
+    evidence = pick_evidence([ev for ev, _ in ctx.samples(rule, _EXIT_LINES)] + _signal_exception_lines(rule, ctx))
     hosts = sorted(set(ctx.captures(rule, "host", ["task_exit"])))
     first = evidence[0].text.strip() if evidence else ""
     detail = (
         "The tasks were ended by a signal and printed no error of their own; the logs do not say who sent it "
         f"(scancel, the time limit, a preemption, srun interrupted). First: {shorten(first)}"
     )
+    if said := _agent_signal(rule, ctx):
+        detail = f"{said}; the tasks printed no error of their own. First: {shorten(first)}"
     assumed = ["the job failed: its tasks were stopped, but the logs hold no error and no Slurm banner saying why"]
     return [
         ctx.make_finding(
@@ -362,6 +372,51 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
             confidence=0.25, assumed=assumed,
         )
     ]  # fmt: skip
+
+
+_SIGNAL_NAMES = {"1": "SIGHUP", "2": "SIGINT", "15": "SIGTERM"}
+# What torchrun's agent getting each signal means; who sent a SIGTERM the agent cannot know.
+_AGENT_SIGNAL_MEANS = {
+    "SIGHUP": (
+        "torchrun's agent got SIGHUP and stopped its workers: the terminal or SSH session it was started from "
+        "closed (nohup does not shield torchrun's workers; start it from sbatch, or under tmux, screen or setsid)"
+    ),
+    "SIGINT": "torchrun's agent got SIGINT and stopped its workers: Ctrl-C, or srun passing an interrupt on",
+    "SIGTERM": (
+        "torchrun's agent got SIGTERM and stopped its workers; the logs do not say who sent it (scancel, the "
+        "time limit or a preemption, which Slurm's banner in the job's .out/.err names; on some systems a node "
+        "out of host memory, which dmesg shows)"
+    ),
+}
+
+
+_GOT_SIGNAL = re.compile(r"got signal: (\d+)")
+
+
+def _signal_exceptions(rule: Rule, ctx: Context) -> list[Evidence]:
+    """Exception lines that are a launcher's own SignalException (torchrun's agent signalled from
+    outside, "SignalException: Process 4015698 got signal: 15"): how it was stopped, not an error of the job."""
+    samples = ctx.samples(rule, _EXCEPTION_LINES[1:])
+    return [ev for ev, g in samples if (g.get("exception") or "").endswith(SIGNAL_EXCEPTIONS)]
+
+
+def _signal_exception_lines(rule: Rule, ctx: Context) -> list[Evidence]:
+    """The exception lines, when every one is a launcher's own SignalException."""
+    signalled = _signal_exceptions(rule, ctx)
+    return signalled if len(signalled) == len(ctx.samples(rule, _EXCEPTION_LINES[1:])) else []
+
+
+def _agent_signal(rule: Rule, ctx: Context) -> str:
+    """What torchrun's agent said it was stopped by ("Received Signals.SIGHUP death signal", or its
+    SignalException's "got signal: 1"), in words."""
+    said = [g.get("signame") or _SIGNAL_NAMES.get(g.get("signum") or "", g.get("signum") or "")
+            for _, g in ctx.samples(rule, ["elastic_death_signal"])]  # fmt: skip
+    for ev in _signal_exception_lines(rule, ctx):
+        if found := _GOT_SIGNAL.search(ev.text):
+            said.append(_SIGNAL_NAMES.get(found.group(1), found.group(1)))
+    if not said:
+        return ""
+    return _AGENT_SIGNAL_MEANS.get(said[0], f"torchrun's agent got signal {said[0]} and stopped its workers")
 
 
 def _hung(rule: Rule, ctx: Context) -> list[Finding]:
