@@ -1622,6 +1622,21 @@ def test_a_real_exception_beside_torchruns_signal_is_still_the_failure(rules):
     assert failure.severity == "error" and "illegal memory access" in failure.detail
 
 
+def test_lightning_auto_requeue_that_failed_is_the_time_limit_and_says_why(rules):
+    """Lightning's SLURM auto-requeue: the working form raises nothing; a refused `scontrol requeue` is a job
+    that ends at its limit and is not queued again, and a job submitted without requeue is told --requeue."""
+    start = ["Handling auto-requeue signal: 10", "requeing job 4412871..."]
+    assert not diagnose(rules, start + ["Requeued SLURM job: 4412871"]).findings
+    refused = diagnose(rules, start + [
+        "Requested operation is presently disabled for job 4412871",
+        "Requeuing SLURM job 4412871 failed with error code 1",
+    ])  # fmt: skip
+    limit = top(refused, "job-time-limit")
+    assert "could not requeue job 4412871" in limit.detail and "sbatch --requeue" in limit.detail
+    other = top(diagnose(rules, start + ["Requeuing SLURM job 4412871 failed with error code 127"]), "job-time-limit")
+    assert "exited 127" in other.detail and "--requeue" not in other.detail
+
+
 def test_hydra_reports_a_sigkill_as_a_likely_oom_and_other_codes_as_failures(rules):
     box = ["=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   PID 92248 RUNNING AT fzh-desktop"]
     for code in ["=   EXIT CODE: 9", "=   KILLED BY SIGNAL: 9 (Killed)"]:

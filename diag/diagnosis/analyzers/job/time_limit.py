@@ -73,6 +73,17 @@ def _other_time_limit(rule: Rule, ctx: Context, chosen: list[str]) -> str:
         return f"PBS killed the job: its walltime {g['used']} s exceeded the limit of {g['limit']} s"
     for _ev, g in ctx.samples(rule, ["submitit_timeout"])[:1]:
         return f"submitit caught {g['signal']} on {g['node']}, the warning Slurm sends before the time limit"
+    for _ev, g in ctx.samples(rule, ["lightning_requeue_failed"])[:1]:
+        detail = (
+            "PyTorch Lightning caught the signal Slurm sends before the time limit (SLURM auto-requeue) and saved a "
+            f"checkpoint, but could not requeue job {g['job']} (scontrol requeue exited {g['code']})"
+        )
+        if ctx.stats(rule, ["requeue_disabled"]):
+            detail += (
+                ": Slurm answered 'Requested operation is presently disabled', the job was submitted without "
+                "requeue (sbatch --no-requeue, or the cluster's JobRequeue=0): submit it with sbatch --requeue"
+            )
+        return detail + "; the job ends at its limit and is not queued again (resume from Lightning's hpc_ckpt_<n>.ckpt)"
     if {"k8s_deadline", "rayjob_deadline"} & set(chosen):
         return "Kubernetes ended the job at its activeDeadlineSeconds (the job's own time limit)"
     if "salloc_revoked" in chosen:
