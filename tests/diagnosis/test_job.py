@@ -1614,6 +1614,14 @@ def test_torchrun_signalled_says_which_signal_and_what_it_usually_means(rules):
     interrupted = diagnose(rules, ["[2024-03-02 22:13:28,114] torch.distributed.elastic.agent.server.api: [WARNING] "
                                    "Received 2 death signal, shutting down workers"])  # fmt: skip
     assert "Ctrl-C" in top(interrupted, "unexplained-failure").detail
+    deepspeed = diagnose(rules, [
+        "[2024-05-02 03:11:09,401] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 249",
+        "[2024-05-02 03:11:09,402] [INFO] [launch.py:333:sigkill_handler] Main process received SIGTERM, exiting",
+    ])  # fmt: skip
+    launcher = top(deepspeed, "unexplained-failure")
+    assert launcher.severity == "warning" and launcher.detail.startswith("The launcher (DeepSpeed's")
+    lightning = top(diagnose(rules, ["[rank: 0] Received SIGTERM: 15", "Bypassing SIGTERM: 15"]), "unexplained-failure")
+    assert lightning.severity == "warning" and lightning.detail.startswith("PyTorch Lightning got SIGTERM")
 
 
 def test_a_real_exception_beside_torchruns_signal_is_still_the_failure(rules):

@@ -290,7 +290,7 @@ _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_oth
 _EXIT_LINES = [
     "task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "elastic_signal", "srun_force_term", "srun_force_job",
     "container_exit", "elastic_death_signal", "deepspeed_killing", "hydra_exit_code", "hydra_killed_by", "mpich_bad_termination",
-    "shell_terminated",
+    "shell_terminated", "launcher_signal", "lightning_sigterm",
 ]  # fmt: skip
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
@@ -363,7 +363,7 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
         f"(scancel, the time limit, a preemption, srun interrupted). First: {shorten(first)}"
     )
     if said := _agent_signal(rule, ctx):
-        detail = f"{said}; the tasks printed no error of their own. First: {shorten(first)}"
+        detail = f"{said[0].upper()}{said[1:]}; the tasks printed no error of their own. First: {shorten(first)}"
     assumed = ["the job failed: its tasks were stopped, but the logs hold no error and no Slurm banner saying why"]
     return [
         ctx.make_finding(
@@ -375,21 +375,25 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
 
 
 _SIGNAL_NAMES = {"1": "SIGHUP", "2": "SIGINT", "15": "SIGTERM"}
-# What torchrun's agent getting each signal means; who sent a SIGTERM the agent cannot know.
-_AGENT_SIGNAL_MEANS = {
+# What a launcher getting each signal means; who sent a SIGTERM the launcher cannot know.
+_SIGNAL_MEANS = {
     "SIGHUP": (
-        "torchrun's agent got SIGHUP and stopped its workers: the terminal or SSH session it was started from "
-        "closed (nohup does not shield torchrun's workers; start it from sbatch, or under tmux, screen or setsid)"
+        "{who} got SIGHUP and stopped its workers: the terminal or SSH session it was started from closed "
+        "(nohup does not shield the workers; start it from sbatch, or under tmux, screen or setsid)"
     ),
-    "SIGINT": "torchrun's agent got SIGINT and stopped its workers: Ctrl-C, or srun passing an interrupt on",
+    "SIGINT": "{who} got SIGINT and stopped its workers: Ctrl-C, or srun passing an interrupt on",
     "SIGTERM": (
-        "torchrun's agent got SIGTERM and stopped its workers; the logs do not say who sent it (scancel, the "
-        "time limit or a preemption, which Slurm's banner in the job's .out/.err names; on some systems a node "
-        "out of host memory, which dmesg shows)"
+        "{who} got SIGTERM and stopped its workers; the logs do not say who sent it (scancel, the time limit "
+        "or a preemption, which Slurm's banner in the job's .out/.err names; on some systems a node out of "
+        "host memory, which dmesg shows)"
     ),
 }
-
-
+# The launcher each signature is the words of.
+_SIGNAL_LINES = {
+    "elastic_death_signal": "torchrun's agent",
+    "launcher_signal": "the launcher (DeepSpeed's or torch.distributed.launch)",
+    "lightning_sigterm": "PyTorch Lightning",
+}
 _GOT_SIGNAL = re.compile(r"got signal: (\d+)")
 
 
@@ -407,16 +411,20 @@ def _signal_exception_lines(rule: Rule, ctx: Context) -> list[Evidence]:
 
 
 def _agent_signal(rule: Rule, ctx: Context) -> str:
-    """What torchrun's agent said it was stopped by ("Received Signals.SIGHUP death signal", or its
-    SignalException's "got signal: 1"), in words."""
-    said = [g.get("signame") or _SIGNAL_NAMES.get(g.get("signum") or "", g.get("signum") or "")
-            for _, g in ctx.samples(rule, ["elastic_death_signal"])]  # fmt: skip
+    """What a launcher said it was stopped by ("Received Signals.SIGHUP death signal", its SignalException's
+    "got signal: 1", DeepSpeed's "Main process received SIGTERM"), in words."""
+    said = []
+    for signature, who in _SIGNAL_LINES.items():
+        for ev, g in ctx.samples(rule, [signature]):
+            name = g.get("signame") or _SIGNAL_NAMES.get(g.get("signum") or "", g.get("signum") or "")
+            said.append((ev.order, who, name))
     for ev in _signal_exception_lines(rule, ctx):
         if found := _GOT_SIGNAL.search(ev.text):
-            said.append(_SIGNAL_NAMES.get(found.group(1), found.group(1)))
+            said.append((ev.order, "torchrun's agent", _SIGNAL_NAMES.get(found.group(1), found.group(1))))
     if not said:
         return ""
-    return _AGENT_SIGNAL_MEANS.get(said[0], f"torchrun's agent got signal {said[0]} and stopped its workers")
+    _, who, name = min(said)
+    return _SIGNAL_MEANS.get(name, "{who} got signal " + name + " and stopped its workers").format(who=who)
 
 
 def _hung(rule: Rule, ctx: Context) -> list[Finding]:
