@@ -1624,6 +1624,28 @@ def test_torchrun_signalled_says_which_signal_and_what_it_usually_means(rules):
     assert lightning.severity == "warning" and lightning.detail.startswith("PyTorch Lightning got SIGTERM")
 
 
+
+HYDRA_BOX = [
+    "===================================================================================",
+    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+    "=   PID 2451 RUNNING AT archlinux",
+    "=   EXIT CODE: 2",
+    "=   CLEANING UP REMAINING PROCESSES",
+    "===================================================================================",
+]
+
+
+def test_mpiexec_passing_on_a_ctrl_c_is_a_stop_not_a_crash(rules):
+    ctrl_c = ["[mpiexec@archlinux] Sending Ctrl-C to processes as requested",
+              "[mpiexec@archlinux] Press Ctrl-C again to force abort"]  # fmt: skip
+    stopped = top(diagnose(rules, ctrl_c + HYDRA_BOX + [
+        "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Interrupt (signal 2)"]), "unexplained-failure")  # fmt: skip
+    assert stopped.severity == "warning" and "Hydra) got SIGINT" in stopped.detail
+    crashed = top(diagnose(rules, ctrl_c + HYDRA_BOX[:3] + ["=   EXIT CODE: 139"] + HYDRA_BOX[4:] + [
+        "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)"]), "unexplained-failure")  # fmt: skip
+    assert crashed.severity == "error"
+
+
 def test_a_real_exception_beside_torchruns_signal_is_still_the_failure(rules):
     crashed = AGENT_SIGTERM + ["RuntimeError: CUDA error: an illegal memory access was encountered"]
     failure = top(diagnose(rules, crashed), "unexplained-failure")

@@ -37,10 +37,13 @@ def failure_before_cancel(ctx: Context) -> bool:
         "mvapich_vbuf", "step_aborted_launch",
     ]  # fmt: skip
     hydra_codes = ctx.captures(rule, "code", ["hydra_exit_code", "hydra_killed_by"])
-    if hydra_codes and all(c in ("9", "15") for c in hydra_codes):
+    interrupted = hydra_interrupted(ctx)
+    if hydra_codes and all(c in ("9", "15") or (interrupted and c == "2") for c in hydra_codes):
         crashes.remove("mpich_bad_termination")  # Hydra's banner over a process a signal ended, not its own error
     elif hydra_codes:
         return True
+    if interrupted:
+        crashes.remove("mpich_exit_string")
     if ctx.stats(rule, crashes):
         return True
     if any(sig not in ("", "15") for sig in ctx.captures(rule, "signal", ["ompi_signal"])):
@@ -55,3 +58,12 @@ def failure_before_cancel(ctx: Context) -> bool:
     if any(c not in ("137", "143") for c in ctx.captures(rule, "code", ["container_exit"])):
         return True  # an exit code of its own, or a signal other than a cancel's SIGTERM / SIGKILL
     return any(ctx.count(rid) for rid in ("job-oom", "job-time-limit", "node-failure", "cuda-oom", "gpu-xid"))
+
+
+def hydra_interrupted(ctx: Context) -> bool:
+    """MPICH's mpiexec passed a Ctrl-C on ("Sending Ctrl-C to processes as requested") and every exit
+    string it printed is that interrupt's: the BAD TERMINATION box is how the run was stopped."""
+    rule = ctx.rules.get("unexplained-failure")
+    if rule is None or not ctx.stats(rule, ["hydra_sigint"]):
+        return False
+    return all(m.startswith("Interrupt") for m in ctx.captures(rule, "message", ["mpich_exit_string"]))

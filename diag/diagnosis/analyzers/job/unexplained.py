@@ -21,7 +21,12 @@ from diag.diagnosis.analyzers.common import (
     success_lines,
 )
 from diag.diagnosis.analyzers.hints import INOTIFY_LIMIT, outside_catalogue_hint
-from diag.diagnosis.analyzers.job.common import SIGNAL_EXCEPTIONS, SIGNAL_HOWS, failure_before_cancel
+from diag.diagnosis.analyzers.job.common import (
+    SIGNAL_EXCEPTIONS,
+    SIGNAL_HOWS,
+    failure_before_cancel,
+    hydra_interrupted,
+)
 from diag.diagnosis.analyzers.launch.pmix import runtime_unpack
 from diag.diagnosis.context import Context, pick_evidence, shorten
 from diag.evidence import Evidence
@@ -55,6 +60,8 @@ def unexplained_failure(rule: Rule, ctx: Context) -> list[Finding]:
     stopped = {name for name, _ in failed}
     if _signal_exception_lines(rule, ctx):
         stopped -= {"traceback", *_EXCEPTION_LINES}  # a launcher's own SignalException: it was stopped too
+    if hydra_interrupted(ctx):
+        stopped -= {"mpich_exit_string"}  # "Interrupt (signal 2)": the Ctrl-C mpiexec passed on
     if stopped <= set(_EXIT_LINES) and not failure_before_cancel(ctx):
         return _stopped_from_outside(rule, ctx)
     # A collective timeout that names the rank which fell behind is the better answer when every
@@ -290,7 +297,7 @@ _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_oth
 _EXIT_LINES = [
     "task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "elastic_signal", "srun_force_term", "srun_force_job",
     "container_exit", "elastic_death_signal", "deepspeed_killing", "hydra_exit_code", "hydra_killed_by", "mpich_bad_termination",
-    "shell_terminated", "launcher_signal", "lightning_sigterm",
+    "shell_terminated", "launcher_signal", "lightning_sigterm", "hydra_sigint",
 ]  # fmt: skip
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
@@ -392,6 +399,7 @@ _SIGNAL_MEANS = {
 _SIGNAL_LINES = {
     "elastic_death_signal": "torchrun's agent",
     "launcher_signal": "the launcher (DeepSpeed's or torch.distributed.launch)",
+    "hydra_sigint": "MPICH's mpiexec (Hydra)",
     "lightning_sigterm": "PyTorch Lightning",
 }
 _GOT_SIGNAL = re.compile(r"got signal: (\d+)")
@@ -417,6 +425,7 @@ def _agent_signal(rule: Rule, ctx: Context) -> str:
     for signature, who in _SIGNAL_LINES.items():
         for ev, g in ctx.samples(rule, [signature]):
             name = g.get("signame") or _SIGNAL_NAMES.get(g.get("signum") or "", g.get("signum") or "")
+            name = "SIGINT" if signature == "hydra_sigint" else name  # Hydra says so only of a Ctrl-C
             said.append((ev.order, who, name))
     for ev in _signal_exception_lines(rule, ctx):
         if found := _GOT_SIGNAL.search(ev.text):
