@@ -1635,6 +1635,19 @@ HYDRA_BOX = [
 ]
 
 
+def test_srun_interrupted_twice_is_named_instead_of_a_scancel(rules):
+    ctrl_c = ["srun: interrupt (one more within 1 sec to abort)", "srun: StepId=1234.0 tasks 0-7: running",
+              "srun: sending Ctrl-C to StepId=1234.0", "srun: forcing job termination"]  # fmt: skip
+    cancelled = top(diagnose(rules, ctrl_c + [
+        "slurmstepd: error: *** STEP 1234.0 ON n0 CANCELLED AT 2025-01-01T10:00:00 ***",
+        "srun: error: n0: tasks 0-7: Killed",
+    ]), "job-cancelled")  # fmt: skip
+    assert "srun was interrupted" in cancelled.detail and "scancel" not in cancelled.detail
+    # Slurm 20.02's words, without the banner
+    alone = top(diagnose(rules, ["srun: sending Ctrl-C to job 1234.0"]), "unexplained-failure")
+    assert alone.severity == "warning" and alone.detail.startswith("srun passed a Ctrl-C on")
+
+
 def test_mpiexec_passing_on_a_ctrl_c_is_a_stop_not_a_crash(rules):
     ctrl_c = ["[mpiexec@archlinux] Sending Ctrl-C to processes as requested",
               "[mpiexec@archlinux] Press Ctrl-C again to force abort"]  # fmt: skip

@@ -94,9 +94,20 @@ def job_cancelled(rule: Rule, ctx: Context) -> list[Finding]:
     how += f" by user id {', '.join(uids)}" if uids else ""
     when = f" at {times[0]}" if times else ""
     who = f"Job {', '.join(dict.fromkeys(jobs[:3]))}" if jobs else "The job"
-    by = "ran scancel" if ctx.stats(rule, ["cancelled", "record_cancelled"]) else "cancelled it (bkill, condor_rm, flux cancel)"
+    by = "a user or admin ran scancel" if ctx.stats(rule, ["cancelled", "record_cancelled"]) else (
+        "a user or admin cancelled it (bkill, condor_rm, flux cancel)"
+    )
+    if interrupted := _srun_interrupted(ctx):
+        by = f"srun was interrupted (Ctrl-C twice within a second, then \"{interrupted}\")"
     detail = (
-        f"{who} was cancelled{how}{when} with no reason given and no failure before it: a user or admin {by}. "
+        f"{who} was cancelled{how}{when} with no reason given and no failure before it: {by}. "
         "Nothing failed; the terminated tasks are its consequences."
     )
     return [ctx.make_finding(rule, detail=detail, hosts=[])]
+
+
+def _srun_interrupted(ctx: Context) -> str:
+    """srun's line saying it passed a Ctrl-C on to the step, which then ends like a scancel."""
+    rule = ctx.rules.get("unexplained-failure")
+    samples = ctx.samples(rule, ["srun_ctrl_c"]) if rule else []
+    return samples[0][0].text.strip() if samples else ""

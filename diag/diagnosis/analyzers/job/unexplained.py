@@ -297,7 +297,7 @@ _EXCEPTION_LINES = ("traceback", "exception", "exception_socket", "exception_oth
 _EXIT_LINES = [
     "task_exit", "agent_exit", "deepspeed_exit", "elastic_root_cause", "elastic_signal", "srun_force_term", "srun_force_job",
     "container_exit", "elastic_death_signal", "deepspeed_killing", "hydra_exit_code", "hydra_killed_by", "mpich_bad_termination",
-    "shell_terminated", "launcher_signal", "lightning_sigterm", "hydra_sigint",
+    "shell_terminated", "launcher_signal", "lightning_sigterm", "hydra_sigint", "srun_ctrl_c",
 ]  # fmt: skip
 # Lines a job script may print and go past: an exception caught and printed, a command its shell could not
 # find or start ("module: command not found" before a run that works).
@@ -370,7 +370,7 @@ def _stopped_from_outside(rule: Rule, ctx: Context) -> list[Finding]:
         f"(scancel, the time limit, a preemption, srun interrupted). First: {shorten(first)}"
     )
     if said := _agent_signal(rule, ctx):
-        detail = f"{said[0].upper()}{said[1:]}; the tasks printed no error of their own. First: {shorten(first)}"
+        detail = f"{said}; the tasks printed no error of their own. First: {shorten(first)}"
     assumed = ["the job failed: its tasks were stopped, but the logs hold no error and no Slurm banner saying why"]
     return [
         ctx.make_finding(
@@ -398,10 +398,17 @@ _SIGNAL_MEANS = {
 # The launcher each signature is the words of.
 _SIGNAL_LINES = {
     "elastic_death_signal": "torchrun's agent",
-    "launcher_signal": "the launcher (DeepSpeed's or torch.distributed.launch)",
-    "hydra_sigint": "MPICH's mpiexec (Hydra)",
+    "launcher_signal": "The launcher (DeepSpeed's or torch.distributed.launch)",
     "lightning_sigterm": "PyTorch Lightning",
+    "hydra_sigint": "MPICH's mpiexec (Hydra)",
+    "srun_ctrl_c": "srun",
 }
+# Lines said only of a Ctrl-C, and srun's own account of passing one on.
+_CTRL_C_LINES = ("hydra_sigint", "srun_ctrl_c")
+_SRUN_CTRL_C = (
+    "srun passed a Ctrl-C on to its tasks and ended the step: Ctrl-C pressed twice within a second (or once "
+    "with --quit-on-interrupt)"
+)
 _GOT_SIGNAL = re.compile(r"got signal: (\d+)")
 
 
@@ -425,7 +432,7 @@ def _agent_signal(rule: Rule, ctx: Context) -> str:
     for signature, who in _SIGNAL_LINES.items():
         for ev, g in ctx.samples(rule, [signature]):
             name = g.get("signame") or _SIGNAL_NAMES.get(g.get("signum") or "", g.get("signum") or "")
-            name = "SIGINT" if signature == "hydra_sigint" else name  # Hydra says so only of a Ctrl-C
+            name = "SIGINT" if signature in _CTRL_C_LINES else name
             said.append((ev.order, who, name))
     for ev in _signal_exception_lines(rule, ctx):
         if found := _GOT_SIGNAL.search(ev.text):
@@ -433,6 +440,8 @@ def _agent_signal(rule: Rule, ctx: Context) -> str:
     if not said:
         return ""
     _, who, name = min(said)
+    if who == "srun":
+        return _SRUN_CTRL_C
     return _SIGNAL_MEANS.get(name, "{who} got signal " + name + " and stopped its workers").format(who=who)
 
 
