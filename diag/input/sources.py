@@ -187,7 +187,11 @@ def _missing_reason(path: str) -> str:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "symbolic link loop"
-    return f"broken symbolic link (points to {os.readlink(path)!r}, which does not exist)"
+    try:
+        target = os.readlink(path)
+    except OSError:  # replaced or removed since: say what is known
+        return "broken symbolic link"
+    return f"broken symbolic link (points to {target!r}, which does not exist)"
 
 
 def _describe_error(exc: BaseException) -> str:

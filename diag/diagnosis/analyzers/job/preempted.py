@@ -10,7 +10,7 @@ from __future__ import annotations
 from diag.catalog.model import Rule
 from diag.diagnosis.analyzers.common import first_or
 from diag.diagnosis.analyzers.job.common import failure_before_cancel
-from diag.diagnosis.context import Context
+from diag.diagnosis.context import Context, shorten
 from diag.report import Finding
 
 
@@ -98,7 +98,7 @@ def job_cancelled(rule: Rule, ctx: Context) -> list[Finding]:
         "a user or admin cancelled it (bkill, condor_rm, flux cancel)"
     )
     if interrupted := _srun_interrupted(ctx):
-        by = f"srun was interrupted (Ctrl-C twice within a second, then \"{interrupted}\")"
+        by = f"srun was interrupted (Ctrl-C twice within a second, then \"{shorten(interrupted)}\")"
     detail = (
         f"{who} was cancelled{how}{when} with no reason given and no failure before it: {by}. "
         "Nothing failed; the terminated tasks are its consequences."
