@@ -429,19 +429,20 @@ def _agent_signal(rule: Rule, ctx: Context) -> str:
     """What a launcher said it was stopped by ("Received Signals.SIGHUP death signal", its SignalException's
     "got signal: 1", DeepSpeed's "Main process received SIGTERM"), in words."""
     said = []
-    for signature, who in _SIGNAL_LINES.items():
+    for signature in _SIGNAL_LINES:
         for ev, g in ctx.samples(rule, [signature]):
             name = g.get("signame") or _SIGNAL_NAMES.get(g.get("signum") or "", g.get("signum") or "")
             name = "SIGINT" if signature in _CTRL_C_LINES else name
-            said.append((ev.order, who, name))
+            said.append((ev.order, signature, name))
     for ev in _signal_exception_lines(rule, ctx):
         if found := _GOT_SIGNAL.search(ev.text):
-            said.append((ev.order, "torchrun's agent", _SIGNAL_NAMES.get(found.group(1), found.group(1))))
+            said.append((ev.order, "elastic_death_signal", _SIGNAL_NAMES.get(found.group(1), found.group(1))))
     if not said:
         return ""
-    _, who, name = min(said)
-    if who == "srun":
+    _, signature, name = min(said)
+    if signature == "srun_ctrl_c":
         return _SRUN_CTRL_C
+    who = _SIGNAL_LINES[signature]
     return _SIGNAL_MEANS.get(name, "{who} got signal " + name + " and stopped its workers").format(who=who)
 
 
